@@ -1,0 +1,31 @@
+# statgraph: build, test and benchmark targets. `make test` is what CI runs.
+GO ?= go
+PKGS := ./...
+
+.PHONY: build test fmt-check vet race bench bench-peers demo clean
+
+build:
+	$(GO) build -o bin/statgraph ./cmd/statgraph
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+race:
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+test: fmt-check vet race
+
+bench:
+	$(GO) run ./tests/bench/w1 1000 200
+	$(GO) run ./tests/bench/w2 1000
+
+bench-peers:
+	STATGRAPH_ROOT=$(CURDIR) ../shared/bench-anchors/scripts/build.sh
+	../shared/bench-anchors/scripts/run.sh -n 5 'statgraph|eino|goplain|langgraphjs'
+
+clean:
+	rm -rf bin
