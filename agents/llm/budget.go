@@ -1,0 +1,93 @@
+package llm
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Usage is the token count of one call, or the sum of several.
+type Usage struct {
+	Prompt     int
+	Completion int
+	Total      int
+}
+
+// plus returns the element-wise sum of u and v.
+func (u Usage) plus(v Usage) Usage {
+	return Usage{
+		Prompt:     u.Prompt + v.Prompt,
+		Completion: u.Completion + v.Completion,
+		Total:      u.Total + v.Total,
+	}
+}
+
+// tokens is the number of tokens u charges to a budget: Total, or
+// Prompt+Completion when a server reports no total.
+func (u Usage) tokens() int {
+	if u.Total > 0 {
+		return u.Total
+	}
+	return u.Prompt + u.Completion
+}
+
+// Budget counts the tokens spent against a limit. A task's budget usually has
+// the run's global budget as parent: spending on the task also spends on the
+// parent, and a call is refused when either is spent.
+//
+// A Budget is checked before a call and charged after it, so spend can pass
+// the limit by at most the tokens of one call. A nil *Budget or a zero Budget
+// is unlimited and has no parent. A Budget is safe for concurrent use.
+type Budget struct {
+	limit  int
+	parent *Budget
+
+	mu    sync.Mutex // guards spent
+	spent int
+}
+
+// NewBudget returns a budget of limit tokens (0 or less: unlimited) whose
+// spending also counts against parent (nil: none).
+func NewBudget(limit int, parent *Budget) *Budget {
+	return &Budget{limit: limit, parent: parent}
+}
+
+// Spent returns the tokens charged to b so far, including those charged
+// through budgets that have b as parent. A nil Budget reports 0.
+func (b *Budget) Spent() int {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spent
+}
+
+// Check returns an error matching [ErrBudget] if the next call must not be
+// made: b or one of its ancestors is already at or over its limit, or spending
+// estimate more tokens (0 if unknown) would take it over. The error names the
+// budget: b itself is "task budget", its ancestors "global budget". A nil
+// Budget always allows the call.
+func (b *Budget) Check(estimate int) error {
+	name := "task budget"
+	for cur := b; cur != nil; cur = cur.parent {
+		if cur.limit > 0 {
+			spent := cur.Spent()
+			if spent >= cur.limit || spent+estimate > cur.limit {
+				return fmt.Errorf("%w: %s of %d tokens spent (%d used); raise budget_tokens or lower the work per task",
+					ErrBudget, name, cur.limit, spent)
+			}
+		}
+		name = "global budget"
+	}
+	return nil
+}
+
+// Add charges u to b and all its ancestors. A nil Budget ignores it.
+func (b *Budget) Add(u Usage) {
+	n := u.tokens()
+	for cur := b; cur != nil; cur = cur.parent {
+		cur.mu.Lock()
+		cur.spent += n
+		cur.mu.Unlock()
+	}
+}

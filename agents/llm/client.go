@@ -1,0 +1,219 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Config configures a [Client]. The zero value of every field except Model
+// has a documented default.
+type Config struct {
+	// APIKey is sent as a bearer token. Empty sends none, which local servers
+	// such as Ollama accept. The key never appears in errors or logs.
+	APIKey string
+	// BaseURL is the OpenAI-compatible endpoint, e.g. http://localhost:11434/v1.
+	// Empty means https://api.openai.com/v1.
+	BaseURL string
+	// Model is the model name. Required.
+	Model string
+	// JSONMode asks the planner's calls for response_format json_object.
+	// False (the default) relies on the prompt alone, which also works with
+	// servers that ignore or reject response_format.
+	JSONMode bool
+	// Timeout bounds each HTTP request (each attempt). 0 means 2 minutes.
+	Timeout time.Duration
+	// MaxRetries is how many times a failed request is retried after the
+	// first attempt. 0 means 5; negative means no retries.
+	MaxRetries int
+	// InitialBackoff and MaxBackoff shape the exponential backoff with full
+	// jitter; MaxBackoff also caps a server's Retry-After. 0 means 1s and 30s.
+	InitialBackoff, MaxBackoff time.Duration
+	// HTTPClient sends the requests. nil means a new http.Client with the
+	// default transport. The client is copied, never modified.
+	HTTPClient *http.Client
+	// Sleep waits between retries; tests inject a fake. nil means a real
+	// timer that returns ctx.Err() when ctx is done first.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Logf receives one line per retry, with the API key removed. nil means
+	// silent.
+	Logf func(format string, args ...any)
+}
+
+// ConfigFromEnv returns a Config with APIKey from OPENAI_API_KEY, BaseURL
+// from OPENAI_BASE_URL and Model from STATGRAPH_MODEL; other fields are zero.
+func ConfigFromEnv() Config {
+	return Config{
+		APIKey:  os.Getenv("OPENAI_API_KEY"),
+		BaseURL: os.Getenv("OPENAI_BASE_URL"),
+		Model:   os.Getenv("STATGRAPH_MODEL"),
+	}
+}
+
+// Client calls an OpenAI-compatible chat-completions endpoint with retries,
+// typed errors and token budgets. A Client is immutable and safe for
+// concurrent use.
+type Client struct {
+	api     *openai.Client
+	cfg     Config // defaults filled in
+	baseURL string
+}
+
+// New returns a Client for cfg, or [ErrNoModel] if cfg.Model is empty.
+func New(cfg Config) (*Client, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, ErrNoModel
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 2 * time.Minute
+	}
+	switch {
+	case cfg.MaxRetries == 0:
+		cfg.MaxRetries = 5
+	case cfg.MaxRetries < 0:
+		cfg.MaxRetries = 0
+	}
+	if cfg.InitialBackoff <= 0 {
+		cfg.InitialBackoff = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 30 * time.Second
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	hc := http.Client{}
+	if cfg.HTTPClient != nil {
+		hc = *cfg.HTTPClient
+	}
+	hc.Transport = &recordingTransport{base: hc.Transport}
+	oc := openai.DefaultConfig(cfg.APIKey)
+	if cfg.BaseURL != "" {
+		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	}
+	oc.HTTPClient = &hc
+	return &Client{api: openai.NewClientWithConfig(oc), cfg: cfg, baseURL: oc.BaseURL}, nil
+}
+
+// Model returns the model name requests use when they name none.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// UsageOf returns the token usage a response reports.
+func UsageOf(resp openai.ChatCompletionResponse) Usage {
+	return Usage{
+		Prompt:     resp.Usage.PromptTokens,
+		Completion: resp.Usage.CompletionTokens,
+		Total:      resp.Usage.TotalTokens,
+	}
+}
+
+// Chat sends req (with the Client's model if req.Model is empty) and returns
+// the response, charging its usage to budget (nil: unlimited).
+//
+// The call is refused with an error matching [ErrBudget] if budget is spent
+// (checked with estimate 0). HTTP 408, 409, 429 (unless the quota is
+// exhausted), 5xx, timeouts and connection errors are retried up to
+// MaxRetries times, waiting as the server's retry-after-ms or Retry-After
+// header asks or with exponential backoff and full jitter, capped at
+// MaxBackoff. Other failures, and the last retryable one, return an
+// *[APIError]. If ctx ends first, the error wraps ctx.Err(). No error text
+// holds the API key.
+func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, budget *Budget) (openai.ChatCompletionResponse, error) {
+	if req.Model == "" {
+		req.Model = c.cfg.Model
+	}
+	if err := budget.Check(0); err != nil {
+		return openai.ChatCompletionResponse{}, err
+	}
+	attempts := c.cfg.MaxRetries + 1
+	for attempt := 1; ; attempt++ {
+		resp, f, err := c.send(ctx, req)
+		if err != nil {
+			return openai.ChatCompletionResponse{}, err
+		}
+		if f == nil {
+			budget.Add(UsageOf(resp))
+			return resp, nil
+		}
+		f.err.Attempts = attempt
+		if !f.retryable || attempt >= attempts {
+			return openai.ChatCompletionResponse{}, f.err
+		}
+		wait := backoff(attempt, c.cfg.InitialBackoff, c.cfg.MaxBackoff, f.retryAfter)
+		c.logf("llm: model %s: attempt %d of %d failed: %v; retrying in %s", req.Model, attempt, attempts, f.err, wait)
+		if err := c.cfg.Sleep(ctx, wait); err != nil {
+			return openai.ChatCompletionResponse{}, fmt.Errorf("llm: model %s: stopped waiting to retry after %v: %w", req.Model, f.err, err)
+		}
+	}
+}
+
+// send makes one attempt. It returns a failure for a server or network error
+// worth classifying, or err for everything else (ctx done, invalid request).
+func (c *Client) send(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, *failure, error) {
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	rec := &responseRecord{}
+	resp, err := c.api.CreateChatCompletion(context.WithValue(actx, recordKey{}, rec), req)
+	if err == nil {
+		return resp, nil, nil
+	}
+	if ctx.Err() != nil {
+		return resp, nil, fmt.Errorf("llm: model %s: %w", req.Model, ctx.Err())
+	}
+	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
+	f, ok := c.classify(err, rec, timedOut, req.Model, time.Now())
+	if !ok {
+		return resp, nil, &redactedError{msg: c.scrub(fmt.Sprintf("llm: model %s: %v", req.Model, err))}
+	}
+	return resp, &f, nil
+}
+
+// scrub removes the API key from s.
+func (c *Client) scrub(s string) string { return redact(s, c.cfg.APIKey) }
+
+// logf formats a line, removes the API key and passes it to Config.Logf.
+func (c *Client) logf(format string, args ...any) {
+	if c.cfg.Logf != nil {
+		c.cfg.Logf("%s", c.scrub(fmt.Sprintf(format, args...)))
+	}
+}
+
+// go-openai's error types do not carry response headers, so Retry-After
+// cannot be read from the error. Instead New wraps the HTTP transport in a
+// recordingTransport, and each attempt puts a fresh responseRecord in its
+// request context; the transport stores the last response's headers there. The record belongs to one attempt, so concurrent calls
+// never see each other's headers.
+
+type recordKey struct{}
+
+// responseRecord holds the headers of the last response of one attempt. It
+// is written by RoundTrip before http.Client.Do returns and read after, on
+// the same goroutine, so it needs no lock.
+type responseRecord struct {
+	header http.Header
+}
+
+// recordingTransport stores each response's status and headers in the
+// request context's responseRecord, if any.
+type recordingTransport struct {
+	base http.RoundTripper // nil = http.DefaultTransport
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if rec, ok := req.Context().Value(recordKey{}).(*responseRecord); ok && resp != nil {
+		rec.header = resp.Header.Clone()
+	}
+	return resp, err
+}

@@ -1,0 +1,36 @@
+// Package llm talks to any OpenAI-compatible chat-completions server (OpenAI,
+// Ollama, vLLM, LM Studio, OpenRouter) through go-openai, and builds the two
+// model-driven agents of the orchestrator on it: the planner and the
+// tool-calling executor.
+//
+// # Client
+//
+// [New] makes a [Client] from a [Config] ([ConfigFromEnv] reads
+// OPENAI_API_KEY, OPENAI_BASE_URL and STATGRAPH_MODEL). [Client.Chat] sends
+// one chat completion with a per-attempt timeout, retrying rate limits,
+// server errors, timeouts and connection errors with exponential backoff and
+// full jitter, or exactly as long as the server's retry-after-ms or
+// Retry-After header asks, never longer than MaxBackoff. Errors that retrying
+// cannot fix (bad key, unknown model, prompt too long, malformed request)
+// return at once as an *[APIError] whose text says what to change; errors.Is
+// matches it against the sentinels ErrAuth, ErrNotFound, ErrBadRequest,
+// ErrContextLength, ErrRateLimited and ErrServer.
+//
+// go-openai's errors do not expose response headers, so the client wraps the
+// HTTP transport: each attempt carries a record in its request context, and
+// the transport stores the response headers there for the retry logic.
+//
+// # Budgets
+//
+// Each call's token usage ([Usage]) is charged to a [Budget]. A task's budget
+// usually has the run's global budget as parent. Budgets are checked before
+// each call and charged after it, so a task stops with [ErrBudget] and a
+// reason such as "task budget of 5000 tokens spent (5210 used)" having
+// overspent by at most one call.
+//
+// # Secrets
+//
+// The API key goes only into the Authorization header. It is removed from
+// every error and log line the package produces, including server messages
+// that echo it, and it never appears in a prompt.
+package llm

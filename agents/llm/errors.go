@@ -1,0 +1,130 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Every error returned by [New], [Client.Chat], [Client.Plan] and
+// [Client.Execute] that comes from the model server or the budget matches one
+// of these with [errors.Is]; server errors are *[APIError] values, reachable
+// with [errors.As], that carry the HTTP status and a hint saying what to change.
+var (
+	// ErrNoModel: no model name is configured; returned by New.
+	ErrNoModel = errors.New(`llm: no model configured: pass --model, set STATGRAPH_MODEL, or give the task a "model" field`)
+	// ErrAuth: the server rejected the API key (HTTP 401 or 403).
+	ErrAuth = errors.New("llm: authentication failed")
+	// ErrNotFound: the model or the endpoint does not exist (HTTP 404).
+	ErrNotFound = errors.New("llm: model or endpoint not found")
+	// ErrBadRequest: the server refused the request as malformed (HTTP 400,
+	// 422 and other client errors that are not retried).
+	ErrBadRequest = errors.New("llm: bad request")
+	// ErrContextLength: the prompt does not fit the model's context window.
+	ErrContextLength = errors.New("llm: prompt too long for the model's context")
+	// ErrRateLimited: HTTP 429 persisted through every retry, or the account's
+	// quota is exhausted.
+	ErrRateLimited = errors.New("llm: rate limited")
+	// ErrServer: the server failed (HTTP 5xx), timed out or could not be
+	// reached, through every retry.
+	ErrServer = errors.New("llm: server failed or unreachable")
+	// ErrBudget: a token budget is spent; the call was not made.
+	ErrBudget = errors.New("llm: token budget exhausted")
+	// ErrInvalidPlan: the model's plan was not valid JSON with the required
+	// fields, even after one repair round.
+	ErrInvalidPlan = errors.New("llm: invalid plan")
+)
+
+// Kinds of [APIError]; each maps to one sentinel error.
+const (
+	KindAuth          = "auth"
+	KindNotFound      = "not_found"
+	KindBadRequest    = "bad_request"
+	KindContextLength = "context_length"
+	KindRateLimited   = "rate_limited"
+	KindServer        = "server"
+	KindTimeout       = "timeout"
+	KindConnection    = "connection"
+)
+
+// APIError is a failed chat-completion call, after any retries. Status is the
+// HTTP status of the last attempt (0 for timeouts and connection errors),
+// Kind one of the Kind constants, Message the server's own message (with the
+// API key removed), Hint what to change, and Attempts how many requests were
+// made. errors.Is matches it against the sentinel for its Kind: KindAuth ->
+// ErrAuth, KindNotFound -> ErrNotFound, KindBadRequest -> ErrBadRequest,
+// KindContextLength -> ErrContextLength, KindRateLimited -> ErrRateLimited,
+// and KindServer, KindTimeout and KindConnection -> ErrServer.
+type APIError struct {
+	Status   int
+	Kind     string
+	Message  string
+	Hint     string
+	Attempts int
+}
+
+// Error reads "<sentinel text> (HTTP <status>, <n> attempts): <message>: <hint>".
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.sentinel().Error())
+	var meta []string
+	if e.Status != 0 {
+		meta = append(meta, fmt.Sprintf("HTTP %d", e.Status))
+	}
+	if e.Attempts > 1 {
+		meta = append(meta, fmt.Sprintf("%d attempts", e.Attempts))
+	}
+	if len(meta) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(meta, ", "))
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.Hint != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Hint)
+	}
+	return b.String()
+}
+
+// Is reports whether target is the sentinel error for e's Kind.
+func (e *APIError) Is(target error) bool {
+	return target == e.sentinel()
+}
+
+func (e *APIError) sentinel() error {
+	switch e.Kind {
+	case KindAuth:
+		return ErrAuth
+	case KindNotFound:
+		return ErrNotFound
+	case KindContextLength:
+		return ErrContextLength
+	case KindRateLimited:
+		return ErrRateLimited
+	case KindServer, KindTimeout, KindConnection:
+		return ErrServer
+	default:
+		return ErrBadRequest
+	}
+}
+
+// redactedError is an error whose text had the API key removed. It keeps
+// context errors reachable with errors.Is but hides the original error, whose
+// text still holds the key.
+type redactedError struct {
+	msg   string
+	cause error // context.Canceled, context.DeadlineExceeded or nil
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.cause }
+
+// redact replaces every occurrence of secret in s.
+func redact(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[REDACTED]")
+}
