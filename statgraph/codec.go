@@ -1,0 +1,400 @@
+package statgraph
+
+import (
+	"context"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+)
+
+// JSONCodec returns the default codec: states are encoded with encoding/json,
+// and a state that is a struct (or a pointer to one) can also be encoded as a
+// delta, so that a checkpoint's size follows what a step changed rather than
+// the size of the whole state.
+//
+// A delta lists, for each exported field that encoding/json would encode:
+// nothing when the field is unchanged; only the new elements when a slice
+// field grew by appending; the whole field otherwise. Fields are compared as
+// values: scalars directly, slices by their backing array and length (O(1);
+// when the array moved, the old elements are compared with reflect.DeepEqual,
+// which appending makes rare), other fields with reflect.DeepEqual.
+//
+// Because comparison is by value, a change written in place into memory that
+// prev and cur share (an element of a slice within prev's length, a map entry,
+// the target of a pointer, or an append to a slice first shortened in place)
+// is invisible to MarshalDelta: prev shows the same change. Nodes must therefore treat the state they receive as immutable and
+// return new slices and maps for anything they change other than by
+// appending; parallel nodes of one step share that memory too, so in-place
+// writes would also be data races. The engine's periodic full checkpoint (see
+// FullEvery) stores the live state again in full.
+//
+// MarshalDelta reports ok=false, and the engine stores the state in full, when
+// S is not a struct or pointer to struct, when S or *S implements
+// json.Marshaler, json.Unmarshaler, encoding.TextMarshaler or
+// encoding.TextUnmarshaler, when the struct has embedded fields, or when a
+// pointer state is nil. The per-type analysis is done once and cached; the
+// codec is safe for concurrent use.
+func JSONCodec[S any]() DeltaCodec[S] {
+	return jsonCodec[S]{plan: deltaPlanFor(reflect.TypeFor[S]())}
+}
+
+// jsonCodec is the DeltaCodec returned by JSONCodec.
+type jsonCodec[S any] struct {
+	plan *deltaPlan // nil when S has no delta encoding
+}
+
+func (jsonCodec[S]) Marshal(s S) ([]byte, error) { return json.Marshal(s) }
+
+func (jsonCodec[S]) Unmarshal(data []byte) (S, error) {
+	var s S
+	err := json.Unmarshal(data, &s)
+	return s, err
+}
+
+// The delta is a JSON object {"s":{Field: value, ...}, "a":{Field: [new
+// elements], ...}}, keyed by Go field name; either part is left out when
+// empty, so an unchanged state encodes as {}.
+const (
+	deltaSet    = `"s":{`
+	deltaAppend = `"a":{`
+)
+
+// deltaDoc is the decoded form of a delta.
+type deltaDoc struct {
+	Set    map[string]json.RawMessage `json:"s"`
+	Append map[string]json.RawMessage `json:"a"`
+}
+
+func (c jsonCodec[S]) MarshalDelta(prev, cur S) ([]byte, bool, error) {
+	p := c.plan
+	if p == nil {
+		return nil, false, nil
+	}
+	pv, cv := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&cur).Elem()
+	if p.ptr {
+		if pv.IsNil() || cv.IsNil() {
+			return nil, false, nil
+		}
+		pv, cv = pv.Elem(), cv.Elem()
+	}
+	var set, app []byte
+	for i := range p.fields {
+		f := &p.fields[i]
+		pf, cf := pv.Field(f.index), cv.Field(f.index)
+		var err error
+		switch f.kind {
+		case deltaScalar:
+			if !deltaScalarEqual(pf, cf) {
+				set, err = deltaAppendEntry(set, f, cf)
+			}
+		case deltaSlice:
+			switch n := deltaSliceGrowth(pf, cf); {
+			case n < 0:
+				set, err = deltaAppendEntry(set, f, cf)
+			case n > 0:
+				app, err = deltaAppendEntry(app, f, cf.Slice(pf.Len(), cf.Len()))
+			}
+		default:
+			if !reflect.DeepEqual(pf.Interface(), cf.Interface()) {
+				set, err = deltaAppendEntry(set, f, cf)
+			}
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("statgraph: JSONCodec: encoding field %s of %v: %w", f.name, p.typ, err)
+		}
+	}
+	out := make([]byte, 0, len(set)+len(app)+16)
+	out = append(out, '{')
+	if len(set) > 0 {
+		out = append(append(append(out, deltaSet...), set...), '}')
+	}
+	if len(app) > 0 {
+		if len(set) > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, deltaAppend...), app...), '}')
+	}
+	return append(out, '}'), true, nil
+}
+
+func (c jsonCodec[S]) ApplyDelta(prev S, delta []byte) (S, error) {
+	var out S
+	p := c.plan
+	if p == nil {
+		return out, fmt.Errorf("statgraph: JSONCodec: state type %v has no delta encoding", reflect.TypeFor[S]())
+	}
+	var d deltaDoc
+	if err := json.Unmarshal(delta, &d); err != nil {
+		return out, fmt.Errorf("statgraph: JSONCodec: decoding delta: %w", err)
+	}
+	pv, ov := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&out).Elem()
+	if p.ptr {
+		if pv.IsNil() {
+			return out, errors.New("statgraph: JSONCodec: applying a delta to a nil state")
+		}
+		pv = pv.Elem()
+		nv := reflect.New(p.typ)
+		ov.Set(nv)
+		ov = nv.Elem()
+	}
+	// Start from prev's encoded fields only, as a full decode would.
+	for i := range p.fields {
+		ov.Field(p.fields[i].index).Set(pv.Field(p.fields[i].index))
+	}
+	for name, raw := range d.Set {
+		f, err := p.field(name)
+		if err != nil {
+			return out, err
+		}
+		v := reflect.New(f.typ)
+		if err := json.Unmarshal(raw, v.Interface()); err != nil {
+			return out, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", name, p.typ, err)
+		}
+		ov.Field(f.index).Set(v.Elem())
+	}
+	for name, raw := range d.Append {
+		f, err := p.field(name)
+		if err != nil {
+			return out, err
+		}
+		if f.kind != deltaSlice {
+			return out, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", name, p.typ)
+		}
+		v := reflect.New(f.typ)
+		if err := json.Unmarshal(raw, v.Interface()); err != nil {
+			return out, fmt.Errorf("statgraph: JSONCodec: decoding elements appended to field %s of %v: %w", name, p.typ, err)
+		}
+		// A new array of exactly the total length: appending to prev's
+		// slice later must not write into the result, nor the reverse.
+		base, added := ov.Field(f.index), v.Elem()
+		n := base.Len() + added.Len()
+		joined := reflect.MakeSlice(f.typ, n, n)
+		reflect.Copy(joined, base)
+		reflect.Copy(joined.Slice(base.Len(), n), added)
+		ov.Field(f.index).Set(joined)
+	}
+	return out, nil
+}
+
+// deltaScalarEqual compares two values of the same bool, integer, float or string
+// kind.
+func deltaScalarEqual(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float()
+	default:
+		return a.String() == b.String()
+	}
+}
+
+// deltaSliceGrowth reports how cur relates to prev: 0 when equal, the number of
+// elements appended when prev is a prefix of cur, -1 otherwise. It is O(1)
+// when cur extends prev's backing array.
+func deltaSliceGrowth(prev, cur reflect.Value) int {
+	pl, cl := prev.Len(), cur.Len()
+	switch {
+	case cl < pl:
+		return -1
+	case cl == 0:
+		if prev.IsNil() != cur.IsNil() { // null and [] encode differently
+			return -1
+		}
+		return 0
+	case pl == 0:
+		return cl
+	}
+	if prev.UnsafePointer() != cur.UnsafePointer() &&
+		!reflect.DeepEqual(prev.Interface(), cur.Slice(0, pl).Interface()) {
+		return -1
+	}
+	return cl - pl
+}
+
+// deltaAppendEntry appends `"Name":<json of v>` to buf, preceded by a comma when
+// buf already holds an entry.
+func deltaAppendEntry(buf []byte, f *deltaField, v reflect.Value) ([]byte, error) {
+	if len(buf) > 0 {
+		buf = append(buf, ',')
+	}
+	buf = append(buf, f.key...)
+	if f.fast {
+		switch v.Kind() {
+		case reflect.Bool:
+			return strconv.AppendBool(buf, v.Bool()), nil
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return strconv.AppendInt(buf, v.Int(), 10), nil
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			return strconv.AppendUint(buf, v.Uint(), 10), nil
+		}
+	}
+	b, err := json.Marshal(v.Interface())
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, b...), nil
+}
+
+// deltaKind says how MarshalDelta compares a field.
+type deltaKind uint8
+
+const (
+	deltaDeep   deltaKind = iota // reflect.DeepEqual; encoded in full when different
+	deltaScalar                  // bool, number or string: compared directly
+	deltaSlice                   // a slice without custom JSON methods: may be appended to
+)
+
+// deltaPlan is the per-type analysis behind MarshalDelta and ApplyDelta.
+type deltaPlan struct {
+	typ    reflect.Type // the struct type
+	ptr    bool         // the state is *typ rather than typ
+	fields []deltaField // the fields encoding/json encodes, in order
+	byName map[string]int
+}
+
+type deltaField struct {
+	index int
+	name  string
+	key   []byte // `"Name":`
+	typ   reflect.Type
+	kind  deltaKind
+	fast  bool // bool or integer without custom JSON methods: encoded with strconv
+}
+
+func (p *deltaPlan) field(name string) (*deltaField, error) {
+	i, ok := p.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("statgraph: JSONCodec: delta names field %q, which %v does not have (was the state type changed?)", name, p.typ)
+	}
+	return &p.fields[i], nil
+}
+
+// deltaPlans caches deltaPlans by state type; a nil *deltaPlan records a type
+// without delta encoding.
+var deltaPlans sync.Map // reflect.Type -> *deltaPlan
+
+func deltaPlanFor(t reflect.Type) *deltaPlan {
+	if p, ok := deltaPlans.Load(t); ok {
+		return p.(*deltaPlan)
+	}
+	p, _ := deltaPlans.LoadOrStore(t, buildDeltaPlan(t))
+	return p.(*deltaPlan)
+}
+
+func buildDeltaPlan(t reflect.Type) *deltaPlan {
+	p := &deltaPlan{typ: t, byName: map[string]int{}}
+	if t.Kind() == reflect.Pointer {
+		p.typ, p.ptr = t.Elem(), true
+	}
+	if p.typ.Kind() != reflect.Struct || hasCustomJSON(p.typ) {
+		return nil
+	}
+	for i := range p.typ.NumField() {
+		sf := p.typ.Field(i)
+		if sf.Anonymous {
+			return nil // encoding/json promotes embedded fields; not mirrored here
+		}
+		if !sf.IsExported() || sf.Tag.Get("json") == "-" {
+			continue
+		}
+		f := deltaField{index: i, name: sf.Name, key: []byte(strconv.Quote(sf.Name) + ":"), typ: sf.Type}
+		custom := hasCustomJSON(sf.Type)
+		switch k := sf.Type.Kind(); {
+		case k == reflect.Bool || k >= reflect.Int && k <= reflect.Float64 || k == reflect.String:
+			f.kind = deltaScalar
+			f.fast = !custom && k != reflect.String && k != reflect.Float32 && k != reflect.Float64
+		case k == reflect.Slice && !custom:
+			f.kind = deltaSlice
+		}
+		p.byName[f.name] = len(p.fields)
+		p.fields = append(p.fields, f)
+	}
+	return p
+}
+
+var (
+	jsonMarshalerType   = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// hasCustomJSON reports whether t or *t changes how encoding/json treats it.
+func hasCustomJSON(t reflect.Type) bool {
+	for _, x := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if x.Implements(jsonMarshalerType) || x.Implements(jsonUnmarshalerType) ||
+			x.Implements(textMarshalerType) || x.Implements(textUnmarshalerType) {
+			return true
+		}
+	}
+	return false
+}
+
+// loadState decodes the state saved in c. A delta checkpoint is rebuilt by
+// following Parent links back to the nearest full checkpoint and applying
+// the deltas forward; a checkpoint holding a live Value (value-keeping
+// stores) returns it as is. Decoding failures and broken chains return an
+// error wrapping ErrCorruptCheckpoint that names the thread and checkpoint;
+// errors of cp are returned wrapped as they are.
+func loadState[S any](ctx context.Context, cp Checkpointer, codec Codec[S], c *Checkpoint) (S, error) {
+	var zero S
+	var chain []*Checkpoint // deltas, newest first
+	base := c
+	for base.Value == nil && base.Delta {
+		chain = append(chain, base)
+		if base.Parent <= 0 || base.Parent >= base.ID {
+			return zero, corruptCheckpointError(base, fmt.Errorf("delta checkpoint has parent %d, which cannot hold its base state", base.Parent))
+		}
+		parent, err := cp.Get(ctx, base.Thread, base.Parent)
+		if errors.Is(err, ErrNoCheckpoint) {
+			return zero, corruptCheckpointError(base, fmt.Errorf("its parent %d, the base of its delta, is missing", base.Parent))
+		}
+		if err != nil {
+			return zero, fmt.Errorf("loading parent %d of checkpoint %d of thread %q: %w", base.Parent, base.ID, base.Thread, err)
+		}
+		base = parent
+	}
+	var s S
+	if base.Value != nil {
+		v, ok := base.Value.(S)
+		if !ok {
+			return zero, corruptCheckpointError(base, fmt.Errorf("it holds a value of type %T, want %T", base.Value, zero))
+		}
+		s = v
+	} else {
+		v, err := codec.Unmarshal(base.State)
+		if err != nil {
+			return zero, corruptCheckpointError(base, err)
+		}
+		s = v
+	}
+	if len(chain) == 0 {
+		return s, nil
+	}
+	dc, ok := codec.(DeltaCodec[S])
+	if !ok {
+		return zero, corruptCheckpointError(chain[0], fmt.Errorf("it is a delta but codec %T cannot apply deltas", codec))
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		next, err := dc.ApplyDelta(s, chain[i].State)
+		if err != nil {
+			return zero, corruptCheckpointError(chain[i], err)
+		}
+		s = next
+	}
+	return s, nil
+}
+
+// corrupt wraps err as the ErrCorruptCheckpoint of checkpoint c.
+func corruptCheckpointError(c *Checkpoint, err error) error {
+	return fmt.Errorf("%w: thread %q checkpoint %d: %w", ErrCorruptCheckpoint, c.Thread, c.ID, err)
+}
