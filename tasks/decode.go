@@ -1,0 +1,341 @@
+package tasks
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// decode.go turns task objects into Tasks, checking each known field's type
+// and value. Unknown fields are not looked at: they stay in the tree and are
+// written back as they were. null counts as absent for every optional field.
+
+// settingKeys are the statgraph fields a defaults object may hold.
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "workdir", "executor", "model", "on_exhausted", "budget_tokens"}
+
+// taskList decodes an array of task objects; parent is nil for top-level
+// tasks. inherited holds the settings a task takes when it leaves them out.
+func (d *decoder) taskList(list *node, parent *Task, inherited Defaults) []Task {
+	out := make([]Task, 0, len(list.elems))
+	for i, el := range list.elems {
+		where := fmt.Sprintf("tasks[%d]", i)
+		if parent != nil {
+			where = fmt.Sprintf("subtasks[%d]", i)
+		}
+		if el.kind != kindObject {
+			owner := ""
+			if parent != nil {
+				owner = parent.ID
+			}
+			d.add(el.off, owner, "%s is %s %s; want a task object", where, article(el.kind), el.kind)
+			continue
+		}
+		out = append(out, d.task(el, parent, where, inherited))
+	}
+	return out
+}
+
+// task decodes one task object.
+func (d *decoder) task(obj *node, parent *Task, where string, inherited Defaults) Task {
+	t := Task{obj: obj, Pos: d.lines.pos(obj.off)}
+	if parent != nil {
+		t.Parent = parent.ID
+	}
+	switch id := obj.get("id"); {
+	case id == nil || id.kind == kindNull:
+		d.add(obj.off, t.Parent, `%s has no "id"; give it a number or a string`, where)
+	case id.kind == kindNumber:
+		t.LocalID = string(id.raw)
+	case id.kind == kindString && strings.TrimSpace(id.str) != "":
+		t.LocalID = id.str
+	default:
+		d.add(id.off, t.Parent, `%s: "id" is %s; want a number or a non-empty string`, where, describe(id))
+	}
+	t.ID = t.LocalID
+	if parent != nil && t.LocalID != "" && !strings.HasPrefix(t.LocalID, parent.ID+".") {
+		t.ID = parent.ID + "." + t.LocalID
+	}
+	label := where + " has"
+	if t.ID != "" {
+		label = "has"
+	}
+
+	if title := obj.get("title"); title == nil || title.kind == kindNull || title.kind == kindString && strings.TrimSpace(title.str) == "" {
+		d.add(obj.off, t.ID, `%s no "title"; give it a short description of the work`, label)
+	} else {
+		t.Title = d.str(obj, "title", t.ID)
+	}
+	t.Description = d.str(obj, "description", t.ID)
+	t.Details = d.str(obj, "details", t.ID)
+	t.TestStrategy = d.str(obj, "testStrategy", t.ID)
+	t.Priority = d.str(obj, "priority", t.ID)
+	t.Status = d.str(obj, "status", t.ID)
+	if !ValidStatus(t.Status) {
+		d.add(obj.get("status").off, t.ID, "unknown status %q (want one of: %s)", t.Status, strings.Join(statuses, ", "))
+	}
+	t.StatusReason = d.str(obj, "status_reason", t.ID)
+	t.Dependencies, _ = d.strList(obj, "dependencies", t.ID, true)
+
+	own := d.settings(obj, t.ID, false)
+	t.applySettings(own.merge(inherited))
+
+	if n := d.count(obj, "retry_count", t.ID); n != nil {
+		t.RetryCount = *n
+	}
+	t.ErrorHistory, _ = d.strList(obj, "error_history", t.ID, false)
+	if at := obj.get("failed_at"); at != nil && at.kind != kindNull {
+		if at.kind != kindString {
+			d.add(at.off, t.ID, `"failed_at" is %s; want an RFC 3339 time such as "2025-01-02T15:04:05Z"`, describe(at))
+		} else if ts, err := time.Parse(time.RFC3339Nano, at.str); err != nil {
+			d.add(at.off, t.ID, `"failed_at" %q is not an RFC 3339 time such as "2025-01-02T15:04:05Z"`, at.str)
+		} else {
+			t.FailedAt = &ts
+		}
+	}
+
+	if subs := obj.get("subtasks"); subs != nil && subs.kind != kindNull {
+		switch {
+		case subs.kind != kindArray:
+			d.add(subs.off, t.ID, `"subtasks" is %s; want an array of task objects`, describe(subs))
+		case parent != nil:
+			d.add(subs.off, t.ID, "subtask %s has subtasks of its own; only one level of subtasks is supported", t.ID)
+		case t.ID != "":
+			t.Subtasks = d.taskList(subs, &t, t.settings())
+		}
+	}
+	return t
+}
+
+// settings decodes the statgraph settings present in obj. strict reports
+// unknown keys, for the defaults object that holds nothing else.
+func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
+	var s Defaults
+	s.MaxRetries = d.count(obj, "max_retries", id)
+	s.BudgetTokens = d.count(obj, "budget_tokens", id)
+	s.TestCmd = d.command(obj, "test_cmd", id)
+	s.LintCmd = d.command(obj, "lint_cmd", id)
+	s.Workdir = d.str(obj, "workdir", id)
+	s.Model = d.str(obj, "model", id)
+	s.Executor = d.executor(obj, id)
+	s.OnExhausted = d.str(obj, "on_exhausted", id)
+	if s.OnExhausted != "" && s.OnExhausted != OnExhaustedFail && s.OnExhausted != OnExhaustedAsk {
+		d.add(obj.get("on_exhausted").off, id, `unknown on_exhausted %q (want "fail" or "ask")`, s.OnExhausted)
+	}
+	if strict {
+		for _, m := range obj.members {
+			if !contains(settingKeys, m.key) {
+				d.add(m.keyOff, id, "unknown field %q in defaults (known: %s)", m.key, strings.Join(settingKeys, ", "))
+			}
+		}
+	}
+	return s
+}
+
+// defaults decodes a defaults object on top of base.
+func (d *decoder) defaults(obj *node, base Defaults) Defaults {
+	if obj.kind != kindObject {
+		d.add(obj.off, "", `"defaults" is %s; want an object of statgraph settings (%s)`, describe(obj), strings.Join(settingKeys, ", "))
+		return base
+	}
+	return d.settings(obj, "", true).merge(base)
+}
+
+// merge returns s with every unset field taken from base.
+func (s Defaults) merge(base Defaults) Defaults {
+	if s.MaxRetries == nil {
+		s.MaxRetries = base.MaxRetries
+	}
+	if s.BudgetTokens == nil {
+		s.BudgetTokens = base.BudgetTokens
+	}
+	if s.TestCmd.IsZero() {
+		s.TestCmd = base.TestCmd
+	}
+	if s.LintCmd.IsZero() {
+		s.LintCmd = base.LintCmd
+	}
+	if s.Workdir == "" {
+		s.Workdir = base.Workdir
+	}
+	if s.Model == "" {
+		s.Model = base.Model
+	}
+	if s.Executor.IsLLM() {
+		s.Executor = base.Executor
+	}
+	if s.OnExhausted == "" {
+		s.OnExhausted = base.OnExhausted
+	}
+	return s
+}
+
+func (t *Task) applySettings(s Defaults) {
+	t.MaxRetries, t.BudgetTokens = s.MaxRetries, s.BudgetTokens
+	t.TestCmd, t.LintCmd = s.TestCmd, s.LintCmd
+	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
+}
+
+// settings returns the task's effective settings, for its subtasks to inherit.
+func (t *Task) settings() Defaults {
+	return Defaults{
+		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens,
+		TestCmd: t.TestCmd, LintCmd: t.LintCmd,
+		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
+	}
+}
+
+// str returns the string field key, or "" when absent, null or mistyped.
+func (d *decoder) str(obj *node, key, id string) string {
+	v := obj.get(key)
+	if v == nil || v.kind == kindNull {
+		return ""
+	}
+	if v.kind != kindString {
+		d.add(v.off, id, "%q is %s; want a string", key, describe(v))
+		return ""
+	}
+	return v.str
+}
+
+// count returns the non-negative whole number in field key, or nil.
+func (d *decoder) count(obj *node, key, id string) *int {
+	v := obj.get(key)
+	if v == nil || v.kind == kindNull {
+		return nil
+	}
+	if v.kind != kindNumber {
+		d.add(v.off, id, "%q is %s; want a whole number", key, describe(v))
+		return nil
+	}
+	n, err := strconv.Atoi(string(v.raw))
+	switch {
+	case err != nil:
+		d.add(v.off, id, "%q is %s; want a whole number", key, v.raw)
+		return nil
+	case n < 0:
+		d.add(v.off, id, "%q is %d; want 0 or more", key, n)
+		return nil
+	}
+	return &n
+}
+
+// strList returns the array field key as strings. ids accepts numbers too
+// (as written), for dependency lists.
+func (d *decoder) strList(obj *node, key, id string, ids bool) ([]string, bool) {
+	v := obj.get(key)
+	if v == nil || v.kind == kindNull {
+		return nil, false
+	}
+	want, elemWant := "strings", "a string"
+	if ids {
+		want, elemWant = "task ids (numbers or strings)", "a task id (a number or a string)"
+	}
+	if v.kind != kindArray {
+		d.add(v.off, id, "%q is %s; want an array of %s", key, describe(v), want)
+		return nil, false
+	}
+	out := make([]string, 0, len(v.elems))
+	for i, e := range v.elems {
+		switch {
+		case e.kind == kindString:
+			out = append(out, e.str)
+		case ids && e.kind == kindNumber:
+			out = append(out, string(e.raw))
+		default:
+			d.add(e.off, id, "%s[%d] is %s; want %s", key, i, describe(e), elemWant)
+		}
+	}
+	return out, true
+}
+
+// command decodes a test or lint command.
+func (d *decoder) command(obj *node, key, id string) Command {
+	v := obj.get(key)
+	if v == nil || v.kind == kindNull {
+		return Command{}
+	}
+	switch v.kind {
+	case kindString:
+		if strings.TrimSpace(v.str) == "" {
+			d.add(v.off, id, "%q is empty; give a command or leave the field out", key)
+		}
+		return Command{Shell: v.str}
+	case kindArray:
+		argv, _ := d.strList(obj, key, id, false)
+		if len(argv) == 0 || argv[0] == "" {
+			d.add(v.off, id, "%q has no program; want [\"program\", \"arg\", ...]", key)
+		}
+		return Command{Argv: argv}
+	default:
+		d.add(v.off, id, "%q is %s; want a string (run with sh -c) or an array of strings (run directly)", key, describe(v))
+		return Command{}
+	}
+}
+
+// placeholderRE finds {name} tokens in executor arguments.
+var placeholderRE = regexp.MustCompile(`\{[a-z_]+\}`)
+
+// executor decodes the executor field.
+func (d *decoder) executor(obj *node, id string) Executor {
+	const want = `want "llm" or {"command": ["program", "arg", ...]}`
+	v := obj.get("executor")
+	if v == nil || v.kind == kindNull {
+		return Executor{}
+	}
+	switch v.kind {
+	case kindString:
+		if v.str != "llm" {
+			d.add(v.off, id, "unknown executor %q; %s", v.str, want)
+		}
+		return Executor{}
+	case kindObject:
+		for _, m := range v.members {
+			if m.key != "command" {
+				d.add(m.keyOff, id, "unknown executor field %q; %s", m.key, want)
+			}
+		}
+		cmd := v.get("command")
+		if cmd == nil || cmd.kind != kindArray {
+			d.add(v.off, id, "executor has no command array; %s", want)
+			return Executor{}
+		}
+		argv, _ := d.strList(v, "command", id, false)
+		if len(argv) == 0 || argv[0] == "" {
+			d.add(cmd.off, id, "executor command has no program; %s", want)
+			return Executor{}
+		}
+		for i, a := range argv {
+			for _, ph := range placeholderRE.FindAllString(a, -1) {
+				if !contains(Placeholders, ph) {
+					d.add(cmd.elems[i].off, id, "unknown placeholder %s in executor command (known: %s)", ph, strings.Join(Placeholders, ", "))
+				}
+			}
+		}
+		return Executor{Command: argv}
+	default:
+		d.add(v.off, id, "executor is %s; %s", describe(v), want)
+		return Executor{}
+	}
+}
+
+// describe names a value's type, with the value itself for short scalars.
+func describe(n *node) string {
+	if n.kind == kindNull {
+		return "null"
+	}
+	if n.raw != nil && len(n.raw) <= 40 {
+		return fmt.Sprintf("%s %s", article(n.kind), n.kind) + " (" + string(n.raw) + ")"
+	}
+	return article(n.kind) + " " + n.kind.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,52 @@
+// Package tasks reads, checks, orders and writes back statgraph's task
+// list, tasks.json.
+//
+// # The file
+//
+// A tasks file has claude-task-master's shape, {"tasks": [...]}, or its
+// tagged form {"<tag>": {"tasks": [...]}} where the tag is chosen by name
+// (DefaultTag, "master", unless told otherwise). Each task has task-master's
+// fields (id, title, description, status, dependencies, priority, details,
+// testStrategy, subtasks) and may add statgraph's own: max_retries,
+// test_cmd, lint_cmd, workdir, executor, model, on_exhausted and
+// budget_tokens. A top-level "defaults" object (in the tagged form also one
+// inside the tag, which wins) supplies any of those a task leaves out; a
+// subtask first takes its parent's. statgraph records its progress in
+// status, status_reason, retry_count, error_history and failed_at.
+//
+//	{
+//	  "defaults": {"max_retries": 3, "test_cmd": "go test ./...", "lint_cmd": ["go", "vet", "./..."]},
+//	  "tasks": [
+//	    {"id": 1, "title": "Fix the parser", "details": "..."},
+//	    {"id": 2, "title": "Add the flag", "dependencies": [1],
+//	     "executor": {"command": ["./agent.sh", "{prompt_file}", "{workdir}", "{attempt}"]},
+//	     "subtasks": [{"id": 1, "title": "Parse it"}, {"id": 2, "title": "Document it", "dependencies": [1]}]}
+//	  ]
+//	}
+//
+// A command is a string run with sh -c or an array run directly. The
+// executor is "llm" (the default) or an external agent CLI given as
+// {"command": [...]} with the placeholders in Placeholders.
+//
+// # Loading and validation
+//
+// Load and Parse accept a file only when it is entirely valid, and report
+// every problem at once in a *ValidationError, each with file:line:col (col
+// in bytes) and the task id. Loading never writes. Fields statgraph does not
+// know are kept as they were read, in their original order and spelling.
+//
+// # Order
+//
+// Subtasks run as units of their own with ids "<parent>.<sub>"; their
+// parent is done when they all are. Units resolves dependencies into a unit
+// graph and Next tells a dispatcher which units are ready and which are
+// blocked by a dependency that failed.
+//
+// # Write-back and locking
+//
+// The File's setters change status, retry_count, error_history, failed_at
+// and status_reason, deriving a parent's status from its subtasks, and Save
+// writes the file atomically (temporary file in the same directory, fsync,
+// rename, fsync of the directory), so a reader sees the old file or the new
+// one, never a mix. Lock keeps two statgraph runs off one file.
+package tasks

@@ -1,0 +1,222 @@
+package tasks
+
+import (
+	"strings"
+	"sync"
+	"time"
+)
+
+// Status values a task can have. The first seven are claude-task-master's;
+// StatusInterrupted is written by statgraph when a run is stopped with
+// Ctrl-C. A task without a status is pending.
+const (
+	StatusPending     = "pending"
+	StatusInProgress  = "in-progress"
+	StatusDone        = "done"
+	StatusFailed      = "failed"
+	StatusBlocked     = "blocked"
+	StatusCancelled   = "cancelled"
+	StatusDeferred    = "deferred"
+	StatusInterrupted = "interrupted"
+)
+
+// statuses lists every valid status in the order error messages show them.
+var statuses = []string{
+	StatusPending, StatusInProgress, StatusDone, StatusFailed,
+	StatusBlocked, StatusCancelled, StatusDeferred, StatusInterrupted,
+}
+
+// ValidStatus reports whether s is a status statgraph accepts; the empty
+// string is valid and means pending.
+func ValidStatus(s string) bool {
+	if s == "" {
+		return true
+	}
+	for _, v := range statuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// On-exhausted policies: what happens when a task has used all its retries.
+const (
+	OnExhaustedFail = "fail" // the task ends failed (the default)
+	OnExhaustedAsk  = "ask"  // the CLI asks retry, skip or abort
+)
+
+// DefaultMaxRetries is the number of attempts a task gets when neither the
+// task nor the file's defaults set max_retries.
+const DefaultMaxRetries = 3
+
+// DefaultTag is the claude-task-master tag used when none is chosen.
+const DefaultTag = "master"
+
+// File is a loaded tasks.json. Load and Parse return it only when the file
+// is valid. Tasks hold the effective settings (a task's own values, else its
+// parent's, else Defaults'); write-back changes only the fields statgraph
+// owns and keeps everything else as it was read.
+//
+// A File is safe for concurrent use through its methods. The exported fields
+// are a snapshot taken at load time: read them before starting goroutines
+// that call the setters, or read a task through Task, which locks.
+type File struct {
+	Path     string   // the path given to Load, or the name given to Parse
+	Raw      []byte   // the bytes read, including any BOM
+	Tagged   bool     // the file has the tagged form {"<tag>": {"tasks": [...]}}
+	Tag      string   // the tag in use when Tagged, else ""
+	Defaults Defaults // the top-level defaults (merged with the tag's own in the tagged form)
+	Tasks    []Task   // top-level tasks in file order, subtasks nested
+
+	mu     sync.Mutex       // guards everything below, and the tasks reachable from byID
+	root   *node            // the whole document; setters edit it in place
+	bom    bool             // the file started with a UTF-8 byte order mark
+	indent string           // indentation unit for write-back
+	eol    bool             // the file ended with a newline
+	byID   map[string]*Task // every task and subtask by full id
+}
+
+// Defaults holds the statgraph fields a task may leave out. A zero field
+// leaves the built-in default in place.
+type Defaults struct {
+	MaxRetries   *int
+	TestCmd      Command
+	LintCmd      Command
+	Workdir      string
+	Executor     Executor
+	Model        string
+	OnExhausted  string
+	BudgetTokens *int
+}
+
+// Task is one entry of tasks.json, or one of its subtasks.
+//
+// ID is the full id: a top-level task's id as written (3 and "3" both give
+// "3"), a subtask's as "<parent>.<local>" (subtask 2 of task 3 is "3.2",
+// whether written 2 or "3.2"). Ids are never rewritten, so their JSON form
+// survives write-back.
+type Task struct {
+	ID           string
+	LocalID      string // a subtask's id as written, else equal to ID
+	Parent       string // the parent's id for a subtask, else ""
+	Title        string
+	Description  string
+	Status       string // one of the Status constants; "" means pending
+	Details      string
+	TestStrategy string
+	Priority     string
+	Dependencies []string // as written: ids, or for subtasks sibling local ids
+	Subtasks     []Task
+
+	MaxRetries   *int // nil: DefaultMaxRetries (see Retries)
+	TestCmd      Command
+	LintCmd      Command
+	Workdir      string
+	Executor     Executor
+	Model        string
+	OnExhausted  string // "" means OnExhaustedFail
+	BudgetTokens *int   // nil: no per-task budget
+
+	RetryCount   int
+	ErrorHistory []string
+	FailedAt     *time.Time
+	StatusReason string // why statgraph set the status, e.g. "dependency 2 failed"
+
+	Pos Position // where the task's object starts in the file
+
+	obj *node // the task's object in File.root
+}
+
+// Retries returns the task's max_retries, or DefaultMaxRetries when unset.
+func (t *Task) Retries() int {
+	if t.MaxRetries == nil {
+		return DefaultMaxRetries
+	}
+	return *t.MaxRetries
+}
+
+// Command is a test or lint command. In JSON it is either a string, run with
+// `sh -c` (Shell), or an array of strings, run directly without a shell
+// (Argv). The zero Command means no command.
+type Command struct {
+	Shell string
+	Argv  []string
+}
+
+// IsZero reports whether c is empty.
+func (c Command) IsZero() bool { return c.Shell == "" && len(c.Argv) == 0 }
+
+// String shows the command as a person would type it.
+func (c Command) String() string {
+	if c.Shell != "" {
+		return c.Shell
+	}
+	return strings.Join(c.Argv, " ")
+}
+
+// Executor says who does a task's work. In JSON it is the string "llm" (or
+// absent), meaning the built-in tool-calling loop against the configured
+// model, or an object naming an external coding-agent CLI:
+//
+//	"executor": {"command": ["aider", "--message-file", "{prompt_file}", "--yes"]}
+//
+// The command runs directly, never through a shell, in the task's workspace;
+// before it runs, the placeholders listed in Placeholders are replaced in
+// every argument (see Expand). The zero Executor is the LLM executor.
+type Executor struct {
+	Command []string
+}
+
+// Executor placeholders replaced by Expand.
+const (
+	PlaceholderPromptFile = "{prompt_file}" // path of a file holding the full prompt
+	PlaceholderWorkdir    = "{workdir}"     // absolute path of the task's workspace
+	PlaceholderAttempt    = "{attempt}"     // attempt number, starting at 1
+	PlaceholderTaskID     = "{task_id}"     // the task's full id
+)
+
+// Placeholders lists the placeholders an executor command may use.
+var Placeholders = []string{PlaceholderPromptFile, PlaceholderWorkdir, PlaceholderAttempt, PlaceholderTaskID}
+
+// IsLLM reports whether e is the built-in LLM executor.
+func (e Executor) IsLLM() bool { return len(e.Command) == 0 }
+
+// String returns "llm" or the command line.
+func (e Executor) String() string {
+	if e.IsLLM() {
+		return "llm"
+	}
+	return strings.Join(e.Command, " ")
+}
+
+// Expand returns the executor's command with each placeholder replaced by
+// its value in vars (keyed by the placeholder, braces included); a
+// placeholder missing from vars is left as written. Expand never builds a
+// shell command: each argument stays one argument.
+func (e Executor) Expand(vars map[string]string) []string {
+	pairs := make([]string, 0, 2*len(vars))
+	for k, v := range vars {
+		pairs = append(pairs, k, v)
+	}
+	r := strings.NewReplacer(pairs...)
+	out := make([]string, len(e.Command))
+	for i, a := range e.Command {
+		out[i] = r.Replace(a)
+	}
+	return out
+}
+
+// Task returns a copy of the task or subtask with the given full id, as
+// last set through the File's setters. It is safe to call concurrently with
+// them. The copy's Subtasks still share memory with the File; read a
+// subtask through Task with its own id.
+func (f *File) Task(id string) (Task, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.byID[id]
+	if !ok {
+		return Task{}, false
+	}
+	return *t, true
+}

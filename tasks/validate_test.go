@@ -1,0 +1,109 @@
+package tasks
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestParseBadFiles checks every problem of each bad fixture: message,
+// file:line:col and task id. The fixtures are parsed under the name
+// tasks.json so the expectations read like what a user sees.
+func TestParseBadFiles(t *testing.T) {
+	tests := []struct {
+		file string
+		want []string
+	}{
+		{"cycle", []string{
+			`tasks.json:3:47: task 1: dependency cycle: 1 -> 3 -> 2 -> 1; remove one of these dependencies`,
+			`tasks.json:6:49: task 4: task 4 depends on itself; remove 4 from its dependencies`,
+		}},
+		{"cycle_parent", []string{
+			`tasks.json:3:47: task 1: dependency cycle: 1 -> 5.1 -> 2.2 -> 1; remove one of these dependencies`,
+		}},
+		{"cycle_subtasks", []string{
+			`tasks.json:6:48: task 2.2: dependency 1.x does not exist (known ids: 1, 2, 2.1, 2.2, 3, 3.1, 3.2, 4, 4.1)`,
+			`tasks.json:9:47: task 3.1: dependency cycle: 3.1 -> 3.2 -> 3.1; remove one of these dependencies`,
+			`tasks.json:12:49: task 4: task 4 depends on its own subtask 4.1; its subtasks already run before it counts as done, so remove it`,
+			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it`,
+		}},
+		{"defaults", []string{
+			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, workdir, executor, model, on_exhausted, budget_tokens)`,
+			`tasks.json:2:44: unknown executor "gpt"; want "llm" or {"command": ["program", "arg", ...]}`,
+		}},
+		{"duplicate", []string{
+			`tasks.json:4:5: task 1: duplicate id 1: the task at tasks.json:3:5 has it too; ids must be unique`,
+			`tasks.json:5:69: task 2.1: duplicate id 2.1: the task at tasks.json:5:44 has it too; ids must be unique`,
+		}},
+		{"empty", []string{
+			`tasks.json:1:1: invalid JSON: the file is empty; want {"tasks": [...]}`,
+		}},
+		{"missing", []string{
+			`tasks.json:3:5: tasks[0] has no "id"; give it a number or a string`,
+			`tasks.json:4:5: task 2: has no "title"; give it a short description of the work`,
+			`tasks.json:5:5: task 3: has no "title"; give it a short description of the work`,
+			`tasks.json:5:44: task 3: subtasks[0] has no "id"; give it a number or a string`,
+		}},
+		{"syntax", []string{
+			`tasks.json:3:28: invalid JSON: trailing comma before '}': remove the comma after the last member`,
+		}},
+		{"tag_missing", []string{
+			`tasks.json:1:1: tag "master" not found (tags present: master2, feature-x); choose one with --tag`,
+		}},
+		{"toplevel", []string{
+			`tasks.json:1:1: the top level is an array; want an object {"tasks": [...]}`,
+		}},
+		{"trailing", []string{
+			`tasks.json:2:1: invalid JSON: unexpected character 'g' after the end of the top-level JSON value`,
+		}},
+		{"types", []string{
+			`tasks.json:5:16: task 1: "title" is a number (7); want a string`,
+			`tasks.json:6:23: task 1: "dependencies" is a string ("2"); want an array of task ids (numbers or strings)`,
+			`tasks.json:7:22: task 1: "max_retries" is -1; want 0 or more`,
+			`tasks.json:8:24: task 1: "budget_tokens" is a string ("many"); want a whole number`,
+			`tasks.json:9:17: task 1: unknown status "wip" (want one of: pending, in-progress, done, failed, blocked, cancelled, deferred, interrupted)`,
+			`tasks.json:10:19: task 1: unknown executor "robot"; want "llm" or {"command": ["program", "arg", ...]}`,
+			`tasks.json:11:23: task 1: unknown on_exhausted "retry" (want "fail" or "ask")`,
+			`tasks.json:12:22: task 1: "retry_count" is 1.5; want a whole number`,
+			`tasks.json:13:19: task 1: "test_cmd" is a number (5); want a string (run with sh -c) or an array of strings (run directly)`,
+			`tasks.json:14:20: task 1: "failed_at" "yesterday" is not an RFC 3339 time such as "2025-01-02T15:04:05Z"`,
+			`tasks.json:16:5: tasks[1] is a string; want a task object`,
+			`tasks.json:17:12: tasks[2]: "id" is a boolean (true); want a number or a non-empty string`,
+			`tasks.json:18:72: task 4: unknown placeholder {prompt} in executor command (known: {prompt_file}, {workdir}, {attempt}, {task_id})`,
+			`tasks.json:18:85: task 4: unknown executor field "env"; want "llm" or {"command": ["program", "arg", ...]}`,
+			`tasks.json:19:56: task 5: dependencies[1] is null; want a task id (a number or a string)`,
+			`tasks.json:19:75: task 5: "subtasks" is an object; want an array of task objects`,
+		}},
+		{"unclosed", []string{
+			`tasks.json:2:12: invalid JSON: array starting here is not closed before the end of file`,
+		}},
+		{"unknown_dep", []string{
+			`tasks.json:5:53: task 3: dependency 9 does not exist (known ids: 1, 2, 3)`,
+		}},
+		{"whitespace", []string{
+			`tasks.json:1:1: invalid JSON: the file is empty; want {"tasks": [...]}`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "bad", tt.file+".json"))
+			require.NoError(t, err)
+			f, err := Parse("tasks.json", data, "")
+			require.Error(t, err)
+			assert.Nil(t, f)
+			var verr *ValidationError
+			require.True(t, errors.As(err, &verr), "got %T; want *ValidationError", err)
+			got := make([]string, len(verr.Problems))
+			for i, p := range verr.Problems {
+				got[i] = p.String()
+				assert.Positive(t, p.Line, "problem %q has no line", p.Message)
+				assert.Positive(t, p.Col, "problem %q has no column", p.Message)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
