@@ -1,0 +1,51 @@
+package verifier
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// BenchmarkRunTrue measures Run's overhead on the cheapest command; compare
+// it with BenchmarkExecTrue from the same run (target: at most 1.5x).
+func BenchmarkRunTrue(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		res, err := Run(ctx, Command{Argv: []string{"true"}})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("Run(true) = %+v, %v", res, err)
+		}
+	}
+}
+
+// BenchmarkExecTrue is the baseline: a bare exec.Command("true").Run().
+func BenchmarkExecTrue(b *testing.B) {
+	for b.Loop() {
+		if err := exec.Command("true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunVsExecInterleaved alternates the two so that load from other
+// processes hits both alike, and reports their ratio as run/exec.
+func BenchmarkRunVsExecInterleaved(b *testing.B) {
+	ctx := context.Background()
+	var runTotal, execTotal time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := Run(ctx, Command{Argv: []string{"true"}}); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := exec.Command("true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		runTotal += mid.Sub(start)
+		execTotal += time.Since(mid)
+	}
+	b.ReportMetric(float64(runTotal.Nanoseconds())/float64(b.N), "run-ns/op")
+	b.ReportMetric(float64(execTotal.Nanoseconds())/float64(b.N), "exec-ns/op")
+	b.ReportMetric(float64(runTotal)/float64(execTotal), "run/exec")
+}

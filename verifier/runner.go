@@ -1,0 +1,225 @@
+package verifier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Defaults applied when the corresponding Command field is zero.
+const (
+	DefaultGrace     = 2 * time.Second
+	DefaultMaxOutput = 1 << 20
+)
+
+// Errors returned by Run for a Command that cannot be run as given.
+var (
+	// ErrNoCommand: neither Argv nor Shell is set.
+	ErrNoCommand = errors.New("verifier: command has neither Argv nor Shell; set one of them")
+	// ErrTwoCommands: both Argv and Shell are set, so it is unclear which to run.
+	ErrTwoCommands = errors.New("verifier: command has both Argv and Shell; set only one of them")
+)
+
+// Command describes one process to run. The zero value is not runnable: set
+// exactly one of Argv or Shell.
+type Command struct {
+	// Argv is the program and its arguments, run directly without a shell.
+	Argv []string
+	// Shell is an operator-configured shell script run as `sh -c Shell`. It
+	// must come from the operator's configuration and never be built from
+	// model output; use Argv for anything else.
+	Shell string
+	// Dir is the working directory; empty means the current directory.
+	Dir string
+	// Timeout bounds the run; zero means no timeout (ctx still applies).
+	Timeout time.Duration
+	// Grace is how long the process group gets between SIGTERM and SIGKILL
+	// on timeout or cancellation, and how long Run waits for output from
+	// processes that escaped the group; zero means DefaultGrace (2 s).
+	Grace time.Duration
+	// Env holds extra KEY=VALUE entries. They are passed as given, after and
+	// overriding the inherited ones, secret-looking names included: the
+	// caller put them there on purpose.
+	Env []string
+	// AllowEnv names parent environment variables that are passed through
+	// even though they are outside the allow-list or look like secrets.
+	AllowEnv []string
+	// MaxOutput caps the captured combined output in bytes, keeping the
+	// first and last halves; zero means DefaultMaxOutput (1 MiB).
+	MaxOutput int
+	// Stdin is the process's standard input; nil means /dev/null.
+	Stdin io.Reader
+	// Tee, if set, receives every byte of the combined output, including
+	// what the cap drops, from a single goroutine. A Tee write error stops
+	// further writes to Tee but not the capture.
+	Tee io.Writer
+}
+
+// Result is the outcome of a command that started.
+type Result struct {
+	// ExitCode is the process's exit status, or -1 when it was ended by a
+	// signal (as on timeout or cancellation).
+	ExitCode int
+	// Output is the combined stdout and stderr, capped at MaxOutput: when
+	// bytes were dropped from the middle a marker line says how many.
+	Output string
+	// Dropped counts the output bytes left out of Output.
+	Dropped int64
+	// Duration is the wall time from start until the output was collected.
+	Duration time.Duration
+	// TimedOut reports that Command.Timeout ended the process group.
+	TimedOut bool
+	// Canceled reports that the caller's ctx ended the process group.
+	Canceled bool
+}
+
+// Run runs c in its own process group and waits for it. On timeout or when
+// ctx is done the whole group gets SIGTERM and, after Grace, SIGKILL; when the
+// main process ends, any process left in its group is killed, so nothing Run
+// starts outlives it. A non-zero exit, a timeout and a cancellation are
+// reported in the Result with a nil error; the error is non-nil only when the
+// command is malformed or cannot be started (it names the program and why).
+// The child's environment is filtered as described in FilterEnv. Run is safe
+// for concurrent use.
+func Run(ctx context.Context, c Command) (Result, error) {
+	argv, err := c.argv()
+	if err != nil {
+		return Result{}, err
+	}
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	runCtx := ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("verifier: cannot start %s: creating output pipe: %w", argv[0], err)
+	}
+	defer pr.Close()
+
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+	cmd.Dir = c.Dir
+	cmd.Env = append(FilterEnv(os.Environ(), c.AllowEnv), c.Env...)
+	cmd.Stdin = c.Stdin
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var signalled atomic.Bool
+	var killTimer *time.Timer
+	cmd.Cancel = func() error {
+		signalled.Store(true)
+		pgid := cmd.Process.Pid
+		killTimer = time.AfterFunc(grace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+		return syscall.Kill(-pgid, syscall.SIGTERM)
+	}
+	// WaitDelay bounds Wait after cancellation: if the leader ignores SIGTERM
+	// it is killed, and a Stdin copier blocked on a stuck process is released.
+	cmd.WaitDelay = grace
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return Result{}, fmt.Errorf("verifier: cannot start %q in %s: %w", argv[0], dirName(c.Dir), err)
+	}
+	pw.Close() // The children hold their own copies; EOF comes when all are gone.
+
+	out := newCapBuffer(c.maxOutput())
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		copyOutput(out, c.Tee, pr)
+	}()
+
+	_ = cmd.Wait() // The exit status is read from ProcessState below.
+	pgid := cmd.Process.Pid
+	// The group's id cannot be reused while any member lives, so this reaches
+	// only leftovers of this command: background jobs, orphaned grandchildren.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if killTimer != nil {
+		killTimer.Stop()
+	}
+	select {
+	case <-copied:
+	case <-time.After(grace):
+		// A process that left the group still holds the pipe; stop reading.
+		pr.Close()
+		<-copied
+	}
+
+	res := Result{
+		ExitCode: cmd.ProcessState.ExitCode(),
+		Output:   out.String(),
+		Dropped:  out.Dropped(),
+		Duration: time.Since(start),
+	}
+	if signalled.Load() {
+		if ctx.Err() != nil {
+			res.Canceled = true
+		} else {
+			res.TimedOut = true
+		}
+	}
+	return res, nil
+}
+
+// argv returns the program and arguments to execute.
+func (c Command) argv() ([]string, error) {
+	switch {
+	case len(c.Argv) > 0 && c.Shell != "":
+		return nil, ErrTwoCommands
+	case len(c.Argv) > 0:
+		if c.Argv[0] == "" {
+			return nil, fmt.Errorf("%w (Argv[0] is empty)", ErrNoCommand)
+		}
+		return c.Argv, nil
+	case c.Shell != "":
+		return []string{"/bin/sh", "-c", c.Shell}, nil
+	default:
+		return nil, ErrNoCommand
+	}
+}
+
+func (c Command) maxOutput() int {
+	if c.MaxOutput <= 0 {
+		return DefaultMaxOutput
+	}
+	return c.MaxOutput
+}
+
+func dirName(dir string) string {
+	if dir == "" {
+		return "the current directory"
+	}
+	return dir
+}
+
+// copyOutput copies r into out and, until it fails, into tee.
+func copyOutput(out *capBuffer, tee io.Writer, r io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			out.Write(buf[:n])
+			if tee != nil {
+				if _, werr := tee.Write(buf[:n]); werr != nil {
+					tee = nil
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/builderr
+
+go 1.26

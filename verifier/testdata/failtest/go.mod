@@ -1,0 +1,3 @@
+module example.com/failtest
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/veterr
+
+go 1.26
