@@ -1,0 +1,45 @@
+// Package workspace gives each statgraph task an isolated git workspace and
+// gives agents file operations that cannot leave it.
+//
+// # Workspaces
+//
+// Prepare makes a local clone of the user's repository under
+// <Source>/.statgraph/work/<task-id> (Options.Root moves it) on the branch
+// statgraph/<task-id>, starting from the source's HEAD or Options.Base. The
+// clone shares the source's object files through hard links, as
+// `git clone --local` does, so it costs about one checkout of the working
+// tree. The user's checked-out branch, index and working tree are only read,
+// also when they are dirty. Preparing a task whose workspace exists reopens
+// it, so a resumed run keeps its commits and uncommitted work.
+//
+// The orchestrator then drives the task through attempts: Commit records one
+// commit per attempt ("<task-id>: attempt <n>: <summary>"), Diff shows the
+// whole change against the base, TreeHash keys cached verifier results,
+// Reset goes back to the base or to the last attempt before a retry, and
+// Finish publishes the branch into the source repository (a fast-forward of
+// statgraph/<task-id>, never the checked-out branch) for the user to review
+// and merge with ordinary git. The package is a sub-package of agents because
+// it depends only on go-git and the standard library and is useful on its
+// own, for example to tests that need a scratch clone.
+//
+// # File operations for agents
+//
+// FS (from Workspace.FS or OpenFS) lists, reads, searches, writes, edits and
+// deletes files through os.Root confined to one directory. Paths are checked
+// before use: absolute paths, ".." escapes, symbolic links that lead outside
+// or into .git, NUL bytes, anything under .git in any letter case, and files
+// over a size cap are refused. Every refusal is a *PathError whose text an
+// agent can act on, e.g.
+//
+//	write ../x: path escapes the workspace; use a path relative to the workspace root
+//
+// and which wraps one of the sentinel errors (ErrOutsideWorkspace, ...) for
+// programs.
+//
+// Designs turned down: go-git's CloneOptions.Shared (alternates) leaves the
+// workspace dependent on the source's object files staying put and go-git
+// resolves alternates only within its file-system boundary; a clone through
+// go-git's file transport packs and re-indexes every object (it runs
+// git-upload-pack), several times slower than linking; `git worktree` would
+// write into the source's .git and needs the git binary.
+package workspace

@@ -1,0 +1,278 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// BranchPrefix is the prefix of every task branch: task "3.2" works on
+// branch "statgraph/3.2".
+const BranchPrefix = "statgraph/"
+
+// baseRef records the commit a workspace started from, inside the workspace
+// repository only; it survives restarts and keeps the base reachable.
+const baseRef = plumbing.ReferenceName("refs/statgraph/base")
+
+// Options says which repository a workspace is made from and where it lives.
+// Only Source and TaskID are required; every other zero value has a default.
+type Options struct {
+	// Source is the path of the user's repository (the directory holding .git).
+	Source string
+	// TaskID names the workspace directory and the branch statgraph/<TaskID>.
+	// Allowed: letters, digits, '.', '-' and '_', starting with a letter or a
+	// digit, at most 100 characters, no "..", not ending in '.' or ".lock"
+	// (so "3", "3.2" and "fix-parser_2" are fine).
+	TaskID string
+	// Base is the commit-ish the task starts from; "" means the source's HEAD.
+	Base string
+	// Root is the directory holding workspaces; "" means <Source>/.statgraph/work.
+	Root string
+	// AuthorName and AuthorEmail sign the attempt commits; "" means
+	// "statgraph" and "statgraph@localhost".
+	AuthorName, AuthorEmail string
+}
+
+// Workspace is an isolated clone of the source repository in which one task
+// works on its own branch. Its methods are safe for concurrent use: git
+// operations are serialised by a mutex. A Workspace holds no open files, so
+// Close only marks it unusable.
+type Workspace struct {
+	dir      string // absolute path of the working tree
+	source   string // absolute path of the user's repository
+	taskID   string
+	branch   plumbing.ReferenceName
+	base     plumbing.Hash
+	name     string // author name
+	email    string // author email
+	fs       *FS
+	mu       sync.Mutex // guards repo and closed
+	repo     *git.Repository
+	isClosed bool
+}
+
+// Prepare makes the workspace for o.TaskID under o.Root (or reopens it when it
+// already exists, keeping its commits and any uncommitted work) and returns it
+// checked out on branch statgraph/<TaskID>.
+//
+// A new workspace is a local clone whose object files are hard links to the
+// source's (copies when the file system cannot link), like `git clone --local`;
+// the working tree is then checked out from the base commit. It is built in a
+// temporary directory and renamed into place, so a crash never leaves a
+// half-made workspace under its final name. Prepare reads the source
+// repository and never changes its branches, index or working tree; the only
+// thing it may create inside the source is the Root directory (by default
+// .statgraph/work, with a .gitignore so git status stays clean).
+func Prepare(ctx context.Context, o Options) (*Workspace, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := validateTaskID(o.TaskID); err != nil {
+		return nil, err
+	}
+	if o.Source == "" {
+		return nil, errors.New("workspace: Options.Source is empty; give the path of the git repository to work on")
+	}
+	source, err := filepath.Abs(o.Source)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: source %s: %w", o.Source, err)
+	}
+	root := o.Root
+	if root == "" {
+		root = filepath.Join(source, ".statgraph", "work")
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, fmt.Errorf("workspace: root %s: %w", o.Root, err)
+	}
+	w := &Workspace{
+		dir:    filepath.Join(root, o.TaskID),
+		source: source,
+		taskID: o.TaskID,
+		branch: plumbing.NewBranchReferenceName(BranchPrefix + o.TaskID),
+		name:   orDefault(o.AuthorName, "statgraph"),
+		email:  orDefault(o.AuthorEmail, "statgraph@localhost"),
+	}
+	src, err := openSource(source)
+	if err != nil {
+		return nil, err
+	}
+	base, err := resolveBase(src, source, o.Base)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, git.GitDirName)); err == nil {
+		return w, w.reopen(o.Base, base)
+	}
+	if err := makeRoot(root); err != nil {
+		return nil, err
+	}
+	if err := w.create(ctx, root, base); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// reopen attaches w to the existing workspace at w.dir. A Base that resolves
+// to another commit than the one the workspace started from is an error,
+// since the recorded base is what Diff and Reset compare with.
+func (w *Workspace) reopen(wantBase string, base plumbing.Hash) error {
+	repo, err := git.PlainOpen(w.dir)
+	if err != nil {
+		return fmt.Errorf("workspace: reopen %s: %w; remove the directory to start the task over", w.dir, err)
+	}
+	ref, err := repo.Reference(baseRef, true)
+	if err != nil {
+		return fmt.Errorf("workspace: %s is not a statgraph workspace (no %s): %w; remove it or choose another Root", w.dir, baseRef, err)
+	}
+	if wantBase != "" && ref.Hash() != base {
+		return fmt.Errorf("workspace: task %s already has a workspace at %s started from %s, not from Base %q (%s); remove the directory to start over",
+			w.taskID, w.dir, ref.Hash(), wantBase, base)
+	}
+	head, err := repo.Storer.Reference(plumbing.HEAD)
+	if err != nil || head.Type() != plumbing.SymbolicReference || head.Target() != w.branch {
+		return fmt.Errorf("workspace: %s is not on branch %s; check that branch out there or remove the directory", w.dir, w.branch.Short())
+	}
+	w.repo, w.base = repo, ref.Hash()
+	w.fs = &FS{dir: w.dir}
+	return nil
+}
+
+// create builds a new workspace in a temporary directory under root and
+// renames it to w.dir. If another Prepare of the same task won the rename,
+// create reopens that one.
+func (w *Workspace) create(ctx context.Context, root string, base plumbing.Hash) error {
+	tmp, err := os.MkdirTemp(root, "."+w.taskID+".prepare-")
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	if err := w.build(ctx, tmp, base); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, w.dir); err != nil {
+		if _, statErr := os.Stat(filepath.Join(w.dir, git.GitDirName)); statErr == nil {
+			return w.reopen("", base)
+		}
+		return fmt.Errorf("workspace: move workspace into place: %w", err)
+	}
+	return w.reopen("", base)
+}
+
+// build initialises a repository in dir sharing the source's objects, points
+// the task branch and the base ref at base and checks the branch out.
+func (w *Workspace) build(ctx context.Context, dir string, base plumbing.Hash) error {
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		return fmt.Errorf("workspace: init %s: %w", dir, err)
+	}
+	srcGit, err := sourceGitDir(w.source)
+	if err != nil {
+		return err
+	}
+	if err := linkObjects(ctx, srcGit, filepath.Join(dir, git.GitDirName)); err != nil {
+		return err
+	}
+	if _, err := repo.CommitObject(base); err != nil {
+		return fmt.Errorf("workspace: base commit %s is missing after sharing the source's objects (did the source change meanwhile?): %w; try again", base, err)
+	}
+	refs := []*plumbing.Reference{
+		plumbing.NewHashReference(w.branch, base),
+		plumbing.NewHashReference(baseRef, base),
+		plumbing.NewSymbolicReference(plumbing.HEAD, w.branch),
+	}
+	for _, r := range refs {
+		if err := repo.Storer.SetReference(r); err != nil {
+			return fmt.Errorf("workspace: set %s: %w", r.Name(), err)
+		}
+	}
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{w.source}}); err != nil {
+		return fmt.Errorf("workspace: add remote origin: %w", err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if err := wt.Reset(&git.ResetOptions{Mode: git.HardReset, Commit: base}); err != nil {
+		return fmt.Errorf("workspace: check out %s: %w", base, err)
+	}
+	return nil
+}
+
+// Dir returns the absolute path of the workspace's working tree.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Branch returns the task branch name, "statgraph/<task-id>".
+func (w *Workspace) Branch() string { return w.branch.Short() }
+
+// FS returns the file operations for agents, confined to the working tree.
+func (w *Workspace) FS() *FS { return w.fs }
+
+// Close marks the workspace closed; later calls of its git methods return
+// ErrClosed. The directory stays on disk so a later Prepare can resume it.
+// Close is idempotent and always returns nil.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.isClosed = true
+	return nil
+}
+
+// lock takes w.mu and reports ErrClosed or a done ctx; on error the mutex is
+// released.
+func (w *Workspace) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if w.isClosed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// validateTaskID reports whether id is safe as one directory name and as
+// the last part of a git branch name.
+func validateTaskID(id string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w %q: %s; use letters, digits, '.', '-' and '_', starting with a letter or digit, at most 100 characters (e.g. \"3\" or \"3.2\")",
+			ErrInvalidTaskID, id, why)
+	}
+	switch {
+	case id == "":
+		return bad("it is empty")
+	case len(id) > 100:
+		return bad("it is too long")
+	case !isAlnum(id[0]):
+		return bad("it must start with a letter or a digit")
+	case strings.Contains(id, ".."):
+		return bad(`it contains ".."`)
+	case strings.HasSuffix(id, ".") || strings.HasSuffix(id, ".lock"):
+		return bad(`it ends in "." or ".lock"`)
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !isAlnum(c) && c != '.' && c != '-' && c != '_' {
+			return bad(fmt.Sprintf("character %q is not allowed", c))
+		}
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
