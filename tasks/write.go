@@ -1,0 +1,291 @@
+package tasks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Errors returned by the File's setters, wrapped with the task id.
+var (
+	// ErrNoTask means no task or subtask has the given id.
+	ErrNoTask = errors.New("tasks: no such task")
+	// ErrBadStatus means a status is not one of the Status constants.
+	ErrBadStatus = errors.New("tasks: unknown status")
+)
+
+// Result is what statgraph records about a unit after working on it.
+type Result struct {
+	Status       string     // one of the Status constants
+	Reason       string     // why, for blocked or interrupted units; "" removes status_reason
+	RetryCount   int        // attempts made
+	ErrorHistory []string   // "Retry k: <errors>" per failed verification
+	FailedAt     *time.Time // when the unit failed; nil for none
+}
+
+// SetResult records r on the task or subtask id: status, status_reason,
+// retry_count, error_history and failed_at (RFC 3339, UTC). When id is a
+// subtask, the parent's status is derived again from its subtasks (see
+// SetStatus). The change is in memory until Save. SetResult returns an error
+// wrapping ErrNoTask or ErrBadStatus and changes nothing in that case. It
+// is safe for concurrent use.
+func (f *File) SetResult(id string, r Result) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.lookupForStatus(id, r.Status)
+	if err != nil {
+		return err
+	}
+	f.setStatus(t, r.Status, r.Reason)
+	f.setRetryCount(t, r.RetryCount)
+	f.setErrorHistory(t, r.ErrorHistory)
+	f.setFailedAt(t, r.FailedAt)
+	return nil
+}
+
+// SetStatus sets the status of task or subtask id, and its status_reason
+// (removed when reason is ""). For a subtask it then derives the parent's
+// status: done when every subtask is done or cancelled (cancelled when all
+// are cancelled); otherwise in-progress if one is in progress, else failed,
+// interrupted or blocked if one is, in that order; in-progress if some are
+// done; unchanged otherwise. Errors and concurrency are as for SetResult.
+func (f *File) SetStatus(id, status, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.lookupForStatus(id, status)
+	if err != nil {
+		return err
+	}
+	f.setStatus(t, status, reason)
+	return nil
+}
+
+// SetRetryCount sets retry_count of task or subtask id. Errors and
+// concurrency are as for SetResult.
+func (f *File) SetRetryCount(id string, n int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.lookup(id)
+	if err != nil {
+		return err
+	}
+	f.setRetryCount(t, n)
+	return nil
+}
+
+// SetErrorHistory sets error_history of task or subtask id to a copy of h.
+// Errors and concurrency are as for SetResult.
+func (f *File) SetErrorHistory(id string, h []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.lookup(id)
+	if err != nil {
+		return err
+	}
+	f.setErrorHistory(t, h)
+	return nil
+}
+
+// SetFailedAt sets failed_at of task or subtask id; nil clears it. Errors
+// and concurrency are as for SetResult.
+func (f *File) SetFailedAt(id string, at *time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.lookup(id)
+	if err != nil {
+		return err
+	}
+	f.setFailedAt(t, at)
+	return nil
+}
+
+// lookup finds task id; f.mu is held.
+func (f *File) lookup(id string) (*Task, error) {
+	t, ok := f.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("%w %q in %s", ErrNoTask, id, f.Path)
+	}
+	return t, nil
+}
+
+// lookupForStatus finds task id and checks that status is a valid, non-empty status.
+func (f *File) lookupForStatus(id, status string) (*Task, error) {
+	t, err := f.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if status == "" || !ValidStatus(status) {
+		return nil, fmt.Errorf("%w %q for task %s", ErrBadStatus, status, id)
+	}
+	return t, nil
+}
+
+func (f *File) setStatus(t *Task, status, reason string) {
+	t.Status, t.StatusReason = status, reason
+	setField(t.obj, "status", stringNode(status))
+	if reason != "" {
+		setField(t.obj, "status_reason", stringNode(reason))
+	} else {
+		t.obj.remove("status_reason")
+	}
+	if t.Parent != "" {
+		parent := f.byID[t.Parent]
+		if derived := parentStatus(parent.Subtasks); derived != "" && derived != parent.Status {
+			parent.Status = derived
+			setField(parent.obj, "status", stringNode(derived))
+		}
+	}
+}
+
+// parentStatus derives a parent's status from its subtasks, or returns ""
+// to leave it unchanged.
+func parentStatus(subs []Task) string {
+	count := make(map[string]int)
+	for _, s := range subs {
+		st := s.Status
+		if st == "" {
+			st = StatusPending
+		}
+		count[st]++
+	}
+	switch {
+	case count[StatusCancelled] == len(subs):
+		return StatusCancelled
+	case count[StatusDone]+count[StatusCancelled] == len(subs):
+		return StatusDone
+	}
+	for _, st := range []string{StatusInProgress, StatusFailed, StatusInterrupted, StatusBlocked} {
+		if count[st] > 0 {
+			return st
+		}
+	}
+	if count[StatusDone] > 0 {
+		return StatusInProgress
+	}
+	return ""
+}
+
+// setRetryCount writes retry_count, leaving a missing field missing while it is 0.
+func (f *File) setRetryCount(t *Task, n int) {
+	t.RetryCount = n
+	if n != 0 || t.obj.get("retry_count") != nil {
+		setField(t.obj, "retry_count", intNode(n))
+	}
+}
+
+// setErrorHistory writes error_history, leaving a missing field missing while it is empty.
+func (f *File) setErrorHistory(t *Task, h []string) {
+	t.ErrorHistory = append([]string(nil), h...)
+	if len(h) != 0 || t.obj.get("error_history") != nil {
+		setField(t.obj, "error_history", stringsNode(h))
+	}
+}
+
+// setFailedAt writes failed_at in UTC, or null when at is nil and the field exists.
+func (f *File) setFailedAt(t *Task, at *time.Time) {
+	switch {
+	case at != nil:
+		utc := at.UTC()
+		t.FailedAt = &utc
+		setField(t.obj, "failed_at", stringNode(utc.Format(time.RFC3339)))
+	case t.obj.get("failed_at") != nil:
+		t.FailedAt = nil
+		setField(t.obj, "failed_at", nullNode())
+	default:
+		t.FailedAt = nil
+	}
+}
+
+// setField sets key in a task object; a new key goes before "subtasks" so
+// a task's own fields stay together above its subtasks.
+func setField(obj *node, key string, val *node) {
+	if obj.get(key) != nil {
+		obj.set(key, val)
+		return
+	}
+	for i, m := range obj.members {
+		if m.key == "subtasks" {
+			obj.members = append(obj.members[:i], append([]member{{key: key, keyRaw: marshalString(key), keyOff: -1, val: val}}, obj.members[i:]...)...)
+			return
+		}
+	}
+	obj.set(key, val)
+}
+
+// Save writes the file back to Path atomically: the new content goes to a
+// temporary file in the same directory, which is synced and renamed over
+// the old one, and then the directory is synced, so a reader sees the old
+// file or the new one and a crash leaves one of them. Every field statgraph
+// does not own is written as it was read, members in their original order;
+// the layout is one member per line with the file's own indentation. A BOM
+// and a final newline are kept. Raw is not updated. Save holds the File's
+// lock while it writes, so it is safe for concurrent use with the setters;
+// it does not take the lock file (see Lock).
+func (f *File) Save() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var buf bytes.Buffer
+	buf.Grow(len(f.Raw) + 256)
+	if f.bom {
+		buf.Write(utf8BOM)
+	}
+	render(&buf, f.root, f.indent, 0)
+	if f.eol {
+		buf.WriteByte('\n')
+	}
+	if err := writeAtomic(f.Path, buf.Bytes()); err != nil {
+		return fmt.Errorf("save tasks file: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic replaces path with data through a synced temporary file in
+// the same directory. A symlink at path is followed, so its target is
+// replaced rather than the link.
+func writeAtomic(path string, data []byte) (err error) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
