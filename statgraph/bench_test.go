@@ -1,0 +1,117 @@
+package statgraph_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+type w1State struct {
+	RetryCount   int      `json:"retry_count"`
+	MaxRetries   int      `json:"max_retries"`
+	Passed       bool     `json:"passed"`
+	ErrorHistory []string `json:"error_history"`
+}
+
+// w1 is workload W1 of the benchmark harness: planner -> executor <->
+// verifier, N iterations, then failed.
+func w1() *statgraph.Builder[w1State] {
+	return statgraph.New[w1State]().
+		AddNode("planner", func(_ context.Context, s w1State) (w1State, error) {
+			s.RetryCount, s.Passed = 0, false
+			return s, nil
+		}).
+		AddNode("executor", func(_ context.Context, s w1State) (w1State, error) {
+			s.RetryCount++
+			return s, nil
+		}).
+		AddNode("verifier", func(_ context.Context, s w1State) (w1State, error) {
+			s.Passed = false
+			s.ErrorHistory = append(s.ErrorHistory, "verify failed")
+			return s, nil
+		}).
+		AddNode("failed", func(_ context.Context, s w1State) (w1State, error) {
+			s.ErrorHistory = append(s.ErrorHistory, "max retries exceeded")
+			return s, nil
+		}).
+		AddEdge(statgraph.Start, "planner").
+		AddEdge("planner", "executor").
+		AddEdge("executor", "verifier").
+		AddConditionalEdges("verifier", shouldRetryOrEnd, map[string]string{"done": statgraph.End, "failed": "failed", "retry": "executor"}).
+		AddEdge("failed", statgraph.End)
+}
+
+func shouldRetryOrEnd(_ context.Context, s w1State) string {
+	switch {
+	case s.Passed:
+		return "done"
+	case s.RetryCount >= s.MaxRetries:
+		return "failed"
+	}
+	return "retry"
+}
+
+type w2State struct {
+	Input     int
+	Results   []bool
+	AllPassed bool
+}
+
+// w2 is workload W2: eight validators in parallel, then a gate.
+func w2() *statgraph.Builder[w2State] {
+	b := statgraph.New[w2State]().SetReducer(func(cur, upd w2State) w2State {
+		cur.Results = statgraph.Append(cur.Results, upd.Results)
+		cur.AllPassed = statgraph.Last(cur.AllPassed, upd.AllPassed)
+		return cur
+	})
+	for i := range 8 {
+		name := fmt.Sprintf("validator_%d", i)
+		b.AddNode(name, func(_ context.Context, s w2State) (w2State, error) {
+			return w2State{Results: []bool{s.Input >= 0}}, nil
+		})
+		b.AddEdge(statgraph.Start, name).AddEdge(name, "gate")
+	}
+	return b.AddNode("gate", func(_ context.Context, s w2State) (w2State, error) {
+		all := len(s.Results) == 8
+		for _, ok := range s.Results {
+			all = all && ok
+		}
+		return w2State{AllPassed: all}, nil
+	}).AddEdge("gate", statgraph.End)
+}
+
+func mustCompile[S any](b testing.TB, bld *statgraph.Builder[S], opts ...statgraph.CompileOption) *statgraph.Graph[S] {
+	g, err := bld.Compile(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkW1 reports the cost per node execution of the retry loop.
+func BenchmarkW1(b *testing.B) {
+	g := mustCompile(b, w1())
+	const n = 1000
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := g.Invoke(context.Background(), w1State{MaxRetries: n}, statgraph.WithStepLimit(2*n+10))
+		if err != nil || out.RetryCount != n {
+			b.Fatal(err, out.RetryCount)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(2*n+2)), "ns/node")
+}
+
+// BenchmarkW2 reports the cost of one 8-way fan-out/fan-in invocation.
+func BenchmarkW2(b *testing.B) {
+	g := mustCompile(b, w2())
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		out, err := g.Invoke(context.Background(), w2State{Input: i})
+		if err != nil || !out.AllPassed {
+			b.Fatal(err, out)
+		}
+	}
+}

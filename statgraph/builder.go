@@ -1,0 +1,170 @@
+package statgraph
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Start and End are the names of the graph's virtual entry and exit. Edges
+// leave Start to the first nodes and reach End from the last; neither may be
+// used as a node name.
+const (
+	Start = "__start__"
+	End   = "__end__"
+)
+
+// NodeFunc is the body of a node. It receives the state as of the start of
+// its super-step and returns an update. Without a reducer the update replaces
+// the state; with one (Builder.SetReducer) the reducer folds it into the
+// state, so a node then returns only what it changes.
+//
+// The returned state must not share mutable memory with the input that the
+// node changed in place: treat S as a value (append to slices, don't assign
+// to their elements) so that parallel branches and saved checkpoints do not
+// observe each other's writes.
+type NodeFunc[S any] func(ctx context.Context, s S) (S, error)
+
+// Router chooses the next node after source from the state. It returns a key
+// of the path map given to AddConditionalEdges.
+type Router[S any] func(ctx context.Context, s S) string
+
+// Reducer merges one node's update into the current state. It is called at
+// the barrier of every super-step, once per node that ran, in node-name order.
+type Reducer[S any] func(cur, update S) S
+
+// Builder assembles a graph. It is mutable and not safe for concurrent use.
+// Problems found while building (an empty name, a duplicate node, a nil
+// function) are remembered and reported together by Compile, so calls can be
+// chained without checking errors one by one.
+type Builder[S any] struct {
+	nodes    map[string]*nodeSpec[S]
+	order    []string // node names in the order they were added
+	edges    []edgeSpec
+	branches map[string]*branchSpec[S]
+	reducer  Reducer[S]
+	codec    Codec[S]
+	problems []string
+}
+
+type nodeSpec[S any] struct {
+	name string
+	fn   NodeFunc[S]
+	cfg  nodeConfig
+}
+
+type edgeSpec struct{ from, to string }
+
+type branchSpec[S any] struct {
+	router Router[S]
+	paths  map[string]string
+	keys   []string // path-map keys, sorted
+}
+
+// New returns an empty Builder for state type S.
+func New[S any]() *Builder[S] {
+	return &Builder[S]{
+		nodes:    make(map[string]*nodeSpec[S]),
+		branches: make(map[string]*branchSpec[S]),
+	}
+}
+
+func (b *Builder[S]) problem(format string, args ...any) {
+	b.problems = append(b.problems, fmt.Sprintf(format, args...))
+}
+
+// AddNode adds a node called name that runs fn. Names must be unique, non
+// empty, and neither Start nor End.
+func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Builder[S] {
+	switch {
+	case name == "":
+		b.problem("AddNode: empty node name")
+		return b
+	case name == Start || name == End:
+		b.problem("AddNode(%q): the name is reserved for the graph's entry or exit", name)
+		return b
+	case b.nodes[name] != nil:
+		b.problem("AddNode(%q): a node with this name already exists", name)
+		return b
+	case fn == nil:
+		b.problem("AddNode(%q): nil function", name)
+		return b
+	}
+	ns := &nodeSpec[S]{name: name, fn: fn}
+	for _, o := range opts {
+		o(&ns.cfg)
+	}
+	if ns.cfg.timeout < 0 {
+		b.problem("AddNode(%q): negative timeout %v", name, ns.cfg.timeout)
+	}
+	b.nodes[name] = ns
+	b.order = append(b.order, name)
+	return b
+}
+
+// AddEdge adds an edge: after from runs, to runs in the next super-step.
+// from may be Start; to may be End.
+func (b *Builder[S]) AddEdge(from, to string) *Builder[S] {
+	b.edges = append(b.edges, edgeSpec{from, to})
+	return b
+}
+
+// AddConditionalEdges makes router choose, after source runs, which node
+// runs next. pathMap declares every destination: router returns one of its
+// keys and the value is the node (or End) to run. A node has at most one
+// router; it may also have plain edges, which are followed as well.
+func (b *Builder[S]) AddConditionalEdges(source string, router Router[S], pathMap map[string]string) *Builder[S] {
+	switch {
+	case router == nil:
+		b.problem("AddConditionalEdges(%q): nil router", source)
+		return b
+	case len(pathMap) == 0:
+		b.problem("AddConditionalEdges(%q): empty path map; declare every destination the router can choose", source)
+		return b
+	case b.branches[source] != nil:
+		b.problem("AddConditionalEdges(%q): the node already has conditional edges", source)
+		return b
+	}
+	paths := make(map[string]string, len(pathMap))
+	for k, v := range pathMap {
+		paths[k] = v
+	}
+	b.branches[source] = &branchSpec[S]{router: router, paths: paths, keys: sortedKeys(paths)}
+	return b
+}
+
+// SetReducer sets the function that folds node updates into the state. With
+// a reducer, nodes return partial updates and several nodes may run in one
+// super-step; without one, an update replaces the state and two nodes
+// updating in the same step is an error (ErrConflictingUpdates).
+func (b *Builder[S]) SetReducer(r Reducer[S]) *Builder[S] {
+	b.reducer = r
+	return b
+}
+
+// SetCodec sets how states are encoded in checkpoints. The default is
+// JSONCodec.
+func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
+	b.codec = c
+	return b
+}
+
+// NodeOption configures a node at AddNode.
+type NodeOption func(*nodeConfig)
+
+type nodeConfig struct {
+	retry   *RetryPolicy
+	timeout time.Duration
+}
+
+// WithRetry retries the node on error according to p.
+func WithRetry(p RetryPolicy) NodeOption {
+	return func(c *nodeConfig) { c.retry = &p }
+}
+
+// WithTimeout bounds each attempt of the node: its ctx is cancelled after d
+// and the attempt fails with an error wrapping context.DeadlineExceeded.
+// Zero means no timeout.
+func WithTimeout(d time.Duration) NodeOption {
+	return func(c *nodeConfig) { c.timeout = d }
+}

@@ -1,0 +1,305 @@
+package statgraph
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultStepLimit is the number of super-steps a run may take unless
+// WithStepLimit says otherwise.
+const DefaultStepLimit = 10_000
+
+const (
+	endIdx   = -1
+	startIdx = -2
+)
+
+// Graph is a compiled graph. It is immutable and safe for concurrent use:
+// any number of goroutines may Invoke or Stream it at once.
+type Graph[S any] struct {
+	nodes   []*node[S] // sorted by name; a node's index is its position
+	byName  map[string]int
+	start   node[S] // the virtual Start node: only its edges are used
+	reducer Reducer[S]
+	codec   Codec[S]
+	delta   DeltaCodec[S] // codec as a DeltaCodec, or nil
+	cfg     compileConfig
+	before  []bool // per node: interrupt before it runs
+	after   []bool // per node: interrupt after it ran
+	trace   io.Writer
+}
+
+type node[S any] struct {
+	name    string
+	idx     int
+	fn      NodeFunc[S]
+	retry   *RetryPolicy
+	timeout time.Duration
+	next    []int // static successors (endIdx for End), sorted
+	branch  *branch[S]
+}
+
+type branch[S any] struct {
+	router Router[S]
+	keys   []string       // path-map keys, sorted
+	to     map[string]int // key -> node index or endIdx
+}
+
+// CompileOption configures Compile.
+type CompileOption func(*compileConfig)
+
+type compileConfig struct {
+	checkpointer Checkpointer
+	before       []string
+	after        []string
+	stepLimit    int
+}
+
+// WithCheckpointer saves a checkpoint after every super-step into cp, which
+// makes runs resumable (WithThread), interruptible and inspectable (History).
+func WithCheckpointer(cp Checkpointer) CompileOption {
+	return func(c *compileConfig) { c.checkpointer = cp }
+}
+
+// WithInterruptBefore pauses a run before any of nodes runs. Resume
+// continues it. Needs a checkpointer.
+func WithInterruptBefore(nodes ...string) CompileOption {
+	return func(c *compileConfig) { c.before = append(c.before, nodes...) }
+}
+
+// WithInterruptAfter pauses a run after any of nodes ran, once the step's
+// checkpoint is saved. Resume continues it. Needs a checkpointer.
+func WithInterruptAfter(nodes ...string) CompileOption {
+	return func(c *compileConfig) { c.after = append(c.after, nodes...) }
+}
+
+// WithDefaultStepLimit changes the step limit of every run of the graph
+// (default DefaultStepLimit); WithStepLimit overrides it per run.
+func WithDefaultStepLimit(n int) CompileOption {
+	return func(c *compileConfig) { c.stepLimit = n }
+}
+
+// CompileError lists every problem Compile found.
+type CompileError struct {
+	Problems []string
+}
+
+func (e *CompileError) Error() string {
+	if len(e.Problems) == 1 {
+		return "statgraph: compile: " + e.Problems[0]
+	}
+	return fmt.Sprintf("statgraph: compile: %d problems:\n  - %s", len(e.Problems), strings.Join(e.Problems, "\n  - "))
+}
+
+// Compile checks the graph and returns its immutable, runnable form. It
+// returns a *CompileError listing every problem: unknown nodes in edges or
+// path maps, duplicate or reserved names, nothing leaving Start, nodes that
+// Start cannot reach, nodes from which End cannot be reached, and the
+// problems remembered while building. The Builder may be reused afterwards;
+// later changes do not affect the compiled Graph.
+func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
+	var cfg compileConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	problems := slices.Clone(b.problems)
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	names := slices.Sorted(maps.Keys(b.nodes))
+	g := &Graph[S]{
+		nodes:   make([]*node[S], len(names)),
+		byName:  make(map[string]int, len(names)),
+		reducer: b.reducer,
+		codec:   b.codec,
+		cfg:     cfg,
+		start:   node[S]{name: Start, idx: startIdx},
+	}
+	for i, name := range names {
+		ns := b.nodes[name]
+		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout}
+		g.byName[name] = i
+	}
+	if g.codec == nil {
+		g.codec = JSONCodec[S]()
+	}
+	g.delta, _ = g.codec.(DeltaCodec[S])
+	if g.cfg.stepLimit <= 0 {
+		g.cfg.stepLimit = DefaultStepLimit
+	}
+
+	// resolve returns the index of a node name used as an edge endpoint.
+	resolve := func(name string) (int, bool) {
+		switch name {
+		case End:
+			return endIdx, true
+		case Start:
+			return startIdx, true
+		}
+		i, ok := g.byName[name]
+		return i, ok
+	}
+	nodeOf := func(i int) *node[S] {
+		if i == startIdx {
+			return &g.start
+		}
+		return g.nodes[i]
+	}
+	for _, e := range b.edges {
+		from, okf := resolve(e.from)
+		to, okt := resolve(e.to)
+		switch {
+		case !okf:
+			add("edge %s -> %s: unknown node %q", e.from, e.to, e.from)
+		case !okt:
+			add("edge %s -> %s: unknown node %q", e.from, e.to, e.to)
+		case from == endIdx:
+			add("edge %s -> %s: no edge may leave %s", e.from, e.to, End)
+		case to == startIdx:
+			add("edge %s -> %s: no edge may enter %s", e.from, e.to, Start)
+		default:
+			n := nodeOf(from)
+			if !slices.Contains(n.next, to) {
+				n.next = append(n.next, to)
+			}
+		}
+	}
+	for _, src := range slices.Sorted(maps.Keys(b.branches)) {
+		bs := b.branches[src]
+		from, ok := resolve(src)
+		if !ok {
+			add("conditional edges from %q: unknown node", src)
+			continue
+		}
+		if from == endIdx {
+			add("conditional edges from %s: no edge may leave %s", End, End)
+			continue
+		}
+		// Only valid paths are kept, so that reachability is judged on them
+		// and a bad path is reported once.
+		br := &branch[S]{router: bs.router, to: make(map[string]int, len(bs.paths))}
+		for _, k := range bs.keys {
+			to, ok := resolve(bs.paths[k])
+			switch {
+			case !ok:
+				add("conditional edges from %q: path %q leads to unknown node %q", src, k, bs.paths[k])
+			case to == startIdx:
+				add("conditional edges from %q: path %q leads to %s", src, k, Start)
+			default:
+				br.to[k] = to
+				br.keys = append(br.keys, k)
+			}
+		}
+		nodeOf(from).branch = br
+	}
+	for _, n := range append([]*node[S]{&g.start}, g.nodes...) {
+		slices.Sort(n.next)
+	}
+	if len(g.start.next) == 0 && g.start.branch == nil {
+		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
+	}
+
+	// Reachability: forward from Start, backward from End.
+	reach := make([]bool, len(g.nodes))
+	var walk func(n *node[S])
+	walk = func(n *node[S]) {
+		for _, t := range n.successors() {
+			if t >= 0 && !reach[t] {
+				reach[t] = true
+				walk(g.nodes[t])
+			}
+		}
+	}
+	walk(&g.start)
+	toEnd := make([]bool, len(g.nodes))
+	for changed := true; changed; {
+		changed = false
+		for _, n := range g.nodes {
+			if toEnd[n.idx] {
+				continue
+			}
+			for _, t := range n.successors() {
+				if t == endIdx || (t >= 0 && toEnd[t]) {
+					toEnd[n.idx], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for _, n := range g.nodes {
+		if !reach[n.idx] {
+			add("node %q is unreachable from %s", n.name, Start)
+		}
+		if !toEnd[n.idx] {
+			add("node %q cannot reach %s: give it an edge onward", n.name, End)
+		}
+	}
+
+	g.before = g.flags(cfg.before, "WithInterruptBefore", add)
+	g.after = g.flags(cfg.after, "WithInterruptAfter", add)
+	if (len(cfg.before) > 0 || len(cfg.after) > 0) && cfg.checkpointer == nil {
+		add("interrupts need a checkpointer: add WithCheckpointer (e.g. statgraph.NewMemoryCheckpointer())")
+	}
+	if len(problems) > 0 {
+		return nil, &CompileError{Problems: problems}
+	}
+	if os.Getenv("STATGRAPH_TRACE") == "1" {
+		g.trace = os.Stderr
+	}
+	return g, nil
+}
+
+func (g *Graph[S]) flags(names []string, opt string, add func(string, ...any)) []bool {
+	if len(names) == 0 {
+		return nil
+	}
+	f := make([]bool, len(g.nodes))
+	for _, name := range names {
+		i, ok := g.byName[name]
+		if !ok {
+			add("%s: unknown node %q", opt, name)
+			continue
+		}
+		f[i] = true
+	}
+	return f
+}
+
+// successors returns every node the node can lead to, static or routed.
+func (n *node[S]) successors() []int {
+	if n.branch == nil {
+		return n.next
+	}
+	out := slices.Clone(n.next)
+	for _, k := range n.branch.keys {
+		out = append(out, n.branch.to[k])
+	}
+	return out
+}
+
+// Nodes returns the names of the graph's nodes, sorted.
+func (g *Graph[S]) Nodes() []string {
+	out := make([]string, len(g.nodes))
+	for i, n := range g.nodes {
+		out[i] = n.name
+	}
+	return out
+}
+
+func (g *Graph[S]) name(i int) string {
+	switch i {
+	case endIdx:
+		return End
+	case startIdx:
+		return Start
+	}
+	return g.nodes[i].name
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,122 @@
+package statgraph
+
+import (
+	"fmt"
+	"strings"
+)
+
+// drawEdge is one arrow of a drawing.
+type drawEdge struct {
+	from, to string
+	label    string // path-map key of a conditional edge
+	back     bool   // leads back to an earlier node (a retry edge)
+}
+
+// edgesForDrawing lists every edge in a fixed order, marking back edges:
+// edges to a node that is still on the depth-first path from Start.
+func (g *Graph[S]) edgesForDrawing() []drawEdge {
+	const (
+		unvisited = iota
+		onPath
+		done
+	)
+	state := make([]int, len(g.nodes))
+	var out []drawEdge
+	var visit func(n *node[S])
+	visit = func(n *node[S]) {
+		if n.idx >= 0 {
+			state[n.idx] = onPath
+		}
+		emit := func(t int, label string) {
+			e := drawEdge{from: g.name(n.idx), to: g.name(t), label: label}
+			if t >= 0 && state[t] == onPath {
+				e.back = true
+			}
+			out = append(out, e)
+			if t >= 0 && state[t] == unvisited {
+				visit(g.nodes[t])
+			}
+		}
+		for _, t := range n.next {
+			emit(t, "")
+		}
+		if n.branch != nil {
+			for _, k := range n.branch.keys {
+				emit(n.branch.to[k], k)
+			}
+		}
+		if n.idx >= 0 {
+			state[n.idx] = done
+		}
+	}
+	visit(&g.start)
+	return out
+}
+
+// Mermaid returns a Mermaid flowchart of the graph. Conditional edges are
+// labelled with their path-map keys; edges back to an earlier node (retry
+// loops) are dashed.
+func (g *Graph[S]) Mermaid() string {
+	var b strings.Builder
+	b.WriteString("flowchart TD\n")
+	fmt.Fprintf(&b, "    %s([start])\n", mermaidID(Start))
+	for _, n := range g.nodes {
+		fmt.Fprintf(&b, "    %s[%q]\n", mermaidID(n.name), n.name)
+	}
+	fmt.Fprintf(&b, "    %s([end])\n", mermaidID(End))
+	for _, e := range g.edgesForDrawing() {
+		from, to := mermaidID(e.from), mermaidID(e.to)
+		switch {
+		case e.back && e.label != "":
+			fmt.Fprintf(&b, "    %s -. %s .-> %s\n", from, e.label, to)
+		case e.back:
+			fmt.Fprintf(&b, "    %s -.-> %s\n", from, to)
+		case e.label != "":
+			fmt.Fprintf(&b, "    %s -- %s --> %s\n", from, e.label, to)
+		default:
+			fmt.Fprintf(&b, "    %s --> %s\n", from, to)
+		}
+	}
+	return b.String()
+}
+
+// mermaidID makes a node name safe as a Mermaid identifier.
+func mermaidID(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "_%x_", r)
+		}
+	}
+	if s := b.String(); s != "end" && s != "graph" && s != "subgraph" {
+		return s
+	}
+	return "n_" + b.String()
+}
+
+// DOT returns a Graphviz drawing of the graph, with the same conventions as
+// Mermaid.
+func (g *Graph[S]) DOT() string {
+	var b strings.Builder
+	b.WriteString("digraph statgraph {\n    rankdir=TB;\n    node [shape=box, style=rounded];\n")
+	fmt.Fprintf(&b, "    %q [label=\"start\", shape=oval];\n", Start)
+	fmt.Fprintf(&b, "    %q [label=\"end\", shape=oval];\n", End)
+	for _, e := range g.edgesForDrawing() {
+		var attrs []string
+		if e.label != "" {
+			attrs = append(attrs, fmt.Sprintf("label=%q", e.label))
+		}
+		if e.back {
+			attrs = append(attrs, "style=dashed", "constraint=false")
+		}
+		fmt.Fprintf(&b, "    %q -> %q", e.from, e.to)
+		if len(attrs) > 0 {
+			fmt.Fprintf(&b, " [%s]", strings.Join(attrs, ", "))
+		}
+		b.WriteString(";\n")
+	}
+	b.WriteString("}\n")
+	return b.String()
+}

@@ -1,0 +1,66 @@
+package statgraph
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Errors returned by the package wrap these; test for them
+// with errors.Is.
+var (
+	// ErrStepLimit ends a run that took more super-steps than its limit
+	// (WithStepLimit, default DefaultStepLimit). The error names the nodes
+	// that were still active, which are the nodes of the loop.
+	ErrStepLimit = errors.New("statgraph: step limit reached")
+	// ErrUnknownRoute is returned when a router returns a key that is not in
+	// its path map.
+	ErrUnknownRoute = errors.New("statgraph: router returned a key outside its path map")
+	// ErrConflictingUpdates is returned when two nodes of one super-step
+	// return updates and the graph has no reducer to merge them.
+	ErrConflictingUpdates = errors.New("statgraph: parallel updates with no reducer")
+	// ErrInterrupted is returned by Invoke when the run paused at an
+	// interrupt; continue it with Resume.
+	ErrInterrupted = errors.New("statgraph: run interrupted")
+	// ErrNotInterrupted is returned by Resume for a thread that is not
+	// waiting at an interrupt.
+	ErrNotInterrupted = errors.New("statgraph: thread is not interrupted")
+	// ErrNoCheckpointer is returned when a feature that needs saved state
+	// (threads, interrupts, history) is used on a graph compiled without a
+	// Checkpointer.
+	ErrNoCheckpointer = errors.New("statgraph: no checkpointer configured")
+	// ErrNoCheckpoint is returned by a Checkpointer's Get when the thread or
+	// checkpoint does not exist.
+	ErrNoCheckpoint = errors.New("statgraph: no such checkpoint")
+	// ErrCorruptCheckpoint is returned when a stored checkpoint cannot be
+	// decoded; the error names the thread and checkpoint id.
+	ErrCorruptCheckpoint = errors.New("statgraph: corrupt checkpoint")
+	// ErrMaxRetries is returned when a gate's retries are exhausted and its
+	// OnExhausted policy is Fail with no failure node.
+	ErrMaxRetries = errors.New("statgraph: max retries exceeded")
+	// ErrNotRetryable is returned when a gate retries Start but the run's
+	// input was a literal value rather than a source function.
+	ErrNotRetryable = errors.New("statgraph: input is not a function and cannot be retried")
+	// ErrAborted ends a run whose escalation was answered with "abort".
+	ErrAborted = errors.New("statgraph: run aborted")
+)
+
+// NodeError is the error of a node that failed: its last attempt returned
+// an error, timed out, or panicked. Reach it with errors.As.
+type NodeError struct {
+	Node    string
+	Attempt int   // the attempt that failed, 1 for the first
+	Err     error // what the node returned; nil when it panicked
+	// Panic and Stack are set when the node panicked: the value given to
+	// panic and the goroutine's stack at that point.
+	Panic any
+	Stack []byte
+}
+
+func (e *NodeError) Error() string {
+	if e.Panic != nil {
+		return fmt.Sprintf("statgraph: node %q attempt %d panicked: %v", e.Node, e.Attempt, e.Panic)
+	}
+	return fmt.Sprintf("statgraph: node %q attempt %d: %v", e.Node, e.Attempt, e.Err)
+}
+
+func (e *NodeError) Unwrap() error { return e.Err }

@@ -1,0 +1,192 @@
+package statgraph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// nodeInfo is what a running node can learn about itself through its ctx.
+// Each slot owns one; it is written only by the goroutine running the slot.
+type nodeInfo struct {
+	node    string
+	attempt int
+	step    int
+	resumes map[string][]byte // values given to Resume, by interrupt id
+	calls   int               // Interrupt calls so far in this attempt
+	raised  []Interruption       // interrupts raised by this attempt
+}
+
+type infoKey struct{}
+
+// nodeCtx is the context a node runs with: the run's context plus the
+// node's nodeInfo. Slots embed it, so handing it to a node allocates
+// nothing.
+type nodeCtx struct {
+	context.Context
+	info nodeInfo
+}
+
+// Value returns the node's info for infoKey and defers to the run's context
+// for every other key.
+func (c *nodeCtx) Value(key any) any {
+	if _, ok := key.(infoKey); ok {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
+
+// Attempt returns the attempt number of the running node (1 for the first
+// try, 2 for the first retry under its RetryPolicy). Outside a node it
+// returns 0.
+func Attempt(ctx context.Context) int {
+	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
+		return info.attempt
+	}
+	return 0
+}
+
+// NodeName returns the name of the running node, or "" outside a node.
+func NodeName(ctx context.Context) string {
+	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
+		return info.node
+	}
+	return ""
+}
+
+// exec runs node n in slot sl, with retries, leaving the update or the error
+// in the slot.
+func (r *run[S]) exec(sl *slot[S], n *node[S]) {
+	sl.nctx.Context = r.ctx
+	info := &sl.nctx.info
+	info.node, info.step, info.resumes = n.name, r.step, r.resumes
+	sl.retry = sl.retry[:0]
+	inline := len(r.slots) == 1
+	for attempt := 1; ; attempt++ {
+		info.attempt, info.calls, info.raised = attempt, 0, nil
+		var t0 time.Time
+		if r.emit != nil {
+			t0 = time.Now()
+			if inline {
+				r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: attempt})
+			}
+		}
+		out, err := r.call(&sl.nctx, n, r.state, attempt)
+		if r.emit != nil {
+			sl.dur = time.Since(t0)
+		}
+		if err == nil {
+			sl.out, sl.err = out, nil
+			if inline && r.emit != nil {
+				r.emitEnd(sl, n.idx)
+			}
+			return
+		}
+		sl.err = err
+		if errors.Is(err, ErrInterrupted) && len(info.raised) > 0 {
+			return
+		}
+		p := n.retry
+		if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil || !p.retryable(err) {
+			if inline && r.emit != nil {
+				r.emitEnd(sl, n.idx)
+			}
+			return
+		}
+		delay := p.jittered(attempt)
+		ev := Event[S]{Kind: EventRetry, Step: r.step, Node: n.name, Attempt: attempt, Delay: delay, Err: err}
+		if inline {
+			if r.emit != nil {
+				r.emit(ev)
+			}
+		} else {
+			sl.retry = append(sl.retry, ev)
+		}
+		if serr := sleep(r.ctx, delay); serr != nil {
+			sl.err = fmt.Errorf("statgraph: node %q: stopped while waiting to retry: %w", n.name, serr)
+			return
+		}
+	}
+}
+
+// call runs one attempt of n, turning a panic into a *NodeError.
+func (r *run[S]) call(ctx context.Context, n *node[S], in S, attempt int) (out S, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &NodeError{Node: n.name, Attempt: attempt, Panic: p, Stack: debug.Stack()}
+		}
+	}()
+	if n.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, n.timeout)
+		defer cancel()
+	}
+	out, err = n.fn(ctx, in)
+	if err != nil {
+		var ne *NodeError
+		if !errors.As(err, &ne) || ne.Node != n.name {
+			err = &NodeError{Node: n.name, Attempt: attempt, Err: err}
+		}
+	}
+	return out, err
+}
+
+// emitEnd reports the end of the node in slot sl (and, for a parallel step,
+// the retries it went through).
+func (r *run[S]) emitEnd(sl *slot[S], idx int) bool {
+	if sl.done {
+		return true
+	}
+	for _, ev := range sl.retry {
+		if !r.emit(ev) {
+			return false
+		}
+	}
+	return r.emit(Event[S]{Kind: EventNodeEnd, Step: r.step, Node: r.g.name(idx), Attempt: sl.nctx.info.attempt, Duration: sl.dur, Err: sl.err})
+}
+
+// barrierErrors checks the step's slots once all have finished. Interrupts
+// pause the run; failures end it. Either way the updates of the nodes that
+// did finish are saved as pending writes so that a resume does not run them
+// again.
+func (r *run[S]) barrierErrors() error {
+	var failed error
+	var raised []Interruption
+	for i := range r.slots {
+		sl := &r.slots[i]
+		if sl.err == nil {
+			continue
+		}
+		if errors.Is(sl.err, ErrInterrupted) && len(sl.nctx.info.raised) > 0 {
+			raised = append(raised, sl.nctx.info.raised...)
+			continue
+		}
+		if failed == nil {
+			failed = sl.err
+		}
+	}
+	if failed == nil && raised == nil {
+		return nil
+	}
+	if failed == nil && r.saver == nil {
+		return fmt.Errorf("%w: node %q called Interrupt; compile the graph WithCheckpointer so the run can pause and resume", ErrNoCheckpointer, raised[0].Node)
+	}
+	if r.saver != nil {
+		pending, err := r.pendingWrites()
+		if err != nil {
+			return err
+		}
+		if err := r.saveStep(SourceLoop, r.step-1, r.frontier, pending, raised); err != nil {
+			return err
+		}
+	}
+	if failed != nil {
+		if err := r.ctx.Err(); err != nil && !errors.Is(failed, err) {
+			return fmt.Errorf("%w (%w)", failed, err)
+		}
+		return failed
+	}
+	return r.interrupted(raised)
+}

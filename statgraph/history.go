@@ -1,0 +1,139 @@
+package statgraph
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Snapshot is a thread's state at one checkpoint.
+type Snapshot[S any] struct {
+	CheckpointID int64
+	Parent       int64
+	Step         int
+	Source       string // SourceInput, SourceLoop, SourceUpdate or SourceFork
+	Created      time.Time
+	State        S
+	Next         []string // nodes that run next; empty when the run finished
+	Interrupts   []Interruption
+	Counters     map[string]int // executions per node so far
+}
+
+// State returns the latest snapshot of thread.
+func (g *Graph[S]) State(ctx context.Context, thread string) (Snapshot[S], error) {
+	cp, err := g.checkpointer().Get(ctx, thread, 0)
+	if err != nil {
+		return Snapshot[S]{}, err
+	}
+	return g.snapshot(ctx, cp)
+}
+
+// History returns the snapshots of thread, newest first; limit <= 0 means
+// all of them.
+func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Snapshot[S], error) {
+	list, err := g.checkpointer().List(ctx, thread, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Snapshot[S], 0, len(list))
+	for _, cp := range list {
+		s, err := g.snapshot(ctx, cp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint) (Snapshot[S], error) {
+	state, err := loadState(ctx, g.checkpointer(), g.codec, cp)
+	if err != nil {
+		return Snapshot[S]{}, err
+	}
+	s := Snapshot[S]{
+		CheckpointID: cp.ID, Parent: cp.Parent, Step: cp.Step, Source: cp.Source, Created: cp.Created,
+		State: state, Next: cp.Next, Counters: cp.Counters,
+	}
+	for _, in := range cp.Interrupts {
+		s.Interrupts = append(s.Interrupts, Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload})
+	}
+	return s, nil
+}
+
+// UpdateState writes a new checkpoint for thread whose state is update
+// merged into the latest state (through the reducer, or replacing it when
+// the graph has none), as if node asNode had returned it: the next nodes are
+// the ones asNode's edges lead to. With asNode "" the next nodes stay as
+// they were. The next Invoke on the thread continues from there. It returns
+// the new checkpoint's id.
+func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asNode string) (int64, error) {
+	r := g.newRun([]RunOption{WithThread(thread)})
+	r.ctx = ctx
+	n := len(g.nodes)
+	r.seen, r.counters = make([]int, n), make([]int, n)
+	if g.cfg.checkpointer == nil {
+		return 0, fmt.Errorf("%w: UpdateState needs a graph compiled WithCheckpointer", ErrNoCheckpointer)
+	}
+	r.saver = &saver[S]{g: g, cp: g.cfg.checkpointer, thread: thread}
+	latest, err := g.cfg.checkpointer.Get(ctx, thread, 0)
+	if err != nil {
+		return 0, fmt.Errorf("statgraph: update state of thread %q: %w", thread, err)
+	}
+	state, err := loadState(ctx, g.cfg.checkpointer, g.codec, latest)
+	if err != nil {
+		return 0, err
+	}
+	r.saver.lastID, r.saver.prev, r.saver.havePrev = latest.ID, state, true
+	for name, c := range latest.Counters {
+		if i, ok := g.byName[name]; ok {
+			r.counters[i] = c
+		}
+	}
+	if g.reducer != nil {
+		r.state = g.reducer(state, update)
+	} else {
+		r.state = update
+	}
+	var ints []Interruption
+	if asNode == "" {
+		for _, name := range latest.Next {
+			r.next = append(r.next, g.byName[name])
+		}
+		for _, in := range latest.Interrupts {
+			ints = append(ints, Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload})
+		}
+	} else {
+		i, ok := g.byName[asNode]
+		if !ok {
+			return 0, fmt.Errorf("statgraph: UpdateState as node %q: the graph has no such node", asNode)
+		}
+		r.step = latest.Step
+		if err := r.route(g.nodes[i]); err != nil {
+			return 0, err
+		}
+	}
+	if err := r.saveStep(SourceUpdate, latest.Step, r.next, nil, ints); err != nil {
+		return 0, err
+	}
+	return r.saver.lastID, nil
+}
+
+func (g *Graph[S]) checkpointer() Checkpointer {
+	if g.cfg.checkpointer == nil {
+		return noCheckpointer{}
+	}
+	return g.cfg.checkpointer
+}
+
+// noCheckpointer answers every call with ErrNoCheckpointer.
+type noCheckpointer struct{}
+
+func (noCheckpointer) Put(context.Context, *Checkpoint) error { return ErrNoCheckpointer }
+func (noCheckpointer) Get(context.Context, string, int64) (*Checkpoint, error) {
+	return nil, ErrNoCheckpointer
+}
+func (noCheckpointer) List(context.Context, string, int) ([]*Checkpoint, error) {
+	return nil, ErrNoCheckpointer
+}
+func (noCheckpointer) DeleteThread(context.Context, string) error { return ErrNoCheckpointer }

@@ -1,0 +1,174 @@
+package statgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Interruption is a pause of a run, waiting for Resume.
+type Interruption struct {
+	ID      string          // addresses the interrupt in a ResumeMap
+	Node    string          // the node that paused, or that the pause is before or after
+	When    string          // "before", "after" or "inside" (raised by Interrupt)
+	Payload json.RawMessage // what the node passed to Interrupt, as JSON
+}
+
+// InterruptedError is returned by Invoke, Stream and Resume when a run
+// paused. It wraps ErrInterrupted.
+type InterruptedError struct {
+	Thread     string
+	Interrupts []Interruption
+}
+
+func (e *InterruptedError) Error() string {
+	ids := make([]string, len(e.Interrupts))
+	for i, in := range e.Interrupts {
+		ids[i] = in.ID
+	}
+	return fmt.Sprintf("statgraph: thread %q paused at %s; continue it with Resume", e.Thread, strings.Join(ids, ", "))
+}
+
+func (e *InterruptedError) Unwrap() error { return ErrInterrupted }
+
+// ResumeMap answers several pending interrupts at once, by interrupt ID.
+type ResumeMap map[string]any
+
+type resumeArg struct{ value any }
+
+// Interrupt pauses the run from inside a node and returns the value given to
+// Resume once the run continues. The first time it is reached it returns
+// the zero T and an error wrapping ErrInterrupted, which the node must
+// return as its own error; the run then saves a checkpoint and Invoke
+// returns an *InterruptedError carrying payload (encoded as JSON).
+//
+// On Resume the node runs again from its start, and this call returns the
+// resume value decoded into T. Whatever the node did before calling Interrupt is
+// therefore done twice: keep it idempotent, or do it after Interrupt. A node may
+// call Interrupt several times; each call is a separate interrupt, matched by
+// order. Interrupt needs a graph compiled WithCheckpointer.
+func Interrupt[T any](ctx context.Context, payload any) (T, error) {
+	var zero T
+	info, ok := ctx.Value(infoKey{}).(*nodeInfo)
+	if !ok {
+		return zero, errors.New("statgraph: Interrupt called outside a running node")
+	}
+	id := fmt.Sprintf("%s:%d:%d", info.node, info.step, info.calls)
+	info.calls++
+	if raw, ok := info.resumes[id]; ok {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return zero, Permanent(fmt.Errorf("statgraph: resume value for interrupt %s does not fit %T: %w", id, zero, err))
+		}
+		return v, nil
+	}
+	p, err := encodeJSON("interrupt payload", payload)
+	if err != nil {
+		return zero, Permanent(err)
+	}
+	in := Interruption{ID: id, Node: info.node, When: "inside", Payload: p}
+	info.raised = append(info.raised, in)
+	return zero, &InterruptedError{Interrupts: []Interruption{in}}
+}
+
+// Resume continues thread, which must be paused at an interrupt, giving
+// value to it. With several interrupts pending, value must be a ResumeMap
+// naming each one answered by ID.
+func (g *Graph[S]) Resume(ctx context.Context, thread string, value any, opts ...RunOption) (S, error) {
+	r := g.newRun(append(opts, WithThread(thread)))
+	var zero S
+	return r.startResume(ctx, zero, value)
+}
+
+func (r *run[S]) startResume(ctx context.Context, zero S, value any) (S, error) {
+	return r.start(ctx, zero, &resumeArg{value: value})
+}
+
+// applyResume records the resume values for checkpoint c's interrupts.
+func (r *run[S]) applyResume(c *Checkpoint, arg *resumeArg) error {
+	if len(c.Interrupts) == 0 {
+		return fmt.Errorf("%w: thread %q (checkpoint %d)", ErrNotInterrupted, c.Thread, c.ID)
+	}
+	values, byID := arg.value.(ResumeMap)
+	if !byID {
+		if len(c.Interrupts) > 1 {
+			ids := make([]string, len(c.Interrupts))
+			for i, in := range c.Interrupts {
+				ids[i] = in.ID
+			}
+			return fmt.Errorf("statgraph: thread %q has %d pending interrupts (%s): answer them by id with a statgraph.ResumeMap",
+				c.Thread, len(ids), strings.Join(ids, ", "))
+		}
+		values = ResumeMap{c.Interrupts[0].ID: arg.value}
+	}
+	if r.resumes == nil {
+		r.resumes = make(map[string][]byte, len(values))
+	}
+	for id, v := range values {
+		var in *PendingInterrupt
+		for i := range c.Interrupts {
+			if c.Interrupts[i].ID == id {
+				in = &c.Interrupts[i]
+			}
+		}
+		if in == nil {
+			return fmt.Errorf("statgraph: thread %q has no pending interrupt %q", c.Thread, id)
+		}
+		b, err := encodeJSON("resume value for "+id, v)
+		if err != nil {
+			return err
+		}
+		r.resumes[id] = b
+		if in.When == "before" {
+			r.skipAhead = true
+		}
+	}
+	return nil
+}
+
+// pauseBefore pauses the run if a node of the frontier is flagged with
+// WithInterruptBefore.
+func (r *run[S]) pauseBefore() error {
+	var ints []Interruption
+	for _, i := range r.frontier {
+		if r.g.before[i] {
+			name := r.g.nodes[i].name
+			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:before:%d", name, r.step+1), Node: name, When: "before"})
+		}
+	}
+	if ints == nil {
+		return nil
+	}
+	if err := r.saveStep(SourceLoop, r.step, r.frontier, r.pending, ints); err != nil {
+		return err
+	}
+	return r.interrupted(ints)
+}
+
+// pauseAfter pauses the run if a node that just ran is flagged with
+// WithInterruptAfter.
+func (r *run[S]) pauseAfter(ran []int) error {
+	var ints []Interruption
+	for _, i := range ran {
+		if r.g.after[i] {
+			name := r.g.nodes[i].name
+			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:after:%d", name, r.step), Node: name, When: "after"})
+		}
+	}
+	if ints == nil || len(r.frontier) == 0 {
+		return nil
+	}
+	if err := r.saveStep(SourceLoop, r.step, r.frontier, nil, ints); err != nil {
+		return err
+	}
+	return r.interrupted(ints)
+}
+
+func (r *run[S]) interrupted(ints []Interruption) error {
+	if r.emit != nil {
+		r.emit(Event[S]{Kind: EventInterrupt, Step: r.step, Interrupts: ints, Thread: r.cfg.thread})
+	}
+	return &InterruptedError{Thread: r.cfg.thread, Interrupts: ints}
+}

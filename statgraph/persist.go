@@ -1,0 +1,228 @@
+package statgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// saver writes a run's checkpoints. It remembers the last state saved so
+// that the next checkpoint can be a delta against it.
+type saver[S any] struct {
+	g         *Graph[S]
+	cp        Checkpointer
+	thread    string
+	lastID    int64
+	prev      S    // state of checkpoint lastID
+	havePrev  bool // prev is valid
+	sinceFull int  // delta checkpoints written since the last full one
+}
+
+// valueKeeper is implemented by checkpointers that keep live state values
+// instead of encoded bytes.
+type valueKeeper interface{ keepsValues() bool }
+
+// saveStep writes a checkpoint of the run after step completed steps, with
+// next as the frontier.
+func (r *run[S]) saveStep(source string, step int, next []int, pending []PendingWrite, ints []Interruption) error {
+	s := r.saver
+	cp := &Checkpoint{
+		Thread:   s.thread,
+		ID:       s.lastID + 1,
+		Parent:   s.lastID,
+		Step:     step,
+		Source:   source,
+		Created:  time.Now().UTC(),
+		Next:     r.names(next),
+		Pending:  pending,
+		Counters: make(map[string]int, len(r.counters)),
+	}
+	for i, c := range r.counters {
+		if c > 0 {
+			cp.Counters[r.g.nodes[i].name] = c
+		}
+	}
+	if len(ints) > 0 {
+		cp.Interrupts = make([]PendingInterrupt, len(ints))
+		for i, in := range ints {
+			cp.Interrupts[i] = PendingInterrupt{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload}
+		}
+	}
+	if len(r.resumes) > 0 {
+		cp.Resumes = maps.Clone(r.resumes)
+	}
+	if err := s.encode(cp, r.state); err != nil {
+		return err
+	}
+	if err := s.cp.Put(r.ctx, cp); err != nil {
+		return fmt.Errorf("statgraph: save checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
+	}
+	s.lastID, s.prev, s.havePrev = cp.ID, r.state, true
+	if r.emit != nil {
+		if !r.emit(Event[S]{Kind: EventCheckpoint, Step: step, CheckpointID: cp.ID, Thread: s.thread}) {
+			return r.stopped()
+		}
+	}
+	return nil
+}
+
+// encode stores state in cp: as a value, as a delta against the previous
+// checkpoint, or in full.
+func (s *saver[S]) encode(cp *Checkpoint, state S) error {
+	if vk, ok := s.cp.(valueKeeper); ok && vk.keepsValues() {
+		cp.Value = state
+		return nil
+	}
+	if s.g.delta != nil && s.havePrev && s.sinceFull < FullEvery-1 {
+		d, ok, err := s.g.delta.MarshalDelta(s.prev, state)
+		if err != nil {
+			return fmt.Errorf("statgraph: encode state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
+		}
+		if ok {
+			cp.State, cp.Delta = d, true
+			s.sinceFull++
+			return nil
+		}
+	}
+	b, err := s.g.codec.Marshal(state)
+	if err != nil {
+		return fmt.Errorf("statgraph: encode state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
+	}
+	cp.State, s.sinceFull = b, 0
+	return nil
+}
+
+// restore loads the thread's checkpoint (the latest, or the one chosen with
+// FromCheckpoint) and reports whether the run continues from it. A thread
+// whose latest run finished starts a new run from the input.
+func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
+	s := r.saver
+	latest, err := s.cp.Get(ctx, s.thread, 0)
+	if errors.Is(err, ErrNoCheckpoint) {
+		if r.cfg.from != 0 || resume != nil {
+			return false, fmt.Errorf("statgraph: thread %q has no checkpoints: %w", s.thread, ErrNoCheckpoint)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("statgraph: load thread %q: %w", s.thread, err)
+	}
+	s.lastID = latest.ID
+	c := latest
+	if r.cfg.from != 0 {
+		if c, err = s.cp.Get(ctx, s.thread, r.cfg.from); err != nil {
+			return false, fmt.Errorf("statgraph: load checkpoint %d of thread %q: %w", r.cfg.from, s.thread, err)
+		}
+	}
+	if r.cfg.from == 0 && resume == nil && len(c.Next) == 0 {
+		// The last run finished: a new run starts on the same thread.
+		return false, r.loadPrev(ctx, c)
+	}
+	if resume == nil && len(c.Interrupts) > 0 && r.cfg.from == 0 {
+		return false, fmt.Errorf("%w: thread %q is waiting at interrupt %s; continue it with Resume", ErrInterrupted, s.thread, c.Interrupts[0].ID)
+	}
+	state, err := loadState(ctx, s.cp, r.g.codec, c)
+	if err != nil {
+		return false, err
+	}
+	r.state, s.prev, s.havePrev = state, state, true
+	r.step = c.Step
+	for name, n := range c.Counters {
+		if i, ok := r.g.byName[name]; ok {
+			r.counters[i] = n
+		}
+	}
+	for _, name := range c.Next {
+		i, ok := r.g.byName[name]
+		if !ok {
+			return false, fmt.Errorf("%w: thread %q checkpoint %d names node %q, which the graph does not have", ErrCorruptCheckpoint, s.thread, c.ID, name)
+		}
+		r.frontier = append(r.frontier, i)
+	}
+	slices.Sort(r.frontier)
+	r.pending = c.Pending
+	if len(c.Resumes) > 0 {
+		r.resumes = maps.Clone(c.Resumes)
+	}
+	if resume != nil {
+		if err := r.applyResume(c, resume); err != nil {
+			return false, err
+		}
+	}
+	if r.cfg.from != 0 {
+		s.lastID = latest.ID
+		return true, r.saveStep(SourceFork, r.step, r.frontier, r.pending, nil)
+	}
+	return true, nil
+}
+
+// loadPrev remembers c's state as the base for the next delta.
+func (r *run[S]) loadPrev(ctx context.Context, c *Checkpoint) error {
+	state, err := loadState(ctx, r.saver.cp, r.g.codec, c)
+	if err != nil {
+		return err
+	}
+	r.saver.prev, r.saver.havePrev = state, true
+	return nil
+}
+
+// restorePending fills the slots of nodes whose updates were saved as
+// pending writes, so they are not run again.
+func (r *run[S]) restorePending() {
+	for i := range r.slots {
+		sl := &r.slots[i]
+		sl.done, sl.err = false, nil
+		for _, pw := range r.pending {
+			if pw.Node != r.g.name(r.frontier[i]) {
+				continue
+			}
+			if pw.Value != nil {
+				if v, ok := pw.Value.(S); ok {
+					sl.out, sl.done = v, true
+				}
+			} else if v, err := r.g.codec.Unmarshal(pw.Update); err == nil {
+				sl.out, sl.done = v, true
+			}
+		}
+	}
+}
+
+// pendingWrites encodes the updates of the slots that finished.
+func (r *run[S]) pendingWrites() ([]PendingWrite, error) {
+	var out []PendingWrite
+	keep := false
+	if vk, ok := r.saver.cp.(valueKeeper); ok {
+		keep = vk.keepsValues()
+	}
+	for i := range r.slots {
+		sl := &r.slots[i]
+		if sl.err != nil {
+			continue
+		}
+		pw := PendingWrite{Node: r.g.name(r.frontier[i])}
+		if keep {
+			pw.Value = sl.out
+		} else {
+			b, err := r.g.codec.Marshal(sl.out)
+			if err != nil {
+				return nil, fmt.Errorf("statgraph: encode update of node %q: %w", pw.Node, err)
+			}
+			pw.Update = b
+		}
+		out = append(out, pw)
+	}
+	return out, nil
+}
+
+// encodeJSON is the encoding of interrupt payloads and resume values.
+func encodeJSON(what string, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("statgraph: %s is not JSON-encodable: %w", what, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,109 @@
+package statgraph
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy says how a node is retried when it returns an error. Every
+// field's zero value selects the documented default, so RetryPolicy{} retries
+// up to 3 attempts in all, 0.5 s then 1 s apart.
+type RetryPolicy struct {
+	// InitialInterval is the delay before the second attempt. Zero means 500ms.
+	InitialInterval time.Duration
+	// BackoffFactor multiplies the delay after each attempt. Zero means 2.
+	BackoffFactor float64
+	// MaxInterval caps the delay. Zero means 128s.
+	MaxInterval time.Duration
+	// MaxAttempts is the number of attempts in all, the first included.
+	// Zero means 3; 1 means no retry.
+	MaxAttempts int
+	// Jitter spreads each delay randomly by up to this fraction of it in
+	// either direction (0.1 means ±10%). Zero means no jitter; values are
+	// clamped to [0, 1].
+	Jitter float64
+	// RetryOn decides whether an error is retried. Nil means every error
+	// except those marked Permanent.
+	RetryOn func(error) bool
+}
+
+func (p *RetryPolicy) maxAttempts() int {
+	if p.MaxAttempts <= 0 {
+		return 3
+	}
+	return p.MaxAttempts
+}
+
+// Delay returns the pause after the given failed attempt (1 for the first),
+// before jitter.
+func (p *RetryPolicy) Delay(attempt int) time.Duration {
+	initial, factor, maxd := p.InitialInterval, p.BackoffFactor, p.MaxInterval
+	if initial <= 0 {
+		initial = 500 * time.Millisecond
+	}
+	if factor <= 0 {
+		factor = 2
+	}
+	if maxd <= 0 {
+		maxd = 128 * time.Second
+	}
+	d := float64(initial) * math.Pow(factor, float64(attempt-1))
+	if d > float64(maxd) || math.IsInf(d, 0) || math.IsNaN(d) {
+		return maxd
+	}
+	return time.Duration(d)
+}
+
+func (p *RetryPolicy) jittered(attempt int) time.Duration {
+	d := p.Delay(attempt)
+	j := min(max(p.Jitter, 0), 1)
+	if j == 0 {
+		return d
+	}
+	return time.Duration(float64(d) * (1 + j*(2*rand.Float64()-1)))
+}
+
+// retryable reports whether err, returned by an attempt while the run's
+// context is still live, may be retried under p.
+func (p *RetryPolicy) retryable(err error) bool {
+	var perm *permanentError
+	if errors.As(err, &perm) || errors.Is(err, context.Canceled) || errors.Is(err, ErrInterrupted) {
+		return false
+	}
+	if p.RetryOn != nil {
+		return p.RetryOn(err)
+	}
+	return true
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as not worth retrying: a node returning it fails at
+// once whatever its RetryPolicy says. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

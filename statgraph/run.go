@@ -1,0 +1,335 @@
+package statgraph
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RunOption configures one Invoke, Stream or Resume.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	thread    string
+	stepLimit int
+	trace     io.Writer
+	from      int64 // checkpoint to replay from; 0 = latest
+}
+
+// WithThread names the run's thread. On a graph with a checkpointer the
+// thread keys its checkpoints: a thread with an unfinished run is continued
+// from its latest checkpoint instead of starting again.
+func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
+
+// WithStepLimit ends the run with ErrStepLimit after n super-steps.
+func WithStepLimit(n int) RunOption { return func(c *runConfig) { c.stepLimit = n } }
+
+// WithTrace writes a readable trace of the run to w, one line per event (the
+// format STATGRAPH_TRACE=1 prints to stderr).
+func WithTrace(w io.Writer) RunOption { return func(c *runConfig) { c.trace = w } }
+
+// FromCheckpoint replays the thread from checkpoint id instead of its latest
+// one (time travel): a fork checkpoint is written whose parent is id, and the
+// run continues from there. Needs WithThread.
+func FromCheckpoint(id int64) RunOption { return func(c *runConfig) { c.from = id } }
+
+// Invoke runs the graph on input and returns the final state.
+//
+// It runs super-steps until no node is left to run. In each step the ready
+// nodes run concurrently, each on the state as of the start of the step;
+// their updates are merged at the barrier in node-name order; then edges are
+// followed from every node that ran, and the nodes they lead to form the
+// next step (a node reached from several nodes runs once).
+//
+// Invoke returns the context's error (wrapped) soon after ctx is done, a
+// *NodeError when a node fails, ErrStepLimit when the run is too long, and
+// an error wrapping ErrInterrupted when it paused. It never leaves a
+// goroutine behind.
+func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
+	r := g.newRun(opts)
+	return r.start(ctx, input, nil)
+}
+
+// run is the state of one invocation. It is used by one goroutine, except
+// that the slots of a parallel step are written by their own goroutines
+// between the step's start and its barrier.
+type run[S any] struct {
+	g         *Graph[S]
+	cfg       runConfig
+	ctx       context.Context // the run's context; nodes derive from it
+	emit      func(Event[S]) bool
+	state     S
+	step      int
+	frontier  []int
+	next      []int
+	seen      []int // per node: the step it was last added to next
+	slots     []slot[S]
+	counters  []int // per node: executions so far
+	saver     *saver[S]
+	resumes   map[string][]byte // interrupt id -> resume value (JSON)
+	skipAhead bool              // resuming past an interrupt-before: don't pause again
+	pending   []PendingWrite    // updates of nodes already done in the current step
+}
+
+// slot holds one node's run within a step.
+type slot[S any] struct {
+	nctx  nodeCtx
+	out   S
+	err   error
+	dur   time.Duration
+	done  bool // out is a pending write restored from a checkpoint
+	retry []Event[S]
+}
+
+func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
+	r := &run[S]{g: g, cfg: runConfig{stepLimit: g.cfg.stepLimit, trace: g.trace}}
+	for _, o := range opts {
+		o(&r.cfg)
+	}
+	if r.cfg.stepLimit <= 0 {
+		r.cfg.stepLimit = g.cfg.stepLimit
+	}
+	if r.cfg.trace != nil {
+		r.emit = newTracer[S](r.cfg.trace, g).event
+	}
+	return r
+}
+
+// start runs the graph from input, or continues the run's thread. resume
+// holds the values given to Resume.
+func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.ctx = ctx
+	n := len(r.g.nodes)
+	r.seen = make([]int, n)
+	r.counters = make([]int, n)
+	r.slots = make([]slot[S], 1, min(n, 8))
+	r.frontier = make([]int, 0, 4)
+	r.next = make([]int, 0, 4)
+
+	if err := r.open(ctx, input, resume); err != nil {
+		var zero S
+		if r.emit != nil {
+			r.emit(Event[S]{Kind: EventRunEnd, Err: err, Thread: r.cfg.thread})
+		}
+		return zero, err
+	}
+	err := r.loop()
+	if r.emit != nil {
+		r.emit(Event[S]{Kind: EventRunEnd, Step: r.step, State: r.state, Err: err, Thread: r.cfg.thread})
+	}
+	return r.state, err
+}
+
+// open sets the initial state and frontier: from input for a new run, from
+// the thread's checkpoint for a continued one.
+func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
+	cp := r.g.cfg.checkpointer
+	if cp == nil {
+		if r.cfg.thread != "" || r.cfg.from != 0 || resume != nil {
+			return fmt.Errorf("%w: WithThread, FromCheckpoint and Resume need a graph compiled WithCheckpointer", ErrNoCheckpointer)
+		}
+		r.state = input
+		if err := r.route(&r.g.start); err != nil {
+			return err
+		}
+		r.frontier, r.next = r.next, r.frontier[:0]
+		r.emitStart()
+		return nil
+	}
+	if r.cfg.thread == "" {
+		return fmt.Errorf("statgraph: the graph has a checkpointer: pass WithThread(id) so the run can be saved and resumed")
+	}
+	r.saver = &saver[S]{g: r.g, cp: cp, thread: r.cfg.thread}
+	continued, err := r.restore(ctx, resume)
+	if err != nil {
+		return err
+	}
+	if !continued {
+		r.state = input
+		if err := r.route(&r.g.start); err != nil {
+			return err
+		}
+		r.frontier, r.next = r.next, r.frontier[:0]
+		if err := r.saveStep(SourceInput, 0, r.frontier, nil, nil); err != nil {
+			return err
+		}
+	}
+	r.emitStart()
+	return nil
+}
+
+func (r *run[S]) emitStart() {
+	if r.emit != nil {
+		r.emit(Event[S]{Kind: EventRunStart, Step: r.step, Nodes: r.names(r.frontier), Thread: r.cfg.thread})
+	}
+}
+
+func (r *run[S]) names(idx []int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = r.g.name(j)
+	}
+	return out
+}
+
+// loop runs super-steps until the frontier is empty.
+func (r *run[S]) loop() error {
+	for len(r.frontier) > 0 {
+		if err := r.ctx.Err(); err != nil {
+			return fmt.Errorf("statgraph: run stopped before step %d: %w", r.step+1, err)
+		}
+		if r.step >= r.cfg.stepLimit {
+			return fmt.Errorf("%w: %d steps taken and %s still to run; raise it with WithStepLimit if the loop is meant to be this long",
+				ErrStepLimit, r.step, strings.Join(r.names(r.frontier), ", "))
+		}
+		if r.g.before != nil && !r.skipAhead {
+			if err := r.pauseBefore(); err != nil {
+				return err
+			}
+		}
+		r.skipAhead = false
+		if err := r.superstep(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// superstep runs the frontier, merges the updates and computes the next
+// frontier.
+func (r *run[S]) superstep() error {
+	r.step++
+	if r.emit != nil {
+		if !r.emit(Event[S]{Kind: EventStepStart, Step: r.step, Nodes: r.names(r.frontier)}) {
+			return r.stopped()
+		}
+	}
+	k := len(r.frontier)
+	if cap(r.slots) < k {
+		r.slots = append(r.slots[:cap(r.slots)], make([]slot[S], k-cap(r.slots))...)
+	}
+	r.slots = r.slots[:k]
+	r.restorePending()
+
+	if k == 1 {
+		if sl := &r.slots[0]; !sl.done {
+			r.exec(sl, r.g.nodes[r.frontier[0]])
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i := 1; i < k; i++ {
+			if sl := &r.slots[i]; !sl.done {
+				n := r.g.nodes[r.frontier[i]]
+				wg.Go(func() { r.exec(sl, n) })
+			}
+		}
+		if sl := &r.slots[0]; !sl.done {
+			r.exec(sl, r.g.nodes[r.frontier[0]])
+		}
+		wg.Wait()
+	}
+	if r.emit != nil && k > 1 {
+		for i := range r.slots {
+			if !r.emitEnd(&r.slots[i], r.frontier[i]) {
+				return r.stopped()
+			}
+		}
+	}
+	if err := r.barrierErrors(); err != nil {
+		return err
+	}
+	r.pending = r.pending[:0]
+	r.resumes = nil
+
+	if err := r.merge(); err != nil {
+		return err
+	}
+	r.next = r.next[:0]
+	for _, i := range r.frontier {
+		r.counters[i]++
+		if err := r.route(r.g.nodes[i]); err != nil {
+			return err
+		}
+	}
+	if len(r.next) > 1 {
+		slices.Sort(r.next)
+	}
+	if r.saver != nil {
+		if err := r.saveStep(SourceLoop, r.step, r.next, nil, nil); err != nil {
+			return err
+		}
+	}
+	ran := r.frontier
+	r.frontier, r.next = r.next, ran
+	if r.g.after != nil {
+		return r.pauseAfter(ran)
+	}
+	return nil
+}
+
+// merge folds the step's updates into the state in node-name order.
+func (r *run[S]) merge() error {
+	if r.g.reducer == nil {
+		if len(r.slots) > 1 {
+			return fmt.Errorf("%w: nodes %q and %q ran in the same step and both returned an update; give the graph a reducer with SetReducer",
+				ErrConflictingUpdates, r.g.name(r.frontier[0]), r.g.name(r.frontier[1]))
+		}
+		r.state = r.slots[0].out
+	} else {
+		for i := range r.slots {
+			r.state = r.g.reducer(r.state, r.slots[i].out)
+		}
+	}
+	for i := range r.slots {
+		var zero S
+		r.slots[i].out = zero // let the update be collected
+		r.slots[i].done = false
+	}
+	if r.emit != nil {
+		if !r.emit(Event[S]{Kind: EventUpdate, Step: r.step, State: r.state}) {
+			return r.stopped()
+		}
+	}
+	return nil
+}
+
+// route follows n's edges on the current state, adding the destinations to
+// r.next once each.
+func (r *run[S]) route(n *node[S]) error {
+	for _, t := range n.next {
+		r.add(t)
+	}
+	if br := n.branch; br != nil {
+		key := br.router(r.ctx, r.state)
+		t, ok := br.to[key]
+		if !ok {
+			return fmt.Errorf("%w: node %q routed to %q; its path map has %s", ErrUnknownRoute, n.name, key, strings.Join(br.keys, ", "))
+		}
+		if r.emit != nil {
+			if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: key, To: r.g.name(t)}) {
+				return r.stopped()
+			}
+		}
+		r.add(t)
+	}
+	return nil
+}
+
+func (r *run[S]) add(t int) {
+	if t == endIdx || r.seen[t] == r.step+1 {
+		return
+	}
+	r.seen[t] = r.step + 1
+	r.next = append(r.next, t)
+}
+
+// stopped is the error of a run whose event consumer stopped listening.
+func (r *run[S]) stopped() error {
+	return fmt.Errorf("statgraph: run stopped at step %d: %w", r.step, context.Canceled)
+}

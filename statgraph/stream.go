@@ -1,0 +1,52 @@
+package statgraph
+
+import (
+	"context"
+	"iter"
+)
+
+// Stream runs the graph like Invoke and yields its events as they happen.
+// The last event is EventRunEnd, yielded together with the run's error (nil
+// on success). Breaking out of the loop cancels the run; Stream returns only
+// after the run has stopped, leaving no goroutine behind.
+//
+// Events are yielded from the goroutine that ranges over the sequence. In a
+// step where several nodes run in parallel, their retry and end events are
+// yielded together at the step's barrier, in node-name order.
+func (g *Graph[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event[S], error] {
+	return g.stream(ctx, input, nil, opts)
+}
+
+// StreamResume is Resume with the events yielded as Stream does.
+func (g *Graph[S]) StreamResume(ctx context.Context, thread string, value any, opts ...RunOption) iter.Seq2[Event[S], error] {
+	return g.stream(ctx, *new(S), &resumeArg{value: value}, append(opts, WithThread(thread)))
+}
+
+func (g *Graph[S]) stream(ctx context.Context, input S, resume *resumeArg, opts []RunOption) iter.Seq2[Event[S], error] {
+	return func(yield func(Event[S], error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		r := g.newRun(opts)
+		trace := r.emit
+		stopped := false
+		r.emit = func(ev Event[S]) bool {
+			if trace != nil {
+				trace(ev)
+			}
+			if stopped {
+				return false
+			}
+			var err error
+			if ev.Kind == EventRunEnd {
+				err = ev.Err
+			}
+			if !yield(ev, err) {
+				stopped = true
+				cancel()
+				return false
+			}
+			return true
+		}
+		r.start(ctx, input, resume) //nolint:errcheck // the error was yielded with EventRunEnd
+	}
+}

@@ -1,0 +1,117 @@
+// Package harness gives the statgraph benchmark programs the argument
+// handling, timing and result line of ../shared/bench-anchors, so their
+// output sits in the same table as the peer engines'.
+package harness
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Arg returns positional argument i as an int, or def when it is absent.
+func Arg(i, def int) int {
+	if len(os.Args) <= i+1 {
+		return def
+	}
+	v, err := strconv.Atoi(os.Args[i+1])
+	if err != nil {
+		Die(fmt.Sprintf("argument %d (%q)", i+1, os.Args[i+1]), err)
+	}
+	return v
+}
+
+// Env returns environment variable name as an int, or def when unset.
+func Env(name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		Die(name, err)
+	}
+	return v
+}
+
+// Check exits with status 1 and the message when cond is false.
+func Check(cond bool, format string, args ...any) {
+	if !cond {
+		fmt.Fprintf(os.Stderr, "check failed: "+format+"\n", args...)
+		os.Exit(1)
+	}
+}
+
+// Die exits with status 1 after printing what failed.
+func Die(what string, err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+	os.Exit(1)
+}
+
+// Meter adds up wall time and heap allocations over Start/Stop spans; the
+// memory statistics are read outside the timed part.
+type Meter struct {
+	total          time.Duration
+	mallocs, bytes uint64
+	t0             time.Time
+	ms             runtime.MemStats
+}
+
+// Start opens a timed span.
+func (m *Meter) Start() {
+	runtime.ReadMemStats(&m.ms)
+	m.mallocs -= m.ms.Mallocs
+	m.bytes -= m.ms.TotalAlloc
+	m.t0 = time.Now()
+}
+
+// Stop closes the span opened by Start.
+func (m *Meter) Stop() {
+	m.total += time.Since(m.t0)
+	runtime.ReadMemStats(&m.ms)
+	m.mallocs += m.ms.Mallocs
+	m.bytes += m.ms.TotalAlloc
+}
+
+// Result describes one program's run.
+type Result struct {
+	Workload string
+	N        int
+	Unit     string // node_exec or invoke
+	Units    int
+	Reps     int
+	Warmup   int
+	Extra    []string // more key=value fields
+}
+
+// Report prints the harness's one-line result with engine "statgraph".
+func Report(r Result, m *Meter) {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	total := m.total.Seconds()
+	var per, allocs, bytes float64
+	if r.Units > 0 {
+		per = total * 1e6 / float64(r.Units)
+		allocs = float64(m.mallocs) / float64(r.Units)
+		bytes = float64(m.bytes) / float64(r.Units)
+	}
+	f := []string{
+		"statgraph", r.Workload, strconv.Itoa(r.N),
+		strconv.FormatFloat(total, 'f', 6, 64),
+		strconv.FormatFloat(per, 'f', 3, 64),
+		"unit=" + r.Unit,
+		"units=" + strconv.Itoa(r.Units),
+		"reps=" + strconv.Itoa(r.Reps),
+		"warmup=" + strconv.Itoa(r.Warmup),
+		"peak_rss_kib=" + strconv.FormatInt(ru.Maxrss, 10),
+		"runtime=" + runtime.Version() + "/gomaxprocs-" + strconv.Itoa(runtime.GOMAXPROCS(0)),
+		"allocs_per_unit=" + strconv.FormatFloat(allocs, 'f', 1, 64),
+		"bytes_per_unit=" + strconv.FormatFloat(bytes, 'f', 0, 64),
+		"version=dev",
+	}
+	fmt.Println(strings.Join(append(f, r.Extra...), ","))
+}
