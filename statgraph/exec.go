@@ -16,7 +16,7 @@ type nodeInfo struct {
 	step    int
 	resumes map[string][]byte // values given to Resume, by interrupt id
 	calls   int               // Interrupt calls so far in this attempt
-	raised  []Interruption       // interrupts raised by this attempt
+	raised  []Interruption    // interrupts raised by this attempt
 }
 
 type infoKey struct{}

@@ -18,9 +18,9 @@ import (
 //	├─ s3 route          retry → executor
 //	└─ end               ok     5 steps  1.3s
 type tracer[S any] struct {
-	w     io.Writer
-	g     *Graph[S]
-	t0    time.Time
+	w  io.Writer
+	g  *Graph[S]
+	t0 time.Time
 }
 
 var traceLocks sync.Map // io.Writer -> *sync.Mutex, so concurrent runs don't interleave lines
