@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,12 +123,13 @@ func UsageOf(resp openai.ChatCompletionResponse) Usage {
 // MaxRetries times, waiting as the server's retry-after-ms or Retry-After
 // header asks or with exponential backoff and full jitter, capped at
 // MaxBackoff. Other failures, and the last retryable one, return an
-// *[APIError]. If ctx ends first, the error wraps ctx.Err(). No error text
-// holds the API key.
+// *[APIError]. If ctx ends first, the error wraps ctx.Err(). The API key is
+// removed from the messages before sending, and no error text holds it.
 func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, budget *Budget) (openai.ChatCompletionResponse, error) {
 	if req.Model == "" {
 		req.Model = c.cfg.Model
 	}
+	req.Messages = c.scrubMessages(req.Messages)
 	if err := budget.Check(0); err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
@@ -172,6 +174,39 @@ func (c *Client) send(ctx context.Context, req openai.ChatCompletionRequest) (op
 		return resp, nil, &redactedError{msg: c.scrub(fmt.Sprintf("llm: model %s: %v", req.Model, err))}
 	}
 	return resp, &f, nil
+}
+
+// scrubMessages returns msgs with the API key removed from every content
+// and tool-call argument, so that no prompt carries it. It copies only if
+// the key occurs.
+func (c *Client) scrubMessages(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+	key := c.cfg.APIKey
+	if key == "" {
+		return msgs
+	}
+	var out []openai.ChatCompletionMessage
+	for i, m := range msgs {
+		leaks := strings.Contains(m.Content, key)
+		for _, tc := range m.ToolCalls {
+			leaks = leaks || strings.Contains(tc.Function.Arguments, key)
+		}
+		if !leaks {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		m.Content = c.scrub(m.Content)
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+		for j := range m.ToolCalls {
+			m.ToolCalls[j].Function.Arguments = c.scrub(m.ToolCalls[j].Function.Arguments)
+		}
+		out[i] = m
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
 
 // scrub removes the API key from s.

@@ -1,0 +1,120 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Defaults of ExecRequest.
+const (
+	defaultMaxTurns      = 30
+	defaultMaxToolOutput = 16 << 10
+)
+
+// ExecRequest is one executor attempt at a task.
+type ExecRequest struct {
+	Task TaskInfo
+	Plan Plan
+	// Attempt is this attempt's number, from 1, of MaxAttempts.
+	Attempt, MaxAttempts int
+	// Feedback is the verifier's feedback on the previous attempt, already
+	// capped by the caller; empty on the first attempt.
+	Feedback string
+	// MaxTurns bounds the model calls of the attempt. 0 means 30.
+	MaxTurns int
+	// MaxToolOutput caps each tool result sent to the model, in bytes.
+	// 0 means 16 KiB.
+	MaxToolOutput int
+}
+
+// ExecResult describes an executor attempt.
+type ExecResult struct {
+	// Summary is the model's finish summary, or why the loop ended without one.
+	Summary string
+	// Turns is the number of model calls made.
+	Turns int
+	// Usage is the token usage over those calls.
+	Usage Usage
+	// ToolCalls counts the tool calls the model made, finish included.
+	ToolCalls int
+	// Finished reports whether the model called finish.
+	Finished bool
+}
+
+// Execute runs the tool-calling loop of one attempt: the model gets
+// [BuildExecutorPrompt] and the tools list_files, read_file, search,
+// write_file, replace_in_file and finish, which act on fsys. Each tool call's
+// result, or its error as "error: ...", goes back to the model as a tool
+// message with the call's id; a failing tool never ends the loop. Results
+// are capped at req.MaxToolOutput. A reply without tool calls gets a
+// reminder to use the tools or finish.
+//
+// The loop ends when the model calls finish (Finished true, Summary its
+// summary) or after req.MaxTurns model calls. Reaching the turn limit is not
+// an error: the result has Finished false and a Summary saying the limit was
+// reached, because the edits made so far may still pass verification, which
+// decides. An error from [Client.Chat] (budget spent, bad key, server down,
+// ctx done) ends the loop and is returned, wrapped with the task id and turn,
+// together with the result so far.
+func (c *Client) Execute(ctx context.Context, fsys FileSystem, req ExecRequest, budget *Budget) (ExecResult, error) {
+	maxTurns := req.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = defaultMaxTurns
+	}
+	maxOut := req.MaxToolOutput
+	if maxOut <= 0 {
+		maxOut = defaultMaxToolOutput
+	}
+	chat := openai.ChatCompletionRequest{
+		Tools: executorTools,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: executorSystemPrompt},
+			{Role: openai.ChatMessageRoleUser, Content: BuildExecutorPrompt(req)},
+		},
+	}
+	var res ExecResult
+	for res.Turns < maxTurns {
+		resp, err := c.Chat(ctx, chat, budget)
+		if err != nil {
+			return res, fmt.Errorf("executor: task %s, turn %d: %w", req.Task.ID, res.Turns+1, err)
+		}
+		res.Turns++
+		res.Usage = res.Usage.plus(UsageOf(resp))
+		var msg openai.ChatCompletionMessage
+		if len(resp.Choices) > 0 {
+			msg = resp.Choices[0].Message
+		}
+		chat.Messages = append(chat.Messages, openai.ChatCompletionMessage{
+			Role: openai.ChatMessageRoleAssistant, Content: msg.Content, ToolCalls: msg.ToolCalls,
+		})
+		if len(msg.ToolCalls) == 0 {
+			chat.Messages = append(chat.Messages, openai.ChatCompletionMessage{
+				Role:    openai.ChatMessageRoleUser,
+				Content: "Use the tools to make the change, then call finish with a summary. Do not answer with text alone.",
+			})
+			continue
+		}
+		var finish *openai.ToolCall
+		for i, call := range msg.ToolCalls {
+			res.ToolCalls++
+			if call.Function.Name == toolFinish {
+				finish = &msg.ToolCalls[i]
+				continue
+			}
+			chat.Messages = append(chat.Messages, openai.ChatCompletionMessage{
+				Role:       openai.ChatMessageRoleTool,
+				Content:    capOutput(runTool(fsys, call), maxOut),
+				ToolCallID: call.ID,
+			})
+		}
+		if finish != nil {
+			res.Finished = true
+			res.Summary = finishSummary(*finish)
+			return res, nil
+		}
+	}
+	res.Summary = fmt.Sprintf("turn limit of %d reached before the model called finish (%d tool calls made)", maxTurns, res.ToolCalls)
+	return res, nil
+}
