@@ -69,8 +69,9 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 		var t0 time.Time
 		if r.emit != nil {
 			t0 = time.Now()
-			if inline {
-				r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: attempt})
+			if inline && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: attempt}) {
+				sl.err = r.stopped()
+				return
 			}
 		}
 		out, err := r.call(&sl.nctx, n, r.state, attempt)
@@ -89,7 +90,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 			return
 		}
 		p := n.retry
-		if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil || !p.retryable(err) {
+		if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil || !p.retryable(cause(err)) {
 			if inline && r.emit != nil {
 				r.emitEnd(sl, n.idx)
 			}
@@ -131,6 +132,14 @@ func (r *run[S]) call(ctx context.Context, n *node[S], in S, attempt int) (out S
 		}
 	}
 	return out, err
+}
+
+// cause returns what the node itself returned, for RetryOn.
+func cause(err error) error {
+	if ne, ok := err.(*NodeError); ok && ne.Err != nil {
+		return ne.Err
+	}
+	return err
 }
 
 // emitEnd reports the end of the node in slot sl (and, for a parallel step,

@@ -84,7 +84,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	if err != nil {
 		return 0, err
 	}
-	r.saver.lastID, r.saver.prev, r.saver.havePrev = latest.ID, state, true
+	r.saver.lastID, r.saver.parent, r.saver.prev, r.saver.havePrev = latest.ID, latest.ID, state, true
 	for name, c := range latest.Counters {
 		if i, ok := g.byName[name]; ok {
 			r.counters[i] = c

@@ -16,10 +16,11 @@ type saver[S any] struct {
 	g         *Graph[S]
 	cp        Checkpointer
 	thread    string
-	lastID    int64
-	prev      S    // state of checkpoint lastID
-	havePrev  bool // prev is valid
-	sinceFull int  // delta checkpoints written since the last full one
+	lastID    int64 // the thread's highest checkpoint id
+	parent    int64 // the checkpoint the next one follows (lastID, except after a fork)
+	prev      S     // state of checkpoint parent
+	havePrev  bool  // prev is valid
+	sinceFull int   // delta checkpoints written since the last full one
 }
 
 // valueKeeper is implemented by checkpointers that keep live state values
@@ -33,7 +34,7 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 	cp := &Checkpoint{
 		Thread:   s.thread,
 		ID:       s.lastID + 1,
-		Parent:   s.lastID,
+		Parent:   s.parent,
 		Step:     step,
 		Source:   source,
 		Created:  time.Now().UTC(),
@@ -61,7 +62,7 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 	if err := s.cp.Put(r.ctx, cp); err != nil {
 		return fmt.Errorf("statgraph: save checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 	}
-	s.lastID, s.prev, s.havePrev = cp.ID, r.state, true
+	s.lastID, s.parent, s.prev, s.havePrev = cp.ID, cp.ID, r.state, true
 	if r.emit != nil {
 		if !r.emit(Event[S]{Kind: EventCheckpoint, Step: step, CheckpointID: cp.ID, Thread: s.thread}) {
 			return r.stopped()
@@ -111,7 +112,7 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("statgraph: load thread %q: %w", s.thread, err)
 	}
-	s.lastID = latest.ID
+	s.lastID, s.parent = latest.ID, latest.ID
 	c := latest
 	if r.cfg.from != 0 {
 		if c, err = s.cp.Get(ctx, s.thread, r.cfg.from); err != nil {
@@ -154,7 +155,7 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 		}
 	}
 	if r.cfg.from != 0 {
-		s.lastID = latest.ID
+		s.parent = c.ID
 		return true, r.saveStep(SourceFork, r.step, r.frontier, r.pending, nil)
 	}
 	return true, nil

@@ -222,6 +222,13 @@ func (r *run[S]) superstep() error {
 			r.exec(sl, r.g.nodes[r.frontier[0]])
 		}
 	} else {
+		if r.emit != nil {
+			for i, idx := range r.frontier {
+				if !r.slots[i].done && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: r.g.name(idx), Attempt: 1}) {
+					return r.stopped()
+				}
+			}
+		}
 		var wg sync.WaitGroup
 		for i := 1; i < k; i++ {
 			if sl := &r.slots[i]; !sl.done {
