@@ -28,9 +28,32 @@
 // reason such as "task budget of 5000 tokens spent (5210 used)" having
 // overspent by at most one call.
 //
+// # Planner
+//
+// [Client.Plan] sends the task ([TaskInfo]) and a compact file tree
+// ([RepoView]) and asks for a JSON [Plan] {summary, steps, files,
+// test_strategy}. Code fences and prose around the object are tolerated. An
+// answer that does not parse or lacks a field gets one repair round, in
+// which the parse error goes back to the model; a second bad answer fails
+// with [ErrInvalidPlan]. Config.JSONMode adds response_format json_object
+// for servers that support it.
+//
+// # Executor
+//
+// [Client.Execute] runs one attempt as a tool-calling loop over a
+// [FileSystem] (the workspace's confined file operations): list_files,
+// read_file, search, write_file, replace_in_file and finish. A tool's error
+// goes back to the model as the tool result, so the model can correct
+// itself; results are capped in size and the loop in turns. Running out of
+// turns is not an error: the attempt ends unfinished and verification
+// decides. [BuildExecutorPrompt] is the attempt's task prompt (task, plan,
+// "Attempt k of N", the verifier's feedback), shared with command executors
+// that write it to a file.
+//
 // # Secrets
 //
 // The API key goes only into the Authorization header. It is removed from
 // every error and log line the package produces, including server messages
-// that echo it, and it never appears in a prompt.
+// that echo it, and from every message sent to the model (a file or test
+// output that holds it reaches the model as [REDACTED]).
 package llm

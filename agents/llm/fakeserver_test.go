@@ -36,12 +36,12 @@ type fakeServer struct {
 	fallback *reply // answers once replies is empty; nil = fail the test
 	bodies   [][]byte
 	auth     []string
-	t        *testing.T
+	t        testing.TB
 }
 
 // newFakeServer starts a server answering with replies in order; it is
 // closed when the test ends.
-func newFakeServer(t *testing.T, replies ...reply) *fakeServer {
+func newFakeServer(t testing.TB, replies ...reply) *fakeServer {
 	t.Helper()
 	f := &fakeServer{replies: replies, t: t}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -142,7 +142,7 @@ func (s *sleepRecorder) recorded() []time.Duration {
 
 // newTestClient returns a client of f with testKey, model "test-model", 3
 // retries and the recorder as Sleep; edit adjusts the config (may be nil).
-func newTestClient(t *testing.T, f *fakeServer, edit func(*Config)) (*Client, *sleepRecorder) {
+func newTestClient(t testing.TB, f *fakeServer, edit func(*Config)) (*Client, *sleepRecorder) {
 	t.Helper()
 	s := &sleepRecorder{}
 	cfg := Config{

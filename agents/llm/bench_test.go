@@ -1,0 +1,42 @@
+package llm
+
+import (
+	"strings"
+	"testing"
+)
+
+// BenchmarkBuildExecutorPrompt measures the prompt of a retry with a plan
+// and 8 KiB of feedback.
+func BenchmarkBuildExecutorPrompt(b *testing.B) {
+	req := ExecRequest{
+		Task:        testTask,
+		Plan:        Plan{Summary: "s", Steps: []string{"a", "b", "c"}, Files: []string{"parse.go"}, TestStrategy: "go test"},
+		Attempt:     2,
+		MaxAttempts: 3,
+		Feedback:    strings.Repeat("--- FAIL: TestParse\n", 400),
+	}
+	for b.Loop() {
+		_ = BuildExecutorPrompt(req)
+	}
+}
+
+// BenchmarkExecute measures the client side of one executor attempt of two
+// turns (write_file, then finish) against a local server that answers at once.
+func BenchmarkExecute(b *testing.B) {
+	f := newFakeServer(b)
+	turns := []reply{
+		toolReply(10, [2]string{"write_file", `{"path":"a.go","content":"package a\n"}`}),
+		toolReply(10, [2]string{"finish", `{"summary":"done"}`}),
+	}
+	c, _ := newTestClient(b, f, nil)
+	fsys := newFakeFS(nil)
+	for b.Loop() {
+		f.mu.Lock()
+		f.replies = append(f.replies[:0], turns...)
+		f.bodies = f.bodies[:0]
+		f.mu.Unlock()
+		if _, err := c.Execute(b.Context(), fsys, execReq, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
