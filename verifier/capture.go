@@ -97,15 +97,15 @@ func dropMarker(n int64) string {
 }
 
 // trimAtLines cuts head after its last newline and tail after its first
-// newline, so that neither shows a partial line; when a part has no newline
-// it is cut at a rune boundary instead.
+// newline, so that neither shows a partial line; when that would lose more
+// than half of a part, it is cut at a rune boundary instead.
 func trimAtLines(head, tail []byte) ([]byte, []byte) {
-	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+	if i := bytes.LastIndexByte(head, '\n'); i >= len(head)/2 {
 		head = head[:i+1]
 	} else {
 		head = dropPartialRune(head)
 	}
-	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
 		tail = tail[i+1:]
 	} else {
 		for k := 0; k < utf8.UTFMax-1 && len(tail) > 0 && !utf8.RuneStart(tail[0]); k++ {

@@ -1,0 +1,42 @@
+// Package verifier decides whether a task's work is done: it runs the
+// task's test and lint commands safely and turns their output into a
+// Verification an orchestrator can route on and an agent can act on.
+//
+// Run is the safe command runner, shared with anything else in statgraph
+// that starts processes. A Command is an argv run without a shell, or an
+// explicit shell string from the operator's configuration, never one built
+// from model output. Each command runs in its own process group: on timeout
+// or cancellation the whole group gets SIGTERM and, after a grace period,
+// SIGKILL, and when the main process exits whatever it left in its group is
+// killed, so background jobs and grandchildren cannot outlive the call or
+// hang it by holding the output pipe. The child sees only an allow-listed
+// environment (PATH, HOME, locale, the go tool's variables, ...) with
+// anything that looks like a credential removed unless named in AllowEnv,
+// so the orchestrator's API keys never reach code written by a model.
+// Output is captured with a fixed memory bound, keeping its head and tail
+// and saying how many bytes were dropped in between.
+//
+// Verify runs a set of Checks concurrently. Each check has a Kind (test,
+// lint or other; other counts towards TestsPassed) and an enforcement Mode:
+// blocking failures fail the Verification, advisory ones become Warnings,
+// informational ones are only recorded. While a check runs, its whole output
+// streams through parsers, so findings are not lost to the capture's cap:
+//
+//   - `go test -json` events give the failing tests with the lines that
+//     explain them, and packages that failed to build with their compiler
+//     errors;
+//   - plain `go test` and `go test -v` output ("--- FAIL: TestX") is the
+//     fallback;
+//   - otherwise "file:line:col: message" lines from go vet, staticcheck,
+//     golangci-lint, gcc, clang or eslint's unix format become Diagnostics;
+//   - anything else is judged by its exit code, with its output.
+//
+// A check passes when it exits 0 in time and its output names no failing
+// test, so a test binary that exits 0 despite failures does not pass.
+//
+// Verification.Feedback renders the result for an agent's next attempt
+// within a byte budget: the verdict, failing test names and their key lines
+// first, then diagnostics, then the head and tail of unexplained output.
+//
+// The package imports nothing else from statgraph.
+package verifier
