@@ -35,8 +35,10 @@ func (u Usage) tokens() int {
 // parent, and a call is refused when either is spent.
 //
 // A Budget is checked before a call and charged after it, so spend can pass
-// the limit by at most the tokens of one call. A nil *Budget or a zero Budget
-// is unlimited and has no parent. A Budget is safe for concurrent use.
+// the limit by at most the tokens of one call per caller: a global budget
+// shared by tasks running in parallel can overshoot by one call per task. A
+// nil *Budget or a zero Budget is unlimited and has no parent. A Budget is
+// safe for concurrent use.
 type Budget struct {
 	limit  int
 	parent *Budget
