@@ -62,8 +62,10 @@ type Checkpoint struct {
 	// Pending holds the updates of nodes that finished in a step where a
 	// sibling failed, so that a resume does not run them again.
 	Pending []PendingWrite
-	// Counters holds per-node execution counts (attempt numbering survives a
-	// resume).
+	// Counters holds per-node execution counts, so that counts survive a
+	// resume. To keep a step's checkpoint small the engine writes them only
+	// on some checkpoints (at least every FullEvery); when nil they are the
+	// parent's counters plus one for each node in the parent's Next.
 	Counters map[string]int
 	// Interrupts are the pauses waiting for a Resume; Resumes the values given
 	// to them, by interrupt ID, not yet consumed.

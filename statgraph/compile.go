@@ -32,6 +32,7 @@ type Graph[S any] struct {
 	before  []bool // per node: interrupt before it runs
 	after   []bool // per node: interrupt after it ran
 	trace   io.Writer
+	single  [][]string // per node: []string{name}, shared by checkpoints
 }
 
 type node[S any] struct {
@@ -123,6 +124,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		ns := b.nodes[name]
 		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout}
 		g.byName[name] = i
+		g.single = append(g.single, []string{name})
 	}
 	if g.codec == nil {
 		g.codec = JSONCodec[S]()

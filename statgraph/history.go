@@ -53,7 +53,10 @@ func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint) (Snapshot[S], e
 	}
 	s := Snapshot[S]{
 		CheckpointID: cp.ID, Parent: cp.Parent, Step: cp.Step, Source: cp.Source, Created: cp.Created,
-		State: state, Next: cp.Next, Counters: cp.Counters,
+		State: state, Next: cp.Next,
+	}
+	if s.Counters, err = loadCounters(ctx, g.checkpointer(), cp); err != nil {
+		return Snapshot[S]{}, err
 	}
 	for _, in := range cp.Interrupts {
 		s.Interrupts = append(s.Interrupts, Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload})
@@ -85,7 +88,11 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 		return 0, err
 	}
 	r.saver.lastID, r.saver.parent, r.saver.prev, r.saver.havePrev = latest.ID, latest.ID, state, true
-	for name, c := range latest.Counters {
+	counters, err := loadCounters(ctx, g.cfg.checkpointer, latest)
+	if err != nil {
+		return 0, err
+	}
+	for name, c := range counters {
 		if i, ok := g.byName[name]; ok {
 			r.counters[i] = c
 		}

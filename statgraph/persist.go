@@ -21,6 +21,9 @@ type saver[S any] struct {
 	prev      S     // state of checkpoint parent
 	havePrev  bool  // prev is valid
 	sinceFull int   // delta checkpoints written since the last full one
+	// sinceCounters counts checkpoints written since the last one with
+	// Counters.
+	sinceCounters int
 }
 
 // valueKeeper is implemented by checkpointers that keep live state values
@@ -32,20 +35,25 @@ type valueKeeper interface{ keepsValues() bool }
 func (r *run[S]) saveStep(source string, step int, next []int, pending []PendingWrite, ints []Interruption) error {
 	s := r.saver
 	cp := &Checkpoint{
-		Thread:   s.thread,
-		ID:       s.lastID + 1,
-		Parent:   s.parent,
-		Step:     step,
-		Source:   source,
-		Created:  time.Now().UTC(),
-		Next:     r.names(next),
-		Pending:  pending,
-		Counters: make(map[string]int, len(r.counters)),
+		Thread:  s.thread,
+		ID:      s.lastID + 1,
+		Parent:  s.parent,
+		Step:    step,
+		Source:  source,
+		Created: time.Now().UTC(),
+		Next:    r.nextNames(next),
+		Pending: pending,
 	}
-	for i, c := range r.counters {
-		if c > 0 {
-			cp.Counters[r.g.nodes[i].name] = c
+	if source != SourceLoop || pending != nil || ints != nil || s.sinceCounters >= FullEvery-1 {
+		cp.Counters = make(map[string]int, len(r.counters))
+		for i, c := range r.counters {
+			if c > 0 {
+				cp.Counters[r.g.nodes[i].name] = c
+			}
 		}
+		s.sinceCounters = 0
+	} else {
+		s.sinceCounters++
 	}
 	if len(ints) > 0 {
 		cp.Interrupts = make([]PendingInterrupt, len(ints))
@@ -132,7 +140,11 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 	}
 	r.state, s.prev, s.havePrev = state, state, true
 	r.step = c.Step
-	for name, n := range c.Counters {
+	counters, err := loadCounters(ctx, s.cp, c)
+	if err != nil {
+		return false, err
+	}
+	for name, n := range counters {
 		if i, ok := r.g.byName[name]; ok {
 			r.counters[i] = n
 		}
@@ -226,4 +238,37 @@ func encodeJSON(what string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("statgraph: %s is not JSON-encodable: %w", what, err)
 	}
 	return b, nil
+}
+
+// loadCounters returns the execution counters as of checkpoint c, adding up
+// the steps since the nearest ancestor that stored them.
+func loadCounters(ctx context.Context, cp Checkpointer, c *Checkpoint) (map[string]int, error) {
+	var ran []*Checkpoint // ancestors whose Next ran, nearest first
+	for c.Counters == nil && c.Parent != 0 {
+		p, err := cp.Get(ctx, c.Thread, c.Parent)
+		if err != nil {
+			return nil, fmt.Errorf("%w: thread %q checkpoint %d: parent %d: %w", ErrCorruptCheckpoint, c.Thread, c.ID, c.Parent, err)
+		}
+		ran = append(ran, p)
+		c = p
+	}
+	out := maps.Clone(c.Counters)
+	if out == nil {
+		out = map[string]int{}
+	}
+	for _, p := range ran {
+		for _, name := range p.Next {
+			out[name]++
+		}
+	}
+	return out, nil
+}
+
+// nextNames returns the names of the nodes in next; a one-node frontier
+// shares a slice made at Compile.
+func (r *run[S]) nextNames(next []int) []string {
+	if len(next) == 1 {
+		return r.g.single[next[0]]
+	}
+	return r.names(next)
 }
