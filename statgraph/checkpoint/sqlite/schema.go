@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations[v] moves a database from schema version v to v+1. The version
+// is kept in PRAGMA user_version; 0 is a new or empty file. Add a step to
+// change the schema; never edit a released one.
+var migrations = [][]string{
+	0: {
+		// One row per checkpoint. WITHOUT ROWID keeps the rows in the
+		// primary key's b-tree, so a Put writes one b-tree instead of a
+		// table and an index. next, pending, counters, interrupts and
+		// resumes hold JSON; NULL stands for empty.
+		`CREATE TABLE checkpoints (
+			thread     TEXT    NOT NULL,
+			id         INTEGER NOT NULL,
+			parent     INTEGER NOT NULL,
+			step       INTEGER NOT NULL,
+			source     TEXT    NOT NULL,
+			created    INTEGER,
+			delta      INTEGER NOT NULL,
+			state      BLOB,
+			next       TEXT,
+			pending    TEXT,
+			counters   TEXT,
+			interrupts TEXT,
+			resumes    TEXT,
+			extra      BLOB,
+			PRIMARY KEY (thread, id)
+		) WITHOUT ROWID`,
+	},
+}
+
+// schemaVersion is the version this package writes and reads.
+var schemaVersion = len(migrations)
+
+// migrate brings the database of db, whose file is path, to schemaVersion
+// in one immediate transaction. A database newer than schemaVersion is left
+// untouched and reported.
+func migrate(ctx context.Context, db *sql.DB, path string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // a no-op once committed
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("%s has checkpoint schema version %d, but this build of statgraph knows versions up to %d; open it with a newer statgraph or use another file", path, version, schemaVersion)
+	}
+	if version == schemaVersion {
+		return nil
+	}
+	for v := version; v < schemaVersion; v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrating schema from version %d to %d: %w", v, v+1, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,258 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/statgraph/statgraph/statgraph"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Store is a statgraph.Checkpointer backed by one SQLite file. It is safe for
+// concurrent use by many goroutines; writes go through a single connection,
+// so they are serialised in Go and never contend with each other for the
+// SQLite write lock, while reads use a small pool of their own.
+type Store struct {
+	path   string
+	writer *sql.DB // one connection: Put and DeleteThread
+	reader *sql.DB // query-only connections: Get and List
+
+	// Prepared statements; put and del on writer, the others on reader.
+	put, del, get, latest, list *sql.Stmt
+}
+
+// Mode says how far a commit is pushed to disk before Put returns.
+type Mode int
+
+const (
+	// Normal is PRAGMA synchronous=NORMAL, the default. In WAL mode a
+	// committed checkpoint survives a crash of the process; a power loss or
+	// operating-system crash may lose the last few commits but never
+	// corrupts the database.
+	Normal Mode = iota
+	// Full is PRAGMA synchronous=FULL: every commit is synced to the device,
+	// so a committed checkpoint also survives a power loss. Each Put then
+	// costs at least one fsync.
+	Full
+)
+
+// Option is an optional setting of Open.
+type Option func(*config)
+
+type config struct {
+	mode        Mode
+	busyTimeout time.Duration
+	readers     int
+}
+
+// Durability sets how far a commit is pushed to disk; the default is Normal.
+func Durability(m Mode) Option { return func(c *config) { c.mode = m } }
+
+// BusyTimeout sets how long an operation waits for a lock held by another
+// process using the same file before it fails with SQLITE_BUSY; the default
+// is 5 s. Zero or less keeps the default.
+func BusyTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.busyTimeout = d
+		}
+	}
+}
+
+// Open opens the checkpoint store in the SQLite file at path, creating the
+// file and its schema when they do not exist and migrating an older schema.
+// It fails, naming the file and both versions, when the file was written by
+// a newer statgraph with a schema this build does not know. path must name a
+// file: ":memory:" is refused because each connection would see its own
+// database. Close the store when done.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	cfg := config{busyTimeout: 5 * time.Second, readers: 4}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") || strings.Contains(path, "?") {
+		return nil, fmt.Errorf("sqlite: checkpoint store path %q must be a plain file name without \"file:\" or \"?\" (an in-memory database is not shared between connections; use statgraph's memory checkpointer instead)", path)
+	}
+	syncMode := "NORMAL"
+	if cfg.mode == Full {
+		syncMode = "FULL"
+	}
+	busy := fmt.Sprintf("_pragma=busy_timeout(%d)", cfg.busyTimeout.Milliseconds())
+	s := &Store{path: path}
+	var err error
+	// BEGIN IMMEDIATE takes the write lock at the start of a transaction,
+	// so a transaction never fails to upgrade a read lock half way.
+	s.writer, err = sql.Open("sqlite", path+"?"+busy+"&_journal_mode=WAL&_synchronous="+syncMode+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: opening checkpoint store %s: %w", path, err)
+	}
+	s.writer.SetMaxOpenConns(1)
+	s.writer.SetMaxIdleConns(1)
+	if err := migrate(ctx, s.writer, path); err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("sqlite: opening checkpoint store %s: %w", path, err)
+	}
+	// The file is in WAL mode now; readers do not block the writer.
+	s.reader, err = sql.Open("sqlite", path+"?"+busy+"&_query_only=1")
+	if err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("sqlite: opening checkpoint store %s: %w", path, err)
+	}
+	s.reader.SetMaxOpenConns(cfg.readers)
+	s.reader.SetMaxIdleConns(cfg.readers)
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: opening checkpoint store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) prepare(ctx context.Context) error {
+	stmts := []struct {
+		db    *sql.DB
+		dst   **sql.Stmt
+		query string
+	}{
+		{s.writer, &s.put, "INSERT INTO checkpoints (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+		{s.writer, &s.del, "DELETE FROM checkpoints WHERE thread = ?"},
+		{s.reader, &s.get, "SELECT " + columns + " FROM checkpoints WHERE thread = ? AND id = ?"},
+		{s.reader, &s.latest, "SELECT " + columns + " FROM checkpoints WHERE thread = ? ORDER BY id DESC LIMIT 1"},
+		{s.reader, &s.list, "SELECT " + columns + " FROM checkpoints WHERE thread = ? ORDER BY id DESC LIMIT ?"},
+	}
+	for _, st := range stmts {
+		stmt, err := st.db.PrepareContext(ctx, st.query)
+		if err != nil {
+			return err
+		}
+		*st.dst = stmt
+	}
+	return nil
+}
+
+// Close closes the store's statements and connections. Calls made after
+// Close fail. Close is not safe to call concurrently with other methods.
+func (s *Store) Close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.put, s.del, s.get, s.latest, s.list} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	for _, db := range []*sql.DB{s.reader, s.writer} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: closing checkpoint store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Put stores cp in its own transaction (a single INSERT) and returns once
+// it is committed, which makes it as durable as the store's Mode says.
+// Storing a second checkpoint with the thread and ID of an existing one
+// fails. cp.Value and the Value of its pending writes are not stored.
+func (s *Store) Put(ctx context.Context, cp *statgraph.Checkpoint) error {
+	args, err := rowArgs(cp)
+	if err != nil {
+		return fmt.Errorf("sqlite: encoding checkpoint %d of thread %q: %w", cp.ID, cp.Thread, err)
+	}
+	if _, err := s.put.ExecContext(ctx, args...); err != nil {
+		var coded interface{ Code() int }
+		if errors.As(err, &coded) && coded.Code() == sqliteConstraintPrimaryKey {
+			return fmt.Errorf("sqlite: checkpoint %d of thread %q already exists in %s; checkpoint ids must grow within a thread", cp.ID, cp.Thread, s.path)
+		}
+		return fmt.Errorf("sqlite: storing checkpoint %d of thread %q in %s: %w", cp.ID, cp.Thread, s.path, err)
+	}
+	return nil
+}
+
+// sqliteConstraintPrimaryKey is SQLITE_CONSTRAINT_PRIMARYKEY, the extended
+// result code of a duplicate primary key.
+const sqliteConstraintPrimaryKey = 1555
+
+// Get returns checkpoint id of thread, or its latest checkpoint when id is
+// 0. It returns an error wrapping statgraph.ErrNoCheckpoint when there is
+// none, and one wrapping statgraph.ErrCorruptCheckpoint when the row does
+// not decode.
+func (s *Store) Get(ctx context.Context, thread string, id int64) (*statgraph.Checkpoint, error) {
+	var rows *sql.Rows
+	var err error
+	if id == 0 {
+		rows, err = s.latest.QueryContext(ctx, thread)
+	} else {
+		rows, err = s.get.QueryContext(ctx, thread, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: reading checkpoint %d of thread %q from %s: %w", id, thread, s.path, err)
+	}
+	cps, err := s.scan(thread, rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 {
+		if id == 0 {
+			return nil, fmt.Errorf("sqlite: thread %q has no checkpoints in %s: %w", thread, s.path, statgraph.ErrNoCheckpoint)
+		}
+		return nil, fmt.Errorf("sqlite: thread %q has no checkpoint %d in %s: %w", thread, id, s.path, statgraph.ErrNoCheckpoint)
+	}
+	return cps[0], nil
+}
+
+// List returns the checkpoints of thread, newest first, at most limit of
+// them when limit > 0. A thread without checkpoints gives an empty list and
+// no error; a row that does not decode gives an error wrapping
+// statgraph.ErrCorruptCheckpoint.
+func (s *Store) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
+	if limit <= 0 {
+		limit = -1 // no limit in SQLite
+	}
+	rows, err := s.list.QueryContext(ctx, thread, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing checkpoints of thread %q in %s: %w", thread, s.path, err)
+	}
+	return s.scan(thread, rows)
+}
+
+// scan reads and closes rows.
+func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, error) {
+	defer rows.Close()
+	var (
+		cps  []*statgraph.Checkpoint
+		vals [numColumns]any
+		dst  [numColumns]any
+	)
+	for i := range vals {
+		dst[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(dst[:]...); err != nil {
+			return nil, fmt.Errorf("sqlite: reading checkpoints of thread %q from %s: %w", thread, s.path, err)
+		}
+		cp, err := s.decodeRow(thread, &vals)
+		if err != nil {
+			return nil, err
+		}
+		cps = append(cps, cp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: reading checkpoints of thread %q from %s: %w", thread, s.path, err)
+	}
+	return cps, nil
+}
+
+// DeleteThread removes every checkpoint of thread in one transaction.
+// Deleting a thread without checkpoints is not an error.
+func (s *Store) DeleteThread(ctx context.Context, thread string) error {
+	if _, err := s.del.ExecContext(ctx, thread); err != nil {
+		return fmt.Errorf("sqlite: deleting thread %q from %s: %w", thread, s.path, err)
+	}
+	return nil
+}
+
+var _ statgraph.Checkpointer = (*Store)(nil)

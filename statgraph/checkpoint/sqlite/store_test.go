@@ -1,0 +1,402 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+func openTest(t testing.TB, opts ...Option) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	s, err := Open(context.Background(), path, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	return s, path
+}
+
+// fullCheckpoint has every stored field set.
+func fullCheckpoint(thread string, id int64) *statgraph.Checkpoint {
+	return &statgraph.Checkpoint{
+		Thread:  thread,
+		ID:      id,
+		Parent:  id - 1,
+		Step:    int(id) + 10,
+		Source:  statgraph.SourceLoop,
+		Created: time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.UTC),
+		State:   []byte(`{"s":{"N":1}}`),
+		Delta:   true,
+		Next:    []string{"a", "b"},
+		Pending: []statgraph.PendingWrite{
+			{Node: "a", Update: []byte(`{"x":1}`)},
+			{Node: "b", Update: []byte{0, 1, 2, 255}},
+		},
+		Counters: map[string]int{"a": 2, "b": 1},
+		Interrupts: []statgraph.PendingInterrupt{
+			{ID: "i1", Node: "a", When: "inside", Payload: []byte(`"approve?"`)},
+			{ID: "i2", Node: "b", When: "before"},
+		},
+		Resumes: map[string][]byte{"i0": []byte(`true`)},
+		Extra:   []byte(`{"gate":3}`),
+	}
+}
+
+// sameCheckpoint compares checkpoints, times with time.Equal.
+func sameCheckpoint(t *testing.T, want, got *statgraph.Checkpoint) {
+	t.Helper()
+	require.NotNil(t, got)
+	assert.True(t, want.Created.Equal(got.Created), "created %v, want %v", got.Created, want.Created)
+	w, g := *want, *got
+	w.Created, g.Created = time.Time{}, time.Time{}
+	assert.Equal(t, w, g)
+}
+
+func TestRoundTrip(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := t.Context()
+
+	full := fullCheckpoint("t", 1)
+	stored := *full
+	stored.Value = "live values are not stored"
+	stored.Pending = append([]statgraph.PendingWrite(nil), full.Pending...)
+	stored.Pending[0].Value = 42
+	require.NoError(t, s.Put(ctx, &stored))
+	got, err := s.Get(ctx, "t", 1)
+	require.NoError(t, err)
+	sameCheckpoint(t, full, got)
+
+	// Empty collections and a zero time come back as nil and zero.
+	bare := &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: statgraph.SourceInput,
+		Next: []string{}, Counters: map[string]int{}, State: []byte("{}")}
+	require.NoError(t, s.Put(ctx, bare))
+	got, err = s.Get(ctx, "t", 2)
+	require.NoError(t, err)
+	assert.Equal(t, &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: statgraph.SourceInput, State: []byte("{}")}, got)
+}
+
+func TestGet(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := t.Context()
+	for id := int64(1); id <= 3; id++ {
+		require.NoError(t, s.Put(ctx, fullCheckpoint("t", id)))
+	}
+	require.NoError(t, s.Put(ctx, fullCheckpoint("other", 9)))
+
+	tests := []struct {
+		name    string
+		thread  string
+		id      int64
+		wantID  int64
+		wantErr string
+	}{
+		{name: "latest", thread: "t", id: 0, wantID: 3},
+		{name: "by id", thread: "t", id: 2, wantID: 2},
+		{name: "first", thread: "t", id: 1, wantID: 1},
+		{name: "missing id", thread: "t", id: 7, wantErr: `thread "t" has no checkpoint 7`},
+		{name: "id of another thread", thread: "t", id: 9, wantErr: `thread "t" has no checkpoint 9`},
+		{name: "missing thread", thread: "nope", id: 0, wantErr: `thread "nope" has no checkpoints`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.Get(ctx, tt.thread, tt.id)
+			if tt.wantErr != "" {
+				require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			sameCheckpoint(t, fullCheckpoint(tt.thread, tt.wantID), got)
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := t.Context()
+	for id := int64(1); id <= 5; id++ {
+		require.NoError(t, s.Put(ctx, fullCheckpoint("t", id)))
+		require.NoError(t, s.Put(ctx, fullCheckpoint("u", id*10)))
+	}
+	ids := func(cps []*statgraph.Checkpoint) []int64 {
+		var out []int64
+		for _, cp := range cps {
+			assert.Equal(t, "t", cp.Thread)
+			out = append(out, cp.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		limit int
+		want  []int64
+	}{
+		{0, []int64{5, 4, 3, 2, 1}},
+		{-1, []int64{5, 4, 3, 2, 1}},
+		{2, []int64{5, 4}},
+		{5, []int64{5, 4, 3, 2, 1}},
+		{50, []int64{5, 4, 3, 2, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint("limit=", tt.limit), func(t *testing.T) {
+			cps, err := s.List(ctx, "t", tt.limit)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, ids(cps))
+		})
+	}
+	cps, err := s.List(ctx, "t", 1)
+	require.NoError(t, err)
+	sameCheckpoint(t, fullCheckpoint("t", 5), cps[0])
+
+	cps, err = s.List(ctx, "nope", 0)
+	require.NoError(t, err)
+	assert.Empty(t, cps)
+}
+
+func TestDeleteThread(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := t.Context()
+	for id := int64(1); id <= 3; id++ {
+		require.NoError(t, s.Put(ctx, fullCheckpoint("t", id)))
+		require.NoError(t, s.Put(ctx, fullCheckpoint("keep", id)))
+	}
+	require.NoError(t, s.DeleteThread(ctx, "t"))
+	_, err := s.Get(ctx, "t", 0)
+	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
+	cps, err := s.List(ctx, "keep", 0)
+	require.NoError(t, err)
+	assert.Len(t, cps, 3)
+
+	require.NoError(t, s.DeleteThread(ctx, "never existed"))
+	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)), "a deleted thread can start again")
+}
+
+func TestPutDuplicate(t *testing.T) {
+	s, path := openTest(t)
+	ctx := t.Context()
+	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
+	err := s.Put(ctx, fullCheckpoint("t", 1))
+	require.Error(t, err)
+	assert.ErrorContains(t, err, `checkpoint 1 of thread "t" already exists in `+path)
+}
+
+func TestPutCanceled(t *testing.T) {
+	s, _ := openTest(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	require.ErrorIs(t, s.Put(ctx, fullCheckpoint("t", 1)), context.Canceled)
+	_, err := s.Get(t.Context(), "t", 1)
+	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := t.Context()
+	const threads, perThread = 16, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, threads*2)
+	for g := range threads {
+		thread := fmt.Sprint("thread-", g)
+		wg.Go(func() {
+			for id := int64(1); id <= perThread; id++ {
+				if err := s.Put(ctx, fullCheckpoint(thread, id)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+		wg.Go(func() { // a reader alongside each writer
+			for range perThread / 10 {
+				if _, err := s.List(ctx, thread, 5); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for g := range threads {
+		cps, err := s.List(ctx, fmt.Sprint("thread-", g), 0)
+		require.NoError(t, err)
+		require.Len(t, cps, perThread)
+		assert.Equal(t, int64(perThread), cps[0].ID)
+	}
+	var check string
+	require.NoError(t, s.writer.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check))
+	assert.Equal(t, "ok", check)
+}
+
+func TestReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	ctx := t.Context()
+	s, err := Open(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
+	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 2)))
+	require.NoError(t, s.Close())
+
+	s, err = Open(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := s.Get(ctx, "t", 0)
+	require.NoError(t, err)
+	sameCheckpoint(t, fullCheckpoint("t", 2), got)
+	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 3)))
+}
+
+func TestSettings(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     []Option
+		wantSync int
+		wantBusy int
+	}{
+		{"default", nil, 1, 5000},
+		{"full", []Option{Durability(Full)}, 2, 5000},
+		{"busy timeout", []Option{BusyTimeout(250 * time.Millisecond)}, 1, 250},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := openTest(t, tt.opts...)
+			ctx := t.Context()
+			var mode string
+			var syncLevel, busy int
+			require.NoError(t, s.writer.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode))
+			require.NoError(t, s.writer.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&syncLevel))
+			require.NoError(t, s.reader.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy))
+			assert.Equal(t, "wal", mode)
+			assert.Equal(t, tt.wantSync, syncLevel)
+			assert.Equal(t, tt.wantBusy, busy)
+		})
+	}
+}
+
+func TestCorruptRow(t *testing.T) {
+	tests := []struct {
+		name, set, want string
+	}{
+		{"bad JSON in next", `next = 'not json'`, "column next holds invalid JSON"},
+		{"truncated pending", `pending = '[{"n":"a"'`, "column pending holds invalid JSON"},
+		{"wrong JSON type in counters", `counters = '["a"]'`, "column counters holds invalid JSON"},
+		{"bad base64 in resumes", `resumes = '{"i":"%%%"}'`, "column resumes holds invalid JSON"},
+		{"interrupts as a binary blob", `interrupts = x'ff00'`, "column interrupts holds invalid JSON"},
+		{"text step", `step = 'three'`, "column step holds text, want an integer"},
+		{"real parent", `parent = 1.5`, "column parent holds a real, want an integer"},
+		{"text created", `created = 'yesterday'`, "column created holds text, want an integer"},
+		{"delta out of range", `delta = 5`, "column delta holds 5, want 0 or 1"},
+		{"integer state", `state = 42`, "column state holds an integer, want bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, path := openTest(t)
+			ctx := t.Context()
+			for id := int64(1); id <= 3; id++ {
+				require.NoError(t, s.Put(ctx, fullCheckpoint("t", id)))
+			}
+			_, err := s.writer.ExecContext(ctx, "UPDATE checkpoints SET "+tt.set+" WHERE thread = 't' AND id = 2")
+			require.NoError(t, err)
+
+			_, err = s.Get(ctx, "t", 2)
+			require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
+			assert.ErrorContains(t, err, `thread "t" checkpoint 2 in `+path+": "+tt.want)
+			_, err = s.List(ctx, "t", 0)
+			require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
+			assert.ErrorContains(t, err, `thread "t" checkpoint 2`)
+
+			got, err := s.Get(ctx, "t", 3)
+			require.NoError(t, err, "other rows still read")
+			sameCheckpoint(t, fullCheckpoint("t", 3), got)
+		})
+	}
+
+	t.Run("text id", func(t *testing.T) {
+		s, _ := openTest(t)
+		ctx := t.Context()
+		require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
+		_, err := s.writer.ExecContext(ctx, "UPDATE checkpoints SET id = 'one' WHERE thread = 't'")
+		require.NoError(t, err)
+		_, err = s.Get(ctx, "t", 0)
+		require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
+		assert.ErrorContains(t, err, `thread "t" in`)
+		assert.ErrorContains(t, err, "a row's id column holds text")
+	})
+}
+
+func TestFutureSchemaVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "future.db")
+	ctx := t.Context()
+	s, err := Open(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
+	require.NoError(t, s.Close())
+	setUserVersion(t, path, schemaVersion+6)
+
+	_, err = Open(ctx, path)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, fmt.Sprintf("%s has checkpoint schema version %d, but this build of statgraph knows versions up to %d",
+		path, schemaVersion+6, schemaVersion))
+	assert.Equal(t, schemaVersion+6, userVersion(t, path), "the file is left as it was")
+}
+
+func TestMigrateFromEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	require.NoError(t, os.WriteFile(path, nil, 0o600))
+	ctx := t.Context()
+	s, err := Open(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
+	require.NoError(t, s.Close())
+	assert.Equal(t, schemaVersion, userVersion(t, path))
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	notDB := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(notDB, []byte("these are not the pages you are looking for, not at all, not a database"), 0o600))
+	tests := []struct{ name, path, want string }{
+		{"empty path", "", "must be a plain file name"},
+		{"memory", ":memory:", "must be a plain file name"},
+		{"query in path", filepath.Join(dir, "a.db?mode=ro"), "must be a plain file name"},
+		{"not a database", notDB, "opening checkpoint store " + notDB},
+		{"missing directory", filepath.Join(dir, "no", "such", "dir.db"), "opening checkpoint store " + filepath.Join(dir, "no")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(t.Context(), tt.path)
+			require.Error(t, err)
+			assert.Nil(t, s)
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+func setUserVersion(t *testing.T, path string, v int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(fmt.Sprintf("PRAGMA user_version = %d", v))
+	require.NoError(t, err)
+}
+
+func userVersion(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var v int
+	require.NoError(t, db.QueryRow("PRAGMA user_version").Scan(&v))
+	return v
+}
