@@ -1,0 +1,24 @@
+// Package agents is statgraph's autonomous coding loop: the orchestrator
+// graph that takes one task through planner -> executor -> verifier and
+// routes with should_retry_or_end, and the agents that fill those roles.
+//
+// The graph (Graph) keeps the semantics of design note 002 exactly: the
+// verifier increments RetryCount on every verification and, when the
+// verification fails, appends "Retry k: <errors>" to ErrorHistory (k being
+// RetryCount before the increment); should_retry_or_end routes to done when
+// tests and lint pass, to the failed node when RetryCount >= MaxRetries, and
+// back to the executor otherwise, with the verifier's feedback in the state.
+// The failed node sets Phase "failed" and FailedAt and prints
+// "task <id> FAILED after N attempts".
+//
+// Planner, Executor and Verifier are one-method interfaces with Func
+// adapters. The package provides an LLM planner and executor (over any
+// OpenAI-compatible endpoint, through agents/llm), a command executor that
+// drives an external coding-agent CLI, and a verifier that runs the task's
+// checks (verifier package) in the task's git workspace (agents/workspace).
+//
+// Sub-packages: llm (the model client, planner and tool loop) and workspace
+// (per-task git clones and confined file operations) are separate because
+// each is useful alone and each carries a heavy dependency (go-openai,
+// go-git) that the graph itself does not need.
+package agents

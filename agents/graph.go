@@ -1,0 +1,299 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// Node names of the orchestrator graph.
+const (
+	NodePlanner  = "planner"
+	NodeExecutor = "executor"
+	NodeVerifier = "verifier"
+	NodeFailed   = "failed"
+)
+
+// Routes of should_retry_or_end.
+const (
+	RouteRetry  = "retry"
+	RouteDone   = "done"
+	RouteFailed = "failed"
+)
+
+// Planner writes the plan for a task.
+type Planner interface {
+	Plan(ctx context.Context, s TaskState) (Plan, error)
+}
+
+// PlannerFunc adapts a function to Planner.
+type PlannerFunc func(ctx context.Context, s TaskState) (Plan, error)
+
+// Plan calls f.
+func (f PlannerFunc) Plan(ctx context.Context, s TaskState) (Plan, error) { return f(ctx, s) }
+
+// Executor makes one attempt at the task in its workspace and returns a
+// one-line summary of what it did. The attempt number is s.RetryCount+1 and
+// the feedback from the previous verification is s.Verification.Feedback.
+type Executor interface {
+	Execute(ctx context.Context, s TaskState) (summary string, err error)
+}
+
+// ExecutorFunc adapts a function to Executor.
+type ExecutorFunc func(ctx context.Context, s TaskState) (string, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, s TaskState) (string, error) { return f(ctx, s) }
+
+// Verifier checks the workspace after an attempt.
+type Verifier interface {
+	Verify(ctx context.Context, s TaskState) (Verification, error)
+}
+
+// VerifierFunc adapts a function to Verifier.
+type VerifierFunc func(ctx context.Context, s TaskState) (Verification, error)
+
+// Verify calls f.
+func (f VerifierFunc) Verify(ctx context.Context, s TaskState) (Verification, error) { return f(ctx, s) }
+
+// Config holds what the orchestrator graph runs with. Executor and Verifier
+// are required.
+type Config struct {
+	// Planner writes the plan; nil means no planning step output (an empty
+	// plan; the planner node still runs so the graph keeps its shape).
+	Planner  Planner
+	Executor Executor
+	Verifier Verifier
+	// Workspace, when set, gets one commit per attempt, and its tree hash
+	// tells an attempt that changed nothing ("no progress").
+	Workspace *workspace.Workspace
+	// Budget, when set, is read after each agent call into TaskState.Tokens.
+	Budget *llm.Budget
+	// Log receives progress lines such as "task 3 FAILED after 3 attempts";
+	// nil discards them.
+	Log io.Writer
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Escalation is the payload of the interrupt raised when a task with
+// on_exhausted "ask" runs out of retries. Answer it with Resume and one of
+// Choices.
+type Escalation struct {
+	Task     string   `json:"task"`
+	Title    string   `json:"title"`
+	Attempts int      `json:"attempts"`
+	Errors   []string `json:"errors"`
+	Hint     string   `json:"hint"`
+	Choices  []string `json:"choices"`
+}
+
+// ShouldRetryOrEnd is the router after the verifier (note 002): "done" when
+// tests and lint passed, "failed" when RetryCount >= MaxRetries, "retry"
+// otherwise.
+func ShouldRetryOrEnd(_ context.Context, s TaskState) string {
+	switch {
+	case s.Verification.Passed():
+		return RouteDone
+	case s.RetryCount >= s.maxRetries():
+		return RouteFailed
+	}
+	return RouteRetry
+}
+
+// Build returns the orchestrator graph's builder:
+//
+//	Start -> planner -> executor -> verifier -> should_retry_or_end
+//	  retry -> executor, done -> End, failed -> failed -> End
+//
+// (and failed -> executor when an escalated task is answered "retry").
+func Build(cfg Config) *statgraph.Builder[TaskState] {
+	o := &orchestrator{cfg: cfg}
+	if o.cfg.Now == nil {
+		o.cfg.Now = time.Now
+	}
+	if o.cfg.Log == nil {
+		o.cfg.Log = io.Discard
+	}
+	return statgraph.New[TaskState]().
+		AddNode(NodePlanner, o.plan).
+		AddNode(NodeExecutor, o.execute).
+		AddNode(NodeVerifier, o.verify).
+		AddNode(NodeFailed, o.failed).
+		AddEdge(statgraph.Start, NodePlanner).
+		AddEdge(NodePlanner, NodeExecutor).
+		AddEdge(NodeExecutor, NodeVerifier).
+		AddConditionalEdges(NodeVerifier, ShouldRetryOrEnd, map[string]string{
+			RouteRetry: NodeExecutor, RouteDone: statgraph.End, RouteFailed: NodeFailed,
+		}).
+		AddConditionalEdges(NodeFailed, afterFailed, map[string]string{
+			RouteRetry: NodeExecutor, "end": statgraph.End,
+		})
+}
+
+// NewGraph compiles the orchestrator graph. It fails if cfg lacks an
+// Executor or a Verifier.
+func NewGraph(cfg Config, opts ...statgraph.CompileOption) (*statgraph.Graph[TaskState], error) {
+	if cfg.Executor == nil || cfg.Verifier == nil {
+		return nil, fmt.Errorf("agents: the orchestrator needs an Executor and a Verifier")
+	}
+	return Build(cfg).Compile(opts...)
+}
+
+type orchestrator struct{ cfg Config }
+
+func (o *orchestrator) tokens(s *TaskState) {
+	if o.cfg.Budget != nil {
+		s.Tokens = o.cfg.Budget.Spent()
+	}
+}
+
+func (o *orchestrator) plan(ctx context.Context, s TaskState) (TaskState, error) {
+	s.Phase = PhasePlanning
+	if s.MaxRetries <= 0 {
+		s.MaxRetries = DefaultMaxRetries
+	}
+	if o.cfg.Planner == nil {
+		return s, nil
+	}
+	p, err := o.cfg.Planner.Plan(ctx, s)
+	o.tokens(&s)
+	if err != nil {
+		return s, fmt.Errorf("plan task %s: %w", s.Task.ID, err)
+	}
+	s.Plan = p
+	return s, nil
+}
+
+func (o *orchestrator) execute(ctx context.Context, s TaskState) (TaskState, error) {
+	n := s.RetryCount + 1
+	s.Phase, s.Decision = PhaseExecuting, ""
+	started := o.cfg.Now()
+	summary, err := o.cfg.Executor.Execute(ctx, s)
+	o.tokens(&s)
+	if err != nil {
+		return s, fmt.Errorf("task %s attempt %d: executor: %w", s.Task.ID, n, err)
+	}
+	a := Attempt{N: n, Summary: summary, Started: started.UTC()}
+	if ws := o.cfg.Workspace; ws != nil {
+		hash, changed, err := ws.Commit(ctx, n, firstLine(summary))
+		if err != nil {
+			return s, fmt.Errorf("task %s attempt %d: commit: %w", s.Task.ID, n, err)
+		}
+		tree, err := ws.TreeHash()
+		if err != nil {
+			return s, fmt.Errorf("task %s attempt %d: tree hash: %w", s.Task.ID, n, err)
+		}
+		a.Commit, a.Tree = hash, tree
+		if prev := s.lastAttempt(); prev != nil {
+			a.NoProgress = prev.Tree == tree
+		} else {
+			a.NoProgress = !changed
+		}
+	}
+	a.Duration = o.cfg.Now().Sub(started).Round(time.Millisecond).String()
+	a.Tokens = s.Tokens
+	s.Attempts = append(slices.Clip(s.Attempts), a)
+	return s, nil
+}
+
+const noProgress = "no progress: the attempt changed nothing in the workspace"
+
+func (o *orchestrator) verify(ctx context.Context, s TaskState) (TaskState, error) {
+	s.Phase = PhaseVerify
+	v, err := o.cfg.Verifier.Verify(ctx, s)
+	if err != nil {
+		return s, fmt.Errorf("task %s: verifier: %w", s.Task.ID, err)
+	}
+	passed := v.Passed()
+	errs := v.Errors
+	if a := s.lastAttempt(); a != nil && a.NoProgress && !passed {
+		errs = append([]string{noProgress}, errs...)
+		v.Feedback = noProgress + ". Make a change this time.\n\n" + v.Feedback
+	}
+	if !passed {
+		if len(errs) == 0 {
+			errs = []string{"verification failed"}
+		}
+		s.ErrorHistory = append(slices.Clip(s.ErrorHistory), fmt.Sprintf("Retry %d: %s", s.RetryCount, strings.Join(errs, ", ")))
+	}
+	s.RetryCount++
+	s.Verification = v
+	if len(v.Warnings) > 0 {
+		s.Warnings = append(slices.Clip(s.Warnings), v.Warnings...)
+	}
+	if len(s.Attempts) > 0 {
+		s.Attempts = slices.Clone(s.Attempts)
+		a := &s.Attempts[len(s.Attempts)-1]
+		a.Passed, a.Errors, a.Feedback = passed, errs, v.Feedback
+	}
+	if passed {
+		s.Phase = PhaseDone
+	}
+	return s, nil
+}
+
+func (o *orchestrator) failed(ctx context.Context, s TaskState) (TaskState, error) {
+	if s.Task.OnExhausted == "ask" {
+		var last []string
+		if a := s.lastAttempt(); a != nil {
+			last = a.Errors
+		}
+		choice, err := statgraph.Interrupt[string](ctx, Escalation{
+			Task: s.Task.ID, Title: s.Task.Title, Attempts: s.RetryCount, Errors: last,
+			Hint:    "retry resets the attempt count, skip marks the task skipped, abort fails it",
+			Choices: []string{"retry", "skip", "abort"},
+		})
+		if err != nil {
+			return s, err
+		}
+		switch choice {
+		case "retry":
+			s.ErrorHistory = append(slices.Clip(s.ErrorHistory), fmt.Sprintf("reset by operator after %d attempts", s.RetryCount))
+			s.RetryCount, s.Decision, s.Phase = 0, "retry", PhaseExecuting
+			return s, nil
+		case "skip":
+			s.Decision, s.Phase = "skip", PhaseSkipped
+			s.Warnings = append(slices.Clip(s.Warnings), fmt.Sprintf("task %s skipped by operator after %d failed attempts", s.Task.ID, s.RetryCount))
+			return s, nil
+		case "abort":
+			s.Decision = "abort"
+		default:
+			return s, statgraph.Permanent(fmt.Errorf("task %s: unknown answer %q: resume with retry, skip or abort", s.Task.ID, choice))
+		}
+	}
+	now := o.cfg.Now().UTC()
+	s.Phase, s.FailedAt = PhaseFailed, &now
+	fmt.Fprintf(o.cfg.Log, "task %s FAILED after %d attempts\n", s.Task.ID, s.RetryCount)
+	return s, nil
+}
+
+// afterFailed sends an escalated task the operator chose to retry back to
+// the executor.
+func afterFailed(_ context.Context, s TaskState) string {
+	if s.Decision == "retry" {
+		return RouteRetry
+	}
+	return "end"
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	if s == "" {
+		return "attempt"
+	}
+	return s
+}

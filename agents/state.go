@@ -1,0 +1,111 @@
+package agents
+
+import (
+	"time"
+
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// DefaultMaxRetries is TaskState.MaxRetries when the task gives none.
+const DefaultMaxRetries = 3
+
+// Phases of a task, in TaskState.Phase.
+const (
+	PhasePlanning  = "planning"
+	PhaseExecuting = "executing"
+	PhaseVerify    = "verify"
+	PhaseDone      = "done"
+	PhaseFailed    = "failed"
+	PhaseSkipped   = "skipped"
+)
+
+// Task is what the agents are asked to do.
+type Task struct {
+	ID           string `json:"id"`
+	Title        string `json:"title"`
+	Description  string `json:"description,omitempty"`
+	Details      string `json:"details,omitempty"`
+	TestStrategy string `json:"test_strategy,omitempty"`
+	// OnExhausted is "fail" (default) or "ask": when retries run out, ask
+	// the operator (an interrupt with the choices retry, skip, abort).
+	OnExhausted string `json:"on_exhausted,omitempty"`
+}
+
+// Info returns the task in the terms of the llm package.
+func (t Task) Info() llm.TaskInfo {
+	return llm.TaskInfo{ID: t.ID, Title: t.Title, Description: t.Description, Details: t.Details, TestStrategy: t.TestStrategy}
+}
+
+// Plan is the planner's answer.
+type Plan = llm.Plan
+
+// Verification is the verifier's verdict on one attempt.
+type Verification struct {
+	TestsPassed bool               `json:"tests_passed"`
+	LintPassed  bool               `json:"lint_passed"`
+	Errors      []string           `json:"errors,omitempty"`
+	Failures    []verifier.Failure `json:"failures,omitempty"`
+	Warnings    []string           `json:"warnings,omitempty"`
+	// Feedback is what the executor is told on its next attempt: failing
+	// tests first, capped.
+	Feedback string `json:"feedback,omitempty"`
+}
+
+// Passed reports whether tests and lint both passed.
+func (v Verification) Passed() bool { return v.TestsPassed && v.LintPassed }
+
+// Attempt records one executor attempt and its verification.
+type Attempt struct {
+	N          int       `json:"n"`
+	Summary    string    `json:"summary,omitempty"`
+	Commit     string    `json:"commit,omitempty"`
+	Tree       string    `json:"tree,omitempty"`
+	NoProgress bool      `json:"no_progress,omitempty"`
+	Tokens     int       `json:"tokens,omitempty"`
+	Passed     bool      `json:"passed"`
+	Errors     []string  `json:"errors,omitempty"`
+	Feedback   string    `json:"feedback,omitempty"`
+	Started    time.Time `json:"started"`
+	Duration   string    `json:"duration,omitempty"`
+}
+
+// TaskState is the state of the orchestrator graph for one task. It is
+// saved in every checkpoint, so every field is JSON.
+type TaskState struct {
+	Task         Task         `json:"task"`
+	Plan         Plan         `json:"plan"`
+	Verification Verification `json:"verification"`
+	// RetryCount counts verifications (note 002: incremented on every one).
+	RetryCount int `json:"retry_count"`
+	// MaxRetries bounds the verifications; zero means DefaultMaxRetries.
+	MaxRetries   int        `json:"max_retries"`
+	ErrorHistory []string   `json:"error_history,omitempty"`
+	FailedAt     *time.Time `json:"failed_at,omitempty"`
+	Phase        string     `json:"phase"`
+	// Attempts holds one record per executor attempt.
+	Attempts []Attempt `json:"attempts,omitempty"`
+	// Tokens is the model tokens spent on the task so far.
+	Tokens int `json:"tokens,omitempty"`
+	// Warnings collects advisory check failures that did not block.
+	Warnings []string `json:"warnings,omitempty"`
+	// Decision is the operator's answer when the task escalated ("retry",
+	// "skip" or "abort").
+	Decision string `json:"decision,omitempty"`
+}
+
+// maxRetries returns MaxRetries or its default.
+func (s TaskState) maxRetries() int {
+	if s.MaxRetries <= 0 {
+		return DefaultMaxRetries
+	}
+	return s.MaxRetries
+}
+
+// lastAttempt returns a pointer to the newest attempt record, or nil.
+func (s *TaskState) lastAttempt() *Attempt {
+	if len(s.Attempts) == 0 {
+		return nil
+	}
+	return &s.Attempts[len(s.Attempts)-1]
+}
