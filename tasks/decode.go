@@ -57,6 +57,7 @@ func (d *decoder) task(obj *node, parent *Task, where string, inherited Defaults
 	if parent != nil && t.LocalID != "" && !strings.HasPrefix(t.LocalID, parent.ID+".") {
 		t.ID = parent.ID + "." + t.LocalID
 	}
+	d.uniqueKeys(obj, t.ID)
 	label := where + " has"
 	if t.ID != "" {
 		label = "has"
@@ -112,6 +113,9 @@ func (d *decoder) task(obj *node, parent *Task, where string, inherited Defaults
 // unknown keys, for the defaults object that holds nothing else.
 func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	var s Defaults
+	if strict {
+		d.uniqueKeys(obj, id)
+	}
 	s.MaxRetries = d.count(obj, "max_retries", id)
 	s.BudgetTokens = d.count(obj, "budget_tokens", id)
 	s.TestCmd = d.command(obj, "test_cmd", id)
@@ -291,6 +295,7 @@ func (d *decoder) executor(obj *node, id string) Executor {
 		}
 		return Executor{}
 	case kindObject:
+		d.uniqueKeys(v, id)
 		for _, m := range v.members {
 			if m.key != "command" {
 				d.add(m.keyOff, id, "unknown executor field %q; %s", m.key, want)
@@ -317,6 +322,35 @@ func (d *decoder) executor(obj *node, id string) Executor {
 	default:
 		d.add(v.off, id, "executor is %s; %s", describe(v), want)
 		return Executor{}
+	}
+}
+
+// uniqueKeys reports members that repeat an earlier key: readers disagree
+// on which one counts (statgraph takes the first, JavaScript the last).
+func (d *decoder) uniqueKeys(obj *node, id string) {
+	report := func(dup, first member) {
+		p := d.lines.pos(first.keyOff)
+		d.add(dup.keyOff, id, "field %s appears twice (first at %d:%d); keep one", dup.keyRaw, p.Line, p.Col)
+	}
+	ms := obj.members
+	if len(ms) <= 16 { // small objects, the usual case: no map needed
+		for i := 1; i < len(ms); i++ {
+			for j := range i {
+				if ms[i].key == ms[j].key {
+					report(ms[i], ms[j])
+					break
+				}
+			}
+		}
+		return
+	}
+	seen := make(map[string]int, len(ms)) // key -> index of its first occurrence
+	for i, m := range ms {
+		if j, dup := seen[m.key]; dup {
+			report(m, ms[j])
+		} else {
+			seen[m.key] = i
+		}
 	}
 }
 

@@ -63,6 +63,7 @@ func (d *decoder) selectTasks(f *File, root *node, tag string) *node {
 		d.add(root.off, "", `the top level is %s %s; want an object {"tasks": [...]}`, article(root.kind), root.kind)
 		return nil
 	}
+	d.uniqueKeys(root, "")
 	holder := root
 	if root.get("tasks") == nil {
 		if tag == "" {
@@ -84,6 +85,7 @@ func (d *decoder) selectTasks(f *File, root *node, tag string) *node {
 			return nil
 		}
 		f.Tagged, f.Tag, holder = true, tag, tagged
+		d.uniqueKeys(tagged, "")
 	} else if tag != "" && tag != DefaultTag {
 		d.add(root.off, "", "tag %q was asked for but the file has the plain form {\"tasks\": [...]} with no tags; leave out --tag", tag)
 		return nil

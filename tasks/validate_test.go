@@ -35,6 +35,11 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, workdir, executor, model, on_exhausted, budget_tokens)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm" or {"command": ["program", "arg", ...]}`,
 		}},
+		{"dupkeys", []string{
+			`tasks.json:3:29: task 1: field "title" appears twice (first at 3:15); keep one`,
+			`tasks.json:3:74: task 1: field "command" appears twice (first at 3:56); keep one`,
+			`tasks.json:5:3: field "tasks" appears twice (first at 2:3); keep one`,
+		}},
 		{"duplicate", []string{
 			`tasks.json:4:5: task 1: duplicate id 1: the task at tasks.json:3:5 has it too; ids must be unique`,
 			`tasks.json:5:69: task 2.1: duplicate id 2.1: the task at tasks.json:5:44 has it too; ids must be unique`,
