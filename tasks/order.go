@@ -9,7 +9,7 @@ type Unit struct {
 	ID     string   // the full id, e.g. "3" or "3.2"
 	Parent string   // the parent's id for a subtask, else ""
 	Deps   []string // unit ids this unit waits for, in file order, without repeats
-	Task   *Task    // the task in the File; read it, change it only through the File's setters
+	Task   *Task    // the task in the File; its status fields change under the File's setters, so read those through File.Task
 }
 
 // Units flattens the file's tasks and subtasks into units in file order
