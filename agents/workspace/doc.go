@@ -36,10 +36,12 @@
 // and which wraps one of the sentinel errors (ErrOutsideWorkspace, ...) for
 // programs.
 //
-// Designs turned down: go-git's CloneOptions.Shared (alternates) leaves the
-// workspace dependent on the source's object files staying put and go-git
-// resolves alternates only within its file-system boundary; a clone through
-// go-git's file transport packs and re-indexes every object (it runs
-// git-upload-pack), several times slower than linking; `git worktree` would
-// write into the source's .git and needs the git binary.
+// Designs turned down: go-git's CloneOptions.Shared (objects/info/alternates)
+// is as fast but leaves the workspace reading the source's object files, so
+// a `git gc --prune` or a deleted branch in the user's repository can take
+// objects from under a running task; a clone through go-git's file transport
+// runs git-upload-pack and copies every object into a new pack; `git
+// worktree` would write into the source's .git and needs the git binary.
+// Hard-linked object files cost the same as alternates and leave the
+// workspace whole whatever happens to the source.
 package workspace

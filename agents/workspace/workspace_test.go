@@ -2,6 +2,9 @@ package workspace
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,4 +323,54 @@ func TestReopenKeepsCommitsAndWork(t *testing.T) {
 	require.ErrorContains(t, err, "started from")
 	resumed := prepare(t, Options{Source: src, TaskID: "9"})
 	assert.Equal(t, h1, runGit(t, resumed.Dir(), "rev-parse", "HEAD"), "without Base the recorded base wins")
+}
+
+func TestConcurrentUseAndCancellation(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "c"})
+	ctx := context.Background()
+	done := make(chan error, 3)
+	go func() {
+		for i := range 5 {
+			if err := w.FS().WriteFile(fmt.Sprintf("f%d.txt", i), "x\n"); err != nil {
+				done <- err
+				return
+			}
+			if _, _, err := w.Commit(ctx, i+1, "step"); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	go func() {
+		for range 5 {
+			if _, err := w.Diff(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	go func() {
+		for range 5 {
+			if _, err := w.TreeHash(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range 3 {
+		require.NoError(t, <-done)
+	}
+	assert.Equal(t, "5", runGit(t, w.Dir(), "rev-list", "--count", "HEAD", "^"+runGit(t, src, "rev-parse", "HEAD")))
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := Prepare(cancelled, Options{Source: src, TaskID: "c2"})
+	require.ErrorIs(t, err, context.Canceled)
+	_, _, err = w.Commit(cancelled, 6, "late")
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, w.Finish(cancelled), context.Canceled)
 }
