@@ -48,9 +48,15 @@ func (a *outputAnalyzer) emit() {
 		line = line[:len(line)-1]
 	}
 	a.partial, a.overlong = a.partial[:0], false
+	// finish prefers json over text over diagnostics, so once a format is
+	// seen the parsers of the formats it overrides can rest.
 	a.json.line(line)
-	a.text.line(line)
-	a.diag.line(line)
+	if a.json.events == 0 {
+		a.text.line(line)
+		if a.text.results == 0 {
+			a.diag.line(line)
+		}
+	}
 }
 
 // finish parses any unterminated last line and returns what the output

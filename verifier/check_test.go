@@ -174,13 +174,11 @@ func TestVerifyModes(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantTests, v.TestsPassed)
 			assert.Equal(t, tc.wantLint, v.LintPassed)
-			for i := range tc.wantErrors {
-				// Durations vary: compare up to the first digit that differs.
-				if strings.Contains(tc.wantErrors[i], "timed out") {
-					require.Len(t, v.Errors, 1)
-					assert.Contains(t, v.Errors[0], "slow: timed out after 1")
-					tc.wantErrors[i] = v.Errors[0]
-				}
+			if tc.name == "timeout" {
+				// The duration varies with load; check its shape.
+				require.Len(t, v.Errors, 1)
+				assert.Regexp(t, `^slow: timed out after \d+(\.\d+)?(ms|s)$`, v.Errors[0])
+				v.Errors = tc.wantErrors
 			}
 			assert.Equal(t, tc.wantErrors, v.Errors)
 			assert.Equal(t, tc.wantWarnings, v.Warnings)

@@ -2,7 +2,6 @@ package verifier
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -29,13 +28,6 @@ func (d Diagnostic) String() string {
 	return fmt.Sprintf("%s:%d: %s", d.File, d.Line, d.Message)
 }
 
-// diagLine matches "path:line:col: message" and "path:line: message" as
-// printed by go vet, go build, staticcheck, golangci-lint, gcc, clang and
-// eslint's unix formatter. go vet's "vet: " prefix is allowed. The path
-// must contain no spaces and a '.' or '/', which keeps out times such as
-// "12:30:45: x".
-var diagLine = regexp.MustCompile(`^(?:vet: )?([^\s:]*[./][^\s:]*):(\d+):(?:(\d+):)?\s*(\S.*)$`)
-
 // ParseDiagnostics extracts file:line:col diagnostics from output, in order,
 // without duplicates and at most 500, each with Tool set to tool. Other
 // lines are ignored. It never panics.
@@ -59,28 +51,53 @@ func (p *diagParser) line(line string) {
 	if len(p.diags) >= maxDiagnostics {
 		return
 	}
-	m := diagLine.FindStringSubmatch(strings.TrimSpace(line))
-	if m == nil {
+	file, ln, col, msg, ok := splitDiagnostic(strings.TrimSpace(line))
+	if !ok {
 		return
 	}
-	ln, err := strconv.Atoi(m[2])
-	if err != nil || ln <= 0 {
-		return
-	}
-	col := 0
-	if m[3] != "" {
-		if col, err = strconv.Atoi(m[3]); err != nil {
-			return
-		}
-	}
-	msg := m[4]
 	if len(msg) > maxLineBytes {
 		msg = string(dropPartialRune([]byte(msg[:maxLineBytes]))) + "…"
 	}
-	d := Diagnostic{File: m[1], Line: ln, Col: col, Message: msg, Tool: p.tool}
+	d := Diagnostic{File: file, Line: ln, Col: col, Message: msg, Tool: p.tool}
 	if p.seen[d] {
 		return
 	}
 	p.seen[d] = true
 	p.diags = append(p.diags, d)
+}
+
+// splitDiagnostic parses "path:line:col: message" and "path:line: message"
+// as printed by go vet, go build, staticcheck, golangci-lint, gcc, clang and
+// eslint's unix formatter; go vet's "vet: " prefix is allowed. The path
+// must contain no spaces or colons and must contain a '.' or '/', which
+// keeps out times such as "12:30:45: x".
+func splitDiagnostic(s string) (file string, line, col int, msg string, ok bool) {
+	s = strings.TrimPrefix(s, "vet: ")
+	file, rest, found := strings.Cut(s, ":")
+	if !found || file == "" || strings.ContainsAny(file, " \t") || !strings.ContainsAny(file, "./") {
+		return "", 0, 0, "", false
+	}
+	line, rest, ok = leadingNumber(rest)
+	if !ok || line <= 0 {
+		return "", 0, 0, "", false
+	}
+	if c, r, isCol := leadingNumber(rest); isCol {
+		col, rest = c, r
+	}
+	msg = strings.TrimSpace(rest)
+	return file, line, col, msg, msg != ""
+}
+
+// leadingNumber parses the decimal number s starts with, which must be
+// followed by ':'; it returns the rest after the colon.
+func leadingNumber(s string) (int, string, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 9 || i >= len(s) || s[i] != ':' {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(s[:i])
+	return n, s[i+1:], err == nil
 }
