@@ -25,8 +25,9 @@ func Load(path string, tag string) (*File, error) {
 	return Parse(path, data, tag)
 }
 
-// Parse validates data as a tasks file named name (the name only appears in
-// positions and Path). See Load.
+// Parse validates data as a tasks file named name (the name appears in
+// problem positions, and Save writes to it). The File keeps using data, so
+// the caller must not modify data afterwards. See Load.
 func Parse(name string, data []byte, tag string) (*File, error) {
 	f := &File{Path: name, Raw: data}
 	body := data

@@ -67,6 +67,24 @@ func (f *File) unitDeps(t *Task, deps []string) []string {
 	return deps
 }
 
+// Statuses returns the current status of every unit, keyed by unit id, as
+// Next wants it. It is safe to call concurrently with the setters.
+func (f *File) Statuses() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]string)
+	for i := range f.Tasks {
+		t := &f.Tasks[i]
+		if len(t.Subtasks) == 0 {
+			out[t.ID] = t.Status
+		}
+		for j := range t.Subtasks {
+			out[t.Subtasks[j].ID] = t.Subtasks[j].Status
+		}
+	}
+	return out
+}
+
 // resolve returns the full id that dependency dep of t names, or "".
 func (f *File) resolve(t *Task, dep string) string {
 	if t.Parent != "" {
@@ -138,19 +156,18 @@ func Next(units []Unit, status map[string]string) Step {
 		if !Runnable(status[units[i].ID]) {
 			return ""
 		}
+		// A dependency that failed itself makes a better reason than one
+		// that is only blocked in turn, so look for those first.
 		for _, dep := range units[i].Deps {
-			j, ok := index[dep]
-			if !ok {
-				continue
-			}
-			switch st := status[dep]; {
-			case st == StatusFailed || st == StatusBlocked || st == StatusCancelled:
+			if st := status[dep]; st == StatusFailed || st == StatusBlocked || st == StatusCancelled {
 				reason[i] = fmt.Sprintf("dependency %s %s", dep, st)
-			case visit(j) != "":
-				reason[i] = fmt.Sprintf("dependency %s blocked", dep)
+				return reason[i]
 			}
-			if reason[i] != "" {
-				break
+		}
+		for _, dep := range units[i].Deps {
+			if j, ok := index[dep]; ok && visit(j) != "" {
+				reason[i] = fmt.Sprintf("dependency %s blocked", dep)
+				return reason[i]
 			}
 		}
 		return reason[i]

@@ -115,6 +115,21 @@ func TestNext(t *testing.T) {
 	}
 }
 
+func TestStatusesFollowSetters(t *testing.T) {
+	f, err := Load(filepath.Join("testdata", "plain.json"), "")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"1": "pending", "2.1": "", "2.2": "", "2.3": "", "3": ""}, f.Statuses())
+	require.NoError(t, f.SetStatus("1", StatusDone, ""))
+	require.NoError(t, f.SetStatus("2.1", StatusFailed, ""))
+	st := f.Statuses()
+	assert.Equal(t, map[string]string{"1": "done", "2.1": "failed", "2.2": "", "2.3": "", "3": ""}, st)
+	assert.Equal(t, []Blocked{
+		{"2.2", "dependency 2.1 failed"},
+		{"2.3", "dependency 2.1 failed"},
+		{"3", "dependency 2.1 failed"},
+	}, Next(f.Units(), st).Blocked)
+}
+
 // TestNextRunsAll drives Next like a dispatcher that finishes every ready
 // unit at once, and checks that every unit runs after its dependencies.
 func TestNextRunsAll(t *testing.T) {

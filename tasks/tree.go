@@ -1,10 +1,8 @@
 package tasks
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -99,38 +97,6 @@ func (n *node) remove(key string) {
 		}
 	}
 	n.members = kept
-}
-
-// stringNode, intNode, nullNode and stringsNode build values for write-back;
-// their offset is -1 because they do not come from the source.
-func stringNode(s string) *node {
-	return &node{kind: kindString, raw: marshalString(s), str: s, off: -1}
-}
-
-func intNode(v int) *node {
-	return &node{kind: kindNumber, raw: strconv.AppendInt(nil, int64(v), 10), off: -1}
-}
-
-func nullNode() *node {
-	return &node{kind: kindNull, raw: []byte("null"), off: -1}
-}
-
-func stringsNode(ss []string) *node {
-	arr := &node{kind: kindArray, off: -1, elems: make([]*node, len(ss))}
-	for i, s := range ss {
-		arr.elems[i] = stringNode(s)
-	}
-	return arr
-}
-
-// marshalString encodes s as a JSON string without HTML escaping, so that
-// "a < b" stays readable in the file.
-func marshalString(s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // encoding a string cannot fail
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.

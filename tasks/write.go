@@ -2,10 +2,12 @@ package tasks
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -213,6 +215,38 @@ func setField(obj *node, key string, val *node) {
 		}
 	}
 	obj.set(key, val)
+}
+
+// stringNode, intNode, nullNode and stringsNode build values for write-back;
+// their offset is -1 because they do not come from the source.
+func stringNode(s string) *node {
+	return &node{kind: kindString, raw: marshalString(s), str: s, off: -1}
+}
+
+func intNode(v int) *node {
+	return &node{kind: kindNumber, raw: strconv.AppendInt(nil, int64(v), 10), off: -1}
+}
+
+func nullNode() *node {
+	return &node{kind: kindNull, raw: []byte("null"), off: -1}
+}
+
+func stringsNode(ss []string) *node {
+	arr := &node{kind: kindArray, off: -1, elems: make([]*node, len(ss))}
+	for i, s := range ss {
+		arr.elems[i] = stringNode(s)
+	}
+	return arr
+}
+
+// marshalString encodes s as a JSON string without HTML escaping, so that
+// "a < b" stays readable in the file.
+func marshalString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // encoding a string cannot fail
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // Save writes the file back to Path atomically: the new content goes to a
