@@ -161,7 +161,7 @@ func (w *Workspace) create(ctx context.Context, root string, base plumbing.Hash)
 		if _, statErr := os.Stat(filepath.Join(w.dir, git.GitDirName)); statErr == nil {
 			return w.reopen("", base)
 		}
-		return fmt.Errorf("workspace: move workspace into place: %w", err)
+		return fmt.Errorf("workspace: move the new workspace to %s: %w; if that directory is not a workspace, remove it or choose another Root", w.dir, err)
 	}
 	return w.reopen("", base)
 }

@@ -374,3 +374,18 @@ func TestConcurrentUseAndCancellation(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, w.Finish(cancelled), context.Canceled)
 }
+
+func TestPrepareRefusesForeignDirectory(t *testing.T) {
+	src := newSource(t)
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"8/user-file.txt": "not a workspace\n"})
+	_, err := Prepare(context.Background(), Options{Source: src, TaskID: "8", Root: root})
+	require.ErrorContains(t, err, "remove it or choose another Root")
+	assert.Equal(t, "not a workspace\n", readFile(t, filepath.Join(root, "8", "user-file.txt")))
+	leftovers, err := filepath.Glob(filepath.Join(root, ".8.prepare-*"))
+	require.NoError(t, err)
+	assert.Empty(t, leftovers, "the temporary clone is removed")
+
+	_, err = Prepare(context.Background(), Options{Source: t.TempDir(), TaskID: "8"})
+	require.ErrorContains(t, err, "Source must be the top directory of a git repository")
+}
