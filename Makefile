@@ -27,5 +27,8 @@ bench-peers:
 	STATGRAPH_ROOT=$(CURDIR) ../shared/bench-anchors/scripts/build.sh
 	../shared/bench-anchors/scripts/run.sh -n 5 'statgraph|eino|goplain|langgraphjs'
 
+demo: build
+	scripts/demo.sh
+
 clean:
 	rm -rf bin

@@ -1,0 +1,157 @@
+// Command statgraph runs a tasks.json through the autonomous coding loop
+// (planner -> executor -> verifier, with retries on failed checks) and
+// inspects what it did.
+//
+//	statgraph run [flags] [tasks.json]      run pending tasks
+//	statgraph resume [flags] [tasks.json]   continue runs a crash or Ctrl-C left
+//	statgraph validate [tasks.json]         check the file, change nothing
+//	statgraph status [tasks.json]           table of tasks
+//	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
+//	statgraph graph [--format mermaid|dot]  the orchestrator graph
+//	statgraph version
+//
+// Exit codes: 0 every task done, 1 a task failed or is blocked, 2 bad input
+// or usage, 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// errUsage marks errors about the command line or the input file.
+var errUsage = errors.New("usage")
+
+// usageError is an error the user fixes by changing the command or the file.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+func (e usageError) Unwrap() error { return errUsage }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+const usage = `statgraph: run a tasks.json through planner -> executor -> verifier, with retries.
+
+Usage:
+  statgraph run [flags] [tasks.json]       run pending tasks (default file: tasks.json)
+  statgraph resume [flags] [tasks.json]    continue tasks a crash or Ctrl-C left in progress
+  statgraph validate [--tag T] [tasks.json]
+  statgraph status [--tag T] [--store F] [tasks.json]
+  statgraph history [--file tasks.json] [--store F] <task-id>
+  statgraph graph [--format mermaid|dot]
+  statgraph version
+
+Run "statgraph <command> -h" for a command's flags.
+Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server), OPENAI_API_KEY.
+Exit codes: 0 all done, 1 a task failed or is blocked, 2 bad input or usage, 130 interrupted.
+`
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var err error
+	code := exitOK
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "run", "resume":
+		code, err = cmdRun(ctx, cmd, rest, stdout, stderr)
+	case "validate":
+		err = cmdValidate(rest, stdout, stderr)
+	case "status":
+		err = cmdStatus(ctx, rest, stdout, stderr)
+	case "history":
+		err = cmdHistory(ctx, rest, stdout, stderr)
+	case "graph":
+		err = cmdGraph(rest, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "statgraph", version())
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "statgraph: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "statgraph:", strings.TrimPrefix(err.Error(), "statgraph: "))
+		if errors.Is(err, errUsage) {
+			return exitUsage
+		}
+		if code == exitOK {
+			code = exitFailed
+		}
+	}
+	return code
+}
+
+// version returns the module version the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	if v == "" || v == "(devel)" {
+		return "dev"
+	}
+	return v
+}
+
+// newFlags returns a FlagSet that reports errors as usage errors.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("statgraph "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses args, turning flag errors into usage errors, and returns at
+// most max positional arguments.
+func parse(fs *flag.FlagSet, args []string, max int) ([]string, error) {
+	// Accept flags after positional arguments too (statgraph run tasks.json -j 2).
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) > max {
+		return nil, usagef("%s: too many arguments: %s", fs.Name(), strings.Join(pos, " "))
+	}
+	return pos, nil
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// common holds the flags shared by the commands that read a tasks file.
+type common struct {
+	tag, store, repo string
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.tag, "tag", "", "claude-task-master tag to use in a tagged tasks file (default master)")
+	fs.StringVar(&c.store, "store", "", "run store: SQLite file with checkpoints and history (default <repo>/.statgraph/runs.db)")
+	fs.StringVar(&c.repo, "repo", "", "git repository the tasks change (default: the tasks file's directory)")
+}
+
+// paths resolves the tasks file, repository and store.
+func (c *common) paths(pos []string) (file, repo, store string) {
+	file = "tasks.json"
+	if len(pos) > 0 {
+		file = pos[0]
+	}
+	repo = c.repo
+	if repo == "" {
+		repo = filepath.Dir(file)
+	}
+	store = c.store
+	if store == "" {
+		store = filepath.Join(repo, ".statgraph", "runs.db")
+	}
+	return file, repo, store
+}
+
+// load reads and validates the tasks file; problems are usage errors.
+func load(file, tag string) (*tasks.File, error) {
+	f, err := tasks.Load(file, tag)
+	var ve *tasks.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		return nil, usageError{fmt.Sprintf("%s is not valid (%d problems); nothing was changed:\n%s", file, len(ve.Problems), ve.Error())}
+	case errors.Is(err, os.ErrNotExist):
+		return nil, usagef("%s: no such file; give the path of your tasks.json (see examples/quickstart)", file)
+	case err != nil:
+		return nil, usageError{err.Error()}
+	}
+	return f, nil
+}
+
+func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("run store: %w", err)
+	}
+	return sqlite.Open(ctx, path)
+}
+
+func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags(name, stderr)
+	var c common
+	c.register(fs)
+	jobs := fs.Int("j", 0, "tasks to run at once (default: number of CPUs)")
+	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
+	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
+	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
+	pos, err := parse(fs, args, 1)
+	if err != nil {
+		return exitUsage, err
+	}
+	file, repo, store := c.paths(pos)
+	f, err := load(file, c.tag)
+	if err != nil {
+		return exitUsage, err
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+		return exitUsage, usagef("%s is not a git repository: statgraph works in per-task branches; run git init and commit, or pass --repo", repo)
+	}
+	lock, err := tasks.Lock(file)
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	defer lock.Unlock()
+	st, err := openStore(ctx, store)
+	if err != nil {
+		return exitFailed, err
+	}
+	defer st.Close()
+
+	mc := llm.ConfigFromEnv()
+	if *model != "" {
+		mc.Model = *model
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		n := 0
+		for range sigs {
+			n++
+			if n == 1 {
+				fmt.Fprintln(stderr, "\nstopping after the running steps (Ctrl-C again to stop at once)…")
+				close(stop)
+				continue
+			}
+			cancel()
+			return
+		}
+	}()
+
+	tty := isTerminal(stdout) && !*plain
+	p := newProgress(stdout, tty)
+	d := &tasks.Dispatcher{
+		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
+		Report: p.event, Stop: stop, Log: p.logWriter(),
+	}
+	if *budget > 0 {
+		d.Budget = llm.NewBudget(*budget, nil)
+	}
+	if isTerminal(os.Stdin) {
+		d.Ask = askOnTerminal(p, os.Stdin)
+	}
+	p.start()
+	sum, err := d.Run(ctx)
+	p.stop()
+	printSummary(stdout, sum)
+	switch {
+	case errors.Is(err, tasks.ErrStopped) || errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "statgraph: interrupted; run `statgraph resume` to continue")
+		return exitInterrupted, nil
+	case err != nil:
+		return exitFailed, err
+	case sum.Failed():
+		return exitFailed, nil
+	}
+	return exitOK, nil
+}
+
+// askOnTerminal asks the operator what to do with a task that ran out of
+// retries.
+func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agents.Escalation) (string, error) {
+	r := bufio.NewReader(in)
+	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+		answer := p.ask(func(w io.Writer) string {
+			fmt.Fprintf(w, "\ntask %s (%s) failed %d attempts. Last errors:\n", unit, e.Title, e.Attempts)
+			for _, l := range e.Errors {
+				fmt.Fprintf(w, "  - %s\n", l)
+			}
+			for {
+				fmt.Fprint(w, "[r]etry (reset the attempts), [s]kip (mark done with a warning), [a]bort (mark failed)? ")
+				line, err := r.ReadString('\n')
+				switch strings.ToLower(strings.TrimSpace(line)) {
+				case "r", "retry":
+					return "retry"
+				case "s", "skip":
+					return "skip"
+				case "a", "abort":
+					return "abort"
+				}
+				if err != nil {
+					return "abort"
+				}
+			}
+		})
+		return answer, ctx.Err()
+	}
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,437 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// Dispatcher runs the units of a tasks file through the orchestrator graph:
+// in dependency order, independent units in parallel, each in its own git
+// workspace, with a checkpoint after every step so that a killed run
+// continues where it stopped. It records each unit's outcome in the file
+// (status, retry_count, error_history, failed_at) and saves the file after
+// every change.
+//
+// The caller holds the file's lock (Lock) for the length of the run.
+type Dispatcher struct {
+	File *File
+	// Repo is the git repository the tasks change; "" means the directory
+	// holding the tasks file.
+	Repo string
+	// StateDir holds workspaces and prompt files; "" means <Repo>/.statgraph.
+	StateDir string
+	// Checkpointer stores the runs' checkpoints (the run store). Required.
+	Checkpointer statgraph.Checkpointer
+	// Jobs is how many units run at once; 0 means the number of CPUs.
+	Jobs int
+	// Model is the model configuration; a task's "model" overrides
+	// Model.Model. With no model, units whose executor is the LLM fail
+	// with a message saying how to configure one, and units with a command
+	// executor run without a planner.
+	Model llm.Config
+	// Budget is the global token budget shared by every unit; nil means
+	// unlimited.
+	Budget *llm.Budget
+	// Ask answers the escalation of a unit with on_exhausted "ask": it
+	// returns "retry", "skip" or "abort". Nil means the unit fails.
+	Ask func(ctx context.Context, unit string, e agents.Escalation) (string, error)
+	// Report receives progress events; nil means none. It is called from
+	// several goroutines, never concurrently for the same unit.
+	Report func(Event)
+	// Stop, when closed, stops the run gracefully: no new unit starts, and
+	// running units stop at their next step boundary (the node that is
+	// running finishes and is checkpointed) and are marked interrupted.
+	// Cancelling Run's ctx instead stops them at once.
+	Stop <-chan struct{}
+	// Log receives the orchestrator's own lines ("task 3 FAILED after 3
+	// attempts"); nil discards them.
+	Log io.Writer
+}
+
+// EventKind says what a dispatcher Event reports.
+type EventKind string
+
+// Dispatcher event kinds.
+const (
+	EventStart    EventKind = "start"    // a unit starts (or continues)
+	EventProgress EventKind = "progress" // a unit's graph moved: Phase, Attempt
+	EventFinish   EventKind = "finish"   // a unit ended: Status, Reason
+	EventBlocked  EventKind = "blocked"  // a unit was blocked by a dependency
+)
+
+// Event is a progress report about one unit.
+type Event struct {
+	Kind        EventKind
+	Unit        string
+	Title       string
+	Phase       string
+	Attempt     int
+	MaxAttempts int
+	Tokens      int
+	Elapsed     time.Duration
+	Status      string
+	Reason      string
+	Branch      string
+}
+
+// Summary is the outcome of a run, unit by unit, in file order.
+type Summary struct {
+	Units []UnitResult
+}
+
+// UnitResult is one unit's outcome.
+type UnitResult struct {
+	ID, Title, Status, Reason, Branch string
+	Attempts, Tokens                  int
+	Elapsed                           time.Duration
+}
+
+// Failed reports whether any unit ended failed, blocked or interrupted.
+func (s Summary) Failed() bool {
+	for _, u := range s.Units {
+		switch u.Status {
+		case StatusFailed, StatusBlocked, StatusInterrupted, StatusInProgress:
+			return true
+		}
+	}
+	return false
+}
+
+// Thread returns the checkpoint thread of a unit.
+func Thread(unit string) string { return "task-" + unit }
+
+// Run dispatches every runnable unit (pending, in-progress or interrupted)
+// until none is left that can run. When ctx is cancelled, running units
+// stop after their current node, are checkpointed and marked interrupted,
+// and Run returns ctx's error with the summary so far.
+func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
+	if d.Checkpointer == nil {
+		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")
+	}
+	repo := d.Repo
+	if repo == "" {
+		repo = filepath.Dir(d.File.Path)
+	}
+	repo, err := filepath.Abs(repo)
+	if err != nil {
+		return Summary{}, err
+	}
+	stateDir := d.StateDir
+	if stateDir == "" {
+		stateDir = filepath.Join(repo, ".statgraph")
+	}
+	jobs := d.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	units := d.File.Units()
+	status := make(map[string]string, len(units))
+	results := make(map[string]*UnitResult, len(units))
+	for _, u := range units {
+		t, _ := d.File.Task(u.ID)
+		status[u.ID] = t.Status
+		results[u.ID] = &UnitResult{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount}
+	}
+
+	type done struct {
+		id  string
+		res UnitResult
+	}
+	finished := make(chan done)
+	running := map[string]bool{}
+	started := map[string]bool{} // units this run already took up: never twice
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var runErr error
+	for {
+		if ctx.Err() == nil {
+			step := Next(units, status)
+			for _, b := range step.Blocked {
+				status[b.ID] = StatusBlocked
+				r := results[b.ID]
+				r.Status, r.Reason = StatusBlocked, b.Reason
+				if err := d.File.SetStatus(b.ID, StatusBlocked, b.Reason); err != nil {
+					return d.summary(units, results), err
+				}
+				if err := d.File.Save(); err != nil {
+					return d.summary(units, results), err
+				}
+				d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: StatusBlocked, Reason: b.Reason})
+			}
+			for _, id := range step.Ready {
+				if started[id] || len(running) >= jobs || d.stopping() {
+					continue
+				}
+				running[id], started[id] = true, true
+				status[id] = StatusInProgress
+				if err := d.File.SetStatus(id, StatusInProgress, ""); err != nil {
+					return d.summary(units, results), err
+				}
+				if err := d.File.Save(); err != nil {
+					return d.summary(units, results), err
+				}
+				wg.Go(func() {
+					res := d.runUnit(ctx, repo, stateDir, id)
+					finished <- done{id, res}
+				})
+			}
+		}
+		if len(running) == 0 {
+			break
+		}
+		f := <-finished
+		delete(running, f.id)
+		status[f.id] = f.res.Status
+		*results[f.id] = f.res
+		if err := d.File.Save(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if runErr == nil {
+		runErr = ctx.Err()
+	}
+	if runErr == nil && d.stopping() {
+		runErr = ErrStopped
+	}
+	return d.summary(units, results), runErr
+}
+
+func (d *Dispatcher) summary(units []Unit, results map[string]*UnitResult) Summary {
+	var s Summary
+	for _, u := range units {
+		s.Units = append(s.Units, *results[u.ID])
+	}
+	return s
+}
+
+func (d *Dispatcher) report(e Event) {
+	if d.Report != nil {
+		d.Report(e)
+	}
+}
+
+// runUnit takes one unit through the orchestrator graph and records the
+// outcome in the file (not yet saved).
+func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string) UnitResult {
+	t, _ := d.File.Task(id)
+	start := time.Now()
+	res := UnitResult{ID: id, Title: t.Title}
+	finish := func(r Result, branch string) UnitResult {
+		res.Status, res.Reason, res.Branch = r.Status, r.Reason, branch
+		res.Attempts, res.Elapsed = r.RetryCount, time.Since(start)
+		if err := d.File.SetResult(id, r); err != nil {
+			res.Status, res.Reason = StatusFailed, err.Error()
+		}
+		d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
+			Attempt: r.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Branch: branch})
+		return res
+	}
+	fail := func(state agents.TaskState, err error) UnitResult {
+		now := time.Now().UTC()
+		hist := slices.Clone(state.ErrorHistory)
+		hist = append(hist, fmt.Sprintf("Error: %v", err))
+		return finish(Result{Status: StatusFailed, Reason: oneLine(err.Error()), RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, "")
+	}
+	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
+
+	ws, err := workspace.Prepare(ctx, workspace.Options{Source: repo, TaskID: id, Root: filepath.Join(stateDir, "work")})
+	if err != nil {
+		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
+	}
+	defer ws.Close()
+	g, budget, err := d.graph(t, ws, stateDir)
+	if err != nil {
+		return fail(agents.TaskState{}, err)
+	}
+	in := agents.TaskState{
+		Task: agents.Task{ID: id, Title: t.Title, Description: t.Description, Details: t.Details,
+			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted},
+		MaxRetries: t.Retries(),
+	}
+	state, err := d.invoke(ctx, g, id, t, in, start)
+	if budget != nil {
+		res.Tokens = budget.Spent()
+	}
+	branch := ""
+	if ferr := ws.Finish(context.WithoutCancel(ctx)); ferr == nil {
+		branch = ws.Branch()
+	}
+	switch {
+	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
+		return finish(Result{Status: StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case errors.Is(err, statgraph.ErrInterrupted):
+		return finish(Result{Status: StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case err != nil:
+		r := fail(state, err)
+		r.Branch = branch
+		return r
+	}
+	switch state.Phase {
+	case agents.PhaseDone:
+		return finish(Result{Status: StatusDone, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case agents.PhaseSkipped:
+		return finish(Result{Status: StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	}
+	return finish(Result{Status: StatusFailed, Reason: fmt.Sprintf("failed after %d attempts", state.RetryCount),
+		RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory, FailedAt: state.FailedAt}, branch)
+}
+
+// invoke runs (or continues) the unit's thread, reporting progress and
+// answering escalations through Ask.
+func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], id string, t Task, in agents.TaskState, start time.Time) (agents.TaskState, error) {
+	thread := Thread(id)
+	state := in
+	var resume any
+	resuming := false
+	if snap, err := g.State(ctx, thread); err == nil && len(snap.Interrupts) > 0 {
+		state, resuming = snap.State, true
+	}
+	for {
+		var err error
+		var seq func(func(statgraph.Event[agents.TaskState], error) bool)
+		if resuming {
+			seq = g.StreamResume(ctx, thread, resume)
+		} else {
+			seq = g.Stream(ctx, in, statgraph.WithThread(thread))
+		}
+		for ev, e := range seq {
+			if ev.Kind == statgraph.EventStepStart && d.stopping() {
+				err = ErrStopped
+				break
+			}
+			switch ev.Kind {
+			case statgraph.EventUpdate:
+				state = ev.State
+				d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: state.Phase,
+					Attempt: state.RetryCount + boolInt(state.Phase == agents.PhaseExecuting), MaxAttempts: state.MaxRetries,
+					Tokens: state.Tokens, Elapsed: time.Since(start)})
+			case statgraph.EventRunEnd:
+				if e == nil {
+					state = ev.State
+				}
+				err = e
+			}
+		}
+		var ie *statgraph.InterruptedError
+		if !errors.As(err, &ie) || d.Ask == nil || len(ie.Interrupts) == 0 {
+			return state, err
+		}
+		esc, perr := decodeEscalation(ie.Interrupts[0].Payload)
+		if perr != nil {
+			return state, err
+		}
+		answer, aerr := d.Ask(ctx, id, esc)
+		if aerr != nil {
+			return state, aerr
+		}
+		resume, resuming = answer, true
+	}
+}
+
+// ErrStopped is returned by Run when Stop was closed.
+var ErrStopped = errors.New("tasks: run stopped")
+
+
+// stopping reports whether Stop is closed.
+func (d *Dispatcher) stopping() bool {
+	if d.Stop == nil {
+		return false
+	}
+	select {
+	case <-d.Stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// graph compiles the orchestrator graph for unit t in workspace ws.
+func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
+	workdir := ws.Dir()
+	if t.Workdir != "" {
+		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
+	}
+	limit := 0
+	if t.BudgetTokens != nil {
+		limit = *t.BudgetTokens
+	}
+	budget := llm.NewBudget(limit, d.Budget)
+	var checks []verifier.Check
+	if !t.TestCmd.IsZero() {
+		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: t.TestCmd.Argv, Shell: t.TestCmd.Shell, Timeout: 10 * time.Minute}})
+	}
+	if !t.LintCmd.IsZero() {
+		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: t.LintCmd.Argv, Shell: t.LintCmd.Shell, Timeout: 10 * time.Minute}})
+	}
+	cfg := agents.Config{
+		Verifier:  agents.ChecksVerifier{Checks: checks, Workdir: workdir},
+		Workspace: ws,
+		Budget:    budget,
+		Log:       d.Log,
+	}
+	model := d.Model
+	if t.Model != "" {
+		model.Model = t.Model
+	}
+	var client *llm.Client
+	if model.Model != "" {
+		c, err := llm.New(model)
+		if err != nil {
+			return nil, nil, err
+		}
+		client = c
+		cfg.Planner = agents.LLMPlanner{Client: c, Workdir: workdir, Budget: budget}
+	}
+	if t.Executor.IsLLM() {
+		if client == nil {
+			return nil, nil, errors.New("task needs a model but none is configured: pass --model NAME or set STATGRAPH_MODEL " +
+				"(with OPENAI_BASE_URL for a local server such as Ollama, and OPENAI_API_KEY if it needs one), " +
+				"or give the task an \"executor\": {\"command\": [...]}")
+		}
+		cfg.Executor = agents.LLMExecutor{Client: client, FS: ws.FS(), Budget: budget}
+	} else {
+		cfg.Executor = agents.CommandExecutor{
+			Argv: t.Executor.Command, Workdir: workdir,
+			PromptDir: filepath.Join(stateDir, "prompts"),
+		}
+	}
+	g, err := agents.NewGraph(cfg, statgraph.WithCheckpointer(d.Checkpointer))
+	return g, budget, err
+}
+
+func decodeEscalation(payload []byte) (agents.Escalation, error) {
+	var e agents.Escalation
+	err := json.Unmarshal(payload, &e)
+	return e, err
+}
+
+// oneLine returns the first line of s.
+func oneLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
