@@ -128,6 +128,7 @@ func (l *failureList) add(f Failure) {
 	if len(l.list) >= maxDetailed {
 		f.Lines = nil
 	}
+	f.Lines = dropStdFrames(f.Lines)
 	l.list = append(l.list, f)
 }
 
@@ -223,6 +224,8 @@ func (p *goTestJSONParser) strayLine(line string) {
 func (p *goTestJSONParser) testEvent(ev testEvent) {
 	key := [2]string{ev.Package, ev.Test}
 	switch ev.Action {
+	case "run":
+		buf(p.running, key)
 	case "output":
 		if l := strings.TrimRight(ev.Output, "\n"); !isBookkeeping(l) {
 			buf(p.running, key).add(strings.TrimPrefix(l, "    "))
@@ -317,4 +320,26 @@ func buf[K comparable](m map[K]*lineBuf, k K) *lineBuf {
 		m[k] = b
 	}
 	return b
+}
+
+// dropStdFrames removes the runtime's and the testing package's frames from
+// a stack trace in lines (a function line followed by its "\tfile:line"),
+// which only show how the test was called. Everything else is kept.
+func dropStdFrames(lines []string) []string {
+	out := lines[:0:0]
+	for i := 0; i < len(lines); i++ {
+		if i+1 < len(lines) && isStdFrame(lines[i], lines[i+1]) {
+			i++
+			continue
+		}
+		out = append(out, lines[i])
+	}
+	return out
+}
+
+func isStdFrame(fn, file string) bool {
+	if !strings.HasPrefix(file, "\t") || (!strings.Contains(file, "/src/runtime/") && !strings.Contains(file, "/src/testing/")) {
+		return false
+	}
+	return hasAnyPrefix(fn, "runtime.", "testing.", "panic(", "created by testing.")
 }

@@ -75,7 +75,7 @@ func (p *goTestTextParser) testFailed(name string) {
 func (p *goTestTextParser) flush() {
 	if p.attach >= 0 {
 		f := &p.out.list[p.attach]
-		f.Lines = append(f.Lines, p.attached.lines()...)
+		f.Lines = dropStdFrames(append(f.Lines, p.attached.lines()...))
 	}
 	p.attach, p.attached, p.panicking = -1, lineBuf{}, false
 }
