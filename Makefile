@@ -22,6 +22,7 @@ test: fmt-check vet race
 bench:
 	$(GO) run ./tests/bench/w1 1000 200
 	$(GO) run ./tests/bench/w2 1000
+	$(GO) run ./tests/bench/w3 1000 20
 
 bench-peers:
 	STATGRAPH_ROOT=$(CURDIR) ../shared/bench-anchors/scripts/build.sh
