@@ -291,3 +291,9 @@ func TestDropStdFrames(t *testing.T) {
 		"\t/home/u/src/testing/helper.go:3 +0x1",
 	}, dropStdFrames(in))
 }
+
+func TestParseGoTestVerboseLinesAfterPassAreNotATest(t *testing.T) {
+	t.Parallel()
+	out := "=== RUN   TestA\n--- PASS: TestA (0.00s)\nleftover from TestMain\nFAIL\texample.com/p\t0.01s\n"
+	assert.Equal(t, []failureSummary{{"package example.com/p", "example.com/p", false, "leftover from TestMain"}}, summarize(ParseGoTestVerbose(out)))
+}

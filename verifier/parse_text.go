@@ -40,6 +40,7 @@ func (p *goTestTextParser) line(line string) {
 	case hasAnyPrefix(t, "--- PASS:", "--- SKIP:"):
 		p.results++
 		p.flush()
+		p.current = ""
 		delete(p.running, testName(t))
 	case hasAnyPrefix(line, "ok  \t", "FAIL\t", "?   \t"):
 		p.results++
