@@ -1,0 +1,152 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/agents/workspace"
+)
+
+func TestShouldRetryOrEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    TaskState
+		want string
+	}{
+		{"passed", TaskState{Verification: Verification{TestsPassed: true, LintPassed: true}, RetryCount: 3, MaxRetries: 3}, RouteDone},
+		{"tests failed, retries left", TaskState{Verification: Verification{LintPassed: true}, RetryCount: 1, MaxRetries: 3}, RouteRetry},
+		{"lint failed, retries left", TaskState{Verification: Verification{TestsPassed: true}, RetryCount: 2, MaxRetries: 3}, RouteRetry},
+		{"retries spent", TaskState{Verification: Verification{LintPassed: true}, RetryCount: 3, MaxRetries: 3}, RouteFailed},
+		{"zero MaxRetries means the default", TaskState{RetryCount: DefaultMaxRetries - 1}, RouteRetry},
+		{"default spent", TaskState{RetryCount: DefaultMaxRetries}, RouteFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, ShouldRetryOrEnd(context.Background(), tc.s))
+		})
+	}
+}
+
+func TestNewGraphNeedsExecutorAndVerifier(t *testing.T) {
+	_, err := NewGraph(Config{Executor: ExecutorFunc(func(context.Context, TaskState) (string, error) { return "", nil })})
+	require.ErrorContains(t, err, "needs an Executor and a Verifier")
+	_, err = NewGraph(Config{Verifier: ChecksVerifier{}})
+	require.ErrorContains(t, err, "needs an Executor and a Verifier")
+}
+
+// attemptN writes add.go still wrong, differently each time, so every
+// attempt makes progress and fails.
+func attemptN(n int) answer {
+	src := strings.Replace(stillWrong, "(first try)", fmt.Sprintf("(try %d)", n), 1)
+	return tools(writeFile("add.go", src), finish(fmt.Sprintf("try %d", n)))
+}
+
+var fixAnswer = tools(writeFile("add.go", fixedAdd), finish("Add adds now"))
+
+// TestRetryLoop runs the whole graph with the LLM planner and executor on a
+// scripted model, a real workspace and real go test and go vet checks, and
+// checks note 002's semantics.
+func TestRetryLoop(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		answers    []answer
+		maxRetries int
+		retries    int
+		phase      string
+		history    []string // what each ErrorHistory entry contains after "Retry k: "
+		check      func(t *testing.T, r *rig, out TaskState)
+	}{{
+		name:    "pass on the first try",
+		answers: []answer{planAnswer(), fixAnswer}, maxRetries: 3,
+		retries: 1, phase: PhaseDone,
+		check: func(t *testing.T, r *rig, out TaskState) {
+			assert.Nil(t, out.FailedAt)
+			assert.Equal(t, "make Add add", out.Plan.Summary)
+			require.Len(t, out.Attempts, 1)
+			assert.True(t, out.Attempts[0].Passed)
+			assert.Equal(t, "Add adds now", out.Attempts[0].Summary)
+			assert.NotEmpty(t, out.Attempts[0].Commit)
+			assert.Equal(t, 200, out.Tokens, "one planner and one executor call of 100 tokens each")
+		},
+	}, {
+		name:    "fail once then pass",
+		answers: []answer{planAnswer(), attemptN(1), fixAnswer}, maxRetries: 3,
+		retries: 2, phase: PhaseDone, history: []string{"TestAdd"},
+		check: func(t *testing.T, r *rig, out TaskState) {
+			prompts := attemptPrompts(r.srv.requests())
+			require.Len(t, prompts, 2)
+			assert.Contains(t, prompts[0], "Attempt 1 of 3")
+			assert.Contains(t, prompts[1], "Attempt 2 of 3")
+			assert.Contains(t, prompts[1], "TestAdd", "the retry prompt names the failing test")
+			assert.NotContains(t, prompts[0], "TestAdd")
+			grown := len(prompts[1]) - len(prompts[0])
+			assert.Positive(t, grown)
+			assert.LessOrEqual(t, grown, feedbackCap+200, "the feedback in the retry prompt stays under the cap")
+			assert.Contains(t, prompts[1], out.Attempts[0].Feedback)
+		},
+	}, {
+		name:    "fail three times",
+		answers: []answer{planAnswer(), attemptN(1), attemptN(2), attemptN(3)}, maxRetries: 3,
+		retries: 3, phase: PhaseFailed, history: []string{"TestAdd", "TestAdd", "TestAdd"},
+		check: func(t *testing.T, r *rig, out TaskState) {
+			require.NotNil(t, out.FailedAt)
+			assert.False(t, out.FailedAt.IsZero())
+			assert.Contains(t, r.log.String(), "task t-3 FAILED after 3 attempts")
+			assert.Len(t, out.Attempts, 3)
+		},
+	}, {
+		name:    "lint passes, tests fail",
+		answers: []answer{planAnswer(), attemptN(1), fixAnswer}, maxRetries: 3,
+		retries: 2, phase: PhaseDone, history: []string{"tests"},
+		check: func(t *testing.T, r *rig, out TaskState) {
+			assert.NotContains(t, out.ErrorHistory[0], "lint")
+		},
+	}, {
+		name: "tests pass, lint fails",
+		answers: []answer{
+			planAnswer(),
+			tools(writeFile("add.go", fixedAdd), writeFile("twice.go", vetBad), finish("fixed Add, added Twice")),
+			tools(writeFile("twice.go", vetOK), finish("fixed Twice")),
+		},
+		maxRetries: 3, retries: 2, phase: PhaseDone, history: []string{"lint"},
+		check: func(t *testing.T, r *rig, out TaskState) {
+			assert.NotContains(t, out.ErrorHistory[0], "tests")
+			assert.Contains(t, attemptPrompts(r.srv.requests())[1], "twice.go", "the lint finding's file reaches the model")
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id := fmt.Sprintf("t-%d", tc.retries)
+			r := newRig(t, id, rigOptions{}, tc.answers...)
+			out, err := r.run(t, id, tc.maxRetries)
+			require.NoError(t, err)
+			assert.Equal(t, tc.phase, out.Phase)
+			assert.Equal(t, tc.retries, out.RetryCount)
+			require.Len(t, out.ErrorHistory, len(tc.history), "history: %q", out.ErrorHistory)
+			for k, want := range tc.history {
+				assert.True(t, strings.HasPrefix(out.ErrorHistory[k], fmt.Sprintf("Retry %d: ", k)), "entry %d: %q", k, out.ErrorHistory[k])
+				assert.Contains(t, out.ErrorHistory[k], want)
+			}
+			assert.Equal(t, len(tc.answers)-1, len(attemptPrompts(r.srv.requests())), "one executor call per attempt")
+			assertCommits(t, r.ws, len(out.Attempts))
+			tc.check(t, r, out)
+		})
+	}
+}
+
+// assertCommits checks that the task branch has one commit per attempt on
+// top of the source's.
+func assertCommits(t *testing.T, ws *workspace.Workspace, attempts int) {
+	t.Helper()
+	log := strings.TrimSpace(git(t, ws.Dir(), "log", "--format=%s", ws.Branch()))
+	lines := strings.Split(log, "\n")
+	require.Len(t, lines, attempts+1, "git log: %s", log)
+	for i := 1; i <= attempts; i++ {
+		assert.Contains(t, lines[attempts-i], fmt.Sprintf(": attempt %d: ", i))
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/addmod
+
+go 1.22
