@@ -31,8 +31,8 @@ func TestModelServerTrouble(t *testing.T) {
 		next     func(openai.ChatCompletionRequest) answer
 		budget   int
 		requests int
-		err      error  // nil: the task must pass
-		errText  string // what the error says
+		err      error           // nil: the task must pass
+		errText  string          // what the error says
 		waits    []time.Duration // the exact waits of a task that passes
 		retries  int             // how many waits a failing task asked for
 	}{{

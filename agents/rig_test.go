@@ -29,7 +29,7 @@ type rig struct {
 // rigOptions adjust a rig before its graph is built.
 type rigOptions struct {
 	checks []verifier.Check // nil means goChecks
-	budget *llm.Budget // nil means an unlimited one
+	budget *llm.Budget      // nil means an unlimited one
 	client func(*llm.Config)
 }
 
