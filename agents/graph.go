@@ -61,7 +61,9 @@ type Verifier interface {
 type VerifierFunc func(ctx context.Context, s TaskState) (Verification, error)
 
 // Verify calls f.
-func (f VerifierFunc) Verify(ctx context.Context, s TaskState) (Verification, error) { return f(ctx, s) }
+func (f VerifierFunc) Verify(ctx context.Context, s TaskState) (Verification, error) {
+	return f(ctx, s)
+}
 
 // Config holds what the orchestrator graph runs with. Executor and Verifier
 // are required.
