@@ -115,3 +115,6 @@ func Report(r Result, m *Meter) {
 	}
 	fmt.Println(strings.Join(append(f, r.Extra...), ","))
 }
+
+// Total returns the time measured so far.
+func (m *Meter) Total() time.Duration { return m.total }
