@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -81,12 +83,56 @@ func sourceGitDir(source string) (string, error) {
 // under objects/ is hard-linked (object files are immutable, so the two
 // repositories cannot disturb each other; new objects of either side land in
 // new files), or copied where the file system refuses links. A shallow
-// source's shallow file is copied along. Files that vanish while walking
-// (a concurrent git gc) are skipped; the caller checks the base is readable.
+// source's shallow file is copied along. The directories are linked in
+// parallel, since creating them and linking are waits on the file system,
+// not work for the CPU. Files that vanish while walking (a concurrent git
+// gc) are skipped; the caller checks the base is readable.
 func linkObjects(ctx context.Context, srcGit, dstGit string) error {
 	src := filepath.Join(srcGit, "objects")
 	dst := filepath.Join(dstGit, "objects")
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	dirs, err := os.ReadDir(src)
+	if err != nil {
+		return fmt.Errorf("workspace: share objects of %s: %w", srcGit, err)
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex // guards firstErr
+		firstErr error
+	)
+	sem := make(chan struct{}, linkWorkers)
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := linkTree(ctx, filepath.Join(src, d.Name()), filepath.Join(dst, d.Name())); err != nil {
+				mu.Lock()
+				firstErr = cmp.Or(firstErr, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return fmt.Errorf("workspace: share objects of %s: %w", srcGit, firstErr)
+	}
+	if err := linkOrCopy(filepath.Join(srcGit, "shallow"), filepath.Join(dstGit, "shallow")); err != nil {
+		return fmt.Errorf("workspace: copy shallow file of %s: %w", srcGit, err)
+	}
+	return nil
+}
+
+// linkWorkers bounds the directories linkObjects works on at once.
+const linkWorkers = 16
+
+// linkTree links or copies every regular file under src to the same place
+// under dst, creating directories.
+func linkTree(ctx context.Context, src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -109,13 +155,6 @@ func linkObjects(ctx context.Context, srcGit, dstGit string) error {
 		}
 		return linkOrCopy(p, target)
 	})
-	if err != nil {
-		return fmt.Errorf("workspace: share objects of %s: %w", srcGit, err)
-	}
-	if err := linkOrCopy(filepath.Join(srcGit, "shallow"), filepath.Join(dstGit, "shallow")); err != nil {
-		return fmt.Errorf("workspace: copy shallow file of %s: %w", srcGit, err)
-	}
-	return nil
 }
 
 // linkOrCopy hard-links src to dst, copying when linking fails; a missing
