@@ -1,0 +1,67 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bin is the statgraph binary TestMain builds once for every test.
+var bin string
+
+// root is the module root (the parent of tests/).
+var root string
+
+// goCache is the go build cache every child process shares, so the
+// quickstart's go test and go vet runs compile each package once.
+var goCache string
+
+func TestMain(m *testing.M) {
+	os.Exit(setup(m))
+}
+
+func setup(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "statgraph-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tests:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if root, err = filepath.Abs(".."); err != nil {
+		fmt.Fprintln(os.Stderr, "tests:", err)
+		return 1
+	}
+	bin = filepath.Join(dir, "statgraph")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/statgraph")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "tests: go build ./cmd/statgraph: %v\n%s", err, out)
+		return 1
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tests: go env GOCACHE:", err)
+		return 1
+	}
+	goCache = strings.TrimSpace(string(out))
+	return m.Run()
+}
+
+// childEnv is the environment of every statgraph child process: the test's
+// own, without model configuration (so no test reaches a real endpoint),
+// with the shared build cache, and with extra entries appended.
+func childEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "OPENAI_") || name == "STATGRAPH_MODEL" || name == "STATGRAPH_TRACE" || name == "GOCACHE" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "GOCACHE="+goCache, "GOTOOLCHAIN=local")
+	return append(env, extra...)
+}
