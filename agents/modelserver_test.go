@@ -32,10 +32,11 @@ type modelServer struct {
 	srv *httptest.Server
 	t   testing.TB
 
-	mu     sync.Mutex // guards queue, next and bodies
+	mu     sync.Mutex // guards queue, next, bodies and auth
 	queue  []answer
 	next   func(req openai.ChatCompletionRequest) answer
 	bodies [][]byte
+	auth   []string // the Authorization header of each request
 }
 
 // newModelServer starts a server that answers with queue in order; it is
@@ -57,6 +58,7 @@ func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Lock()
 	m.bodies = append(m.bodies, body)
+	m.auth = append(m.auth, r.Header.Get("Authorization"))
 	var a answer
 	switch {
 	case len(m.queue) > 0:
@@ -110,6 +112,13 @@ func (m *modelServer) raw() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// authHeaders returns the Authorization headers received so far.
+func (m *modelServer) authHeaders() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.auth...)
 }
 
 // count returns how many requests arrived.

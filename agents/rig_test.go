@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ type rig struct {
 	srv    *modelServer
 	ws     *workspace.Workspace
 	sleeps *sleeps
-	log    *syncBuffer
+	log    *syncBuffer // Config.Log and the llm client's Logf
 	cfg    Config
 }
 
@@ -37,7 +38,12 @@ type rigOptions struct {
 func newRig(t testing.TB, id string, o rigOptions, queue ...answer) *rig {
 	t.Helper()
 	r := &rig{srv: newModelServer(t, queue...), ws: newWorkspace(t, id, nil), sleeps: &sleeps{}, log: &syncBuffer{}}
-	c := r.srv.client(t, r.sleeps, o.client)
+	c := r.srv.client(t, r.sleeps, func(cfg *llm.Config) {
+		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(r.log, format+"\n", args...) }
+		if o.client != nil {
+			o.client(cfg)
+		}
+	})
 	if o.budget == nil {
 		o.budget = llm.NewBudget(0, nil)
 	}
