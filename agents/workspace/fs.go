@@ -30,10 +30,12 @@ type FSOptions struct {
 }
 
 // FS gives agents file operations confined to one directory through os.Root.
-// Paths are relative, slash-separated and cleaned; absolute paths, ".."
-// escapes, symbolic links leading outside the directory or into .git, NUL
-// bytes and anything under .git (any letter case, at any depth) are refused
-// with a *PathError wrapping one of the Err* sentinels. An FS holds no open
+// Paths are relative and slash-separated; absolute paths, ".." escapes,
+// symbolic links leading outside the directory or into .git, NUL bytes and
+// anything under .git (any letter case, at any depth) are refused with a
+// *PathError wrapping one of the Err* sentinels. ".." is resolved lexically
+// before symbolic links are followed, and links are followed one component
+// at a time, so none can lead outside or into .git. An FS holds no open
 // files (each call opens the root afresh), needs no Close, and is safe for
 // concurrent use; concurrent writes to one file are last-writer-wins.
 type FS struct {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,8 +98,8 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 		source: source,
 		taskID: o.TaskID,
 		branch: plumbing.NewBranchReferenceName(BranchPrefix + o.TaskID),
-		name:   orDefault(o.AuthorName, "statgraph"),
-		email:  orDefault(o.AuthorEmail, "statgraph@localhost"),
+		name:   cmp.Or(o.AuthorName, "statgraph"),
+		email:  cmp.Or(o.AuthorEmail, "statgraph@localhost"),
 	}
 	src, err := openSource(source)
 	if err != nil {
@@ -109,7 +110,10 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(w.dir, git.GitDirName)); err == nil {
-		return w, w.reopen(o.Base, base)
+		if err := w.reopen(o.Base, base); err != nil {
+			return nil, err
+		}
+		return w, nil
 	}
 	if err := makeRoot(root); err != nil {
 		return nil, err
@@ -268,11 +272,4 @@ func validateTaskID(id string) error {
 
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
