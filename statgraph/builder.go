@@ -48,9 +48,11 @@ type Builder[S any] struct {
 }
 
 type nodeSpec[S any] struct {
-	name string
-	fn   NodeFunc[S]
-	cfg  nodeConfig
+	name     string
+	fn       NodeFunc[S]
+	cfg      nodeConfig
+	validate ValidatorFunc[S] // set for a validator
+	gate     *GateConfig[S]   // set for a gate
 }
 
 type edgeSpec struct{ from, to string }
@@ -76,30 +78,45 @@ func (b *Builder[S]) problem(format string, args ...any) {
 // AddNode adds a node called name that runs fn. Names must be unique, non
 // empty, and neither Start nor End.
 func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Builder[S] {
-	switch {
-	case name == "":
-		b.problem("AddNode: empty node name")
-		return b
-	case name == Start || name == End:
-		b.problem("AddNode(%q): the name is reserved for the graph's entry or exit", name)
-		return b
-	case b.nodes[name] != nil:
-		b.problem("AddNode(%q): a node with this name already exists", name)
-		return b
-	case fn == nil:
+	if fn == nil {
 		b.problem("AddNode(%q): nil function", name)
 		return b
 	}
-	ns := &nodeSpec[S]{name: name, fn: fn}
+	ns := b.addSpec("AddNode", name, opts)
+	if ns == nil {
+		return b
+	}
+	ns.fn = fn
+	if ns.cfg.validatorOpt {
+		b.problem("AddNode(%q): WithSeverity, WithMode and WithInputKey apply to validators only (AddValidator)", name)
+	}
+	return b
+}
+
+// addSpec checks name and opts and registers a node; it returns nil when the
+// node cannot be added.
+func (b *Builder[S]) addSpec(method, name string, opts []NodeOption) *nodeSpec[S] {
+	switch {
+	case name == "":
+		b.problem("%s: empty node name", method)
+		return nil
+	case name == Start || name == End:
+		b.problem("%s(%q): the name is reserved for the graph's entry or exit", method, name)
+		return nil
+	case b.nodes[name] != nil:
+		b.problem("%s(%q): a node with this name already exists", method, name)
+		return nil
+	}
+	ns := &nodeSpec[S]{name: name}
 	for _, o := range opts {
 		o(&ns.cfg)
 	}
 	if ns.cfg.timeout < 0 {
-		b.problem("AddNode(%q): negative timeout %v", name, ns.cfg.timeout)
+		b.problem("%s(%q): negative timeout %v", method, name, ns.cfg.timeout)
 	}
 	b.nodes[name] = ns
 	b.order = append(b.order, name)
-	return b
+	return ns
 }
 
 // AddEdge adds an edge: after from runs, to runs in the next super-step.
@@ -155,6 +172,11 @@ type NodeOption func(*nodeConfig)
 type nodeConfig struct {
 	retry   *RetryPolicy
 	timeout time.Duration
+	// Validator options (gate.go); validatorOpt records that one was given.
+	severity     Severity
+	mode         Mode
+	inputKey     any // func(S) string, checked by AddValidator
+	validatorOpt bool
 }
 
 // WithRetry retries the node on error according to p.

@@ -32,7 +32,8 @@ type Graph[S any] struct {
 	before  []bool // per node: interrupt before it runs
 	after   []bool // per node: interrupt after it ran
 	trace   io.Writer
-	single  [][]string // per node: []string{name}, shared by checkpoints
+	single  [][]string     // per node: []string{name}, shared by checkpoints
+	gates   *gateGraph[S] // validators, gates and retry targets; nil without gates
 }
 
 type node[S any] struct {
@@ -43,6 +44,9 @@ type node[S any] struct {
 	timeout time.Duration
 	next    []int // static successors (endIdx for End), sorted
 	branch  *branch[S]
+	kind    nodeKind
+	val     *validatorNode[S] // kind validatorKind
+	gate    *gateNode[S]      // kind gateKind
 }
 
 type branch[S any] struct {
@@ -201,6 +205,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	for _, n := range append([]*node[S]{&g.start}, g.nodes...) {
 		slices.Sort(n.next)
 	}
+	g.compileGates(b, add)
 	if len(g.start.next) == 0 && g.start.branch == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
 	}
@@ -271,14 +276,20 @@ func (g *Graph[S]) flags(names []string, opt string, add func(string, ...any)) [
 	return f
 }
 
-// successors returns every node the node can lead to, static or routed.
+// successors returns every node the node can lead to, static, routed or,
+// for a gate, its failure node (retries are not successors).
 func (n *node[S]) successors() []int {
-	if n.branch == nil {
+	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) {
 		return n.next
 	}
 	out := slices.Clone(n.next)
-	for _, k := range n.branch.keys {
-		out = append(out, n.branch.to[k])
+	if n.branch != nil {
+		for _, k := range n.branch.keys {
+			out = append(out, n.branch.to[k])
+		}
+	}
+	if n.gate != nil && n.gate.failTo >= 0 {
+		out = append(out, n.gate.failTo)
 	}
 	return out
 }

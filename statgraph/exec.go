@@ -17,6 +17,13 @@ type nodeInfo struct {
 	resumes map[string][]byte // values given to Resume, by interrupt id
 	calls   int               // Interrupt calls so far in this attempt
 	raised  []Interruption    // interrupts raised by this attempt
+	// Set only in graphs with gates (gaterun.go): the run's gate state for
+	// Attempts, the node's index, and a validator's verdict and input key.
+	gs         any
+	idx        int
+	verdict    Verdict
+	hasVerdict bool
+	key        string
 }
 
 type infoKey struct{}
@@ -63,6 +70,9 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	info := &sl.nctx.info
 	info.node, info.step, info.resumes = n.name, r.step, r.resumes
 	sl.retry = sl.retry[:0]
+	if r.gs != nil && r.beforeExec(sl, n) {
+		return
+	}
 	inline := len(r.slots) == 1
 	for attempt := 1; ; attempt++ {
 		info.attempt, info.calls, info.raised = attempt, 0, nil
@@ -153,7 +163,13 @@ func (r *run[S]) emitEnd(sl *slot[S], idx int) bool {
 			return false
 		}
 	}
-	return r.emit(Event[S]{Kind: EventNodeEnd, Step: r.step, Node: r.g.name(idx), Attempt: sl.nctx.info.attempt, Duration: sl.dur, Err: sl.err})
+	ev := Event[S]{Kind: EventNodeEnd, Step: r.step, Node: r.g.name(idx), Attempt: sl.nctx.info.attempt, Duration: sl.dur, Err: sl.err}
+	if r.gs != nil {
+		if s := r.gs.gg.tslot[idx]; s >= 0 {
+			_, ev.Try, ev.Hint = r.gs.upcoming(s)
+		}
+	}
+	return r.emit(ev)
 }
 
 // barrierErrors checks the step's slots once all have finished. Interrupts

@@ -17,6 +17,10 @@ type Snapshot[S any] struct {
 	Next         []string // nodes that run next; empty when the run finished
 	Interrupts   []Interruption
 	Counters     map[string]int // executions per node so far
+	// Gates and Warnings are the run's gate decisions and warnings so far
+	// (see Result); empty for a graph without gates.
+	Gates    []GateOutcome
+	Warnings []Warning
 }
 
 // State returns the latest snapshot of thread.
@@ -58,6 +62,9 @@ func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint) (Snapshot[S], e
 	if s.Counters, err = loadCounters(ctx, g.checkpointer(), cp); err != nil {
 		return Snapshot[S]{}, err
 	}
+	if s.Gates, s.Warnings, err = gateRecord(cp); err != nil {
+		return Snapshot[S]{}, err
+	}
 	for _, in := range cp.Interrupts {
 		s.Interrupts = append(s.Interrupts, Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload})
 	}
@@ -95,6 +102,11 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	for name, c := range counters {
 		if i, ok := g.byName[name]; ok {
 			r.counters[i] = c
+		}
+	}
+	if r.gs != nil {
+		if err := r.gs.load(latest); err != nil {
+			return 0, err
 		}
 	}
 	if g.reducer != nil {

@@ -67,6 +67,12 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 	if err := s.encode(cp, r.state); err != nil {
 		return err
 	}
+	if r.gs != nil {
+		var err error
+		if cp.Extra, err = r.gs.extra(); err != nil {
+			return fmt.Errorf("statgraph: encode gate state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
+		}
+	}
 	if err := s.cp.Put(r.ctx, cp); err != nil {
 		return fmt.Errorf("statgraph: save checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 	}
@@ -149,6 +155,11 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 			r.counters[i] = n
 		}
 	}
+	if r.gs != nil {
+		if err := r.gs.load(c); err != nil {
+			return false, err
+		}
+	}
 	for _, name := range c.Next {
 		i, ok := r.g.byName[name]
 		if !ok {
@@ -213,8 +224,8 @@ func (r *run[S]) pendingWrites() ([]PendingWrite, error) {
 	}
 	for i := range r.slots {
 		sl := &r.slots[i]
-		if sl.err != nil {
-			continue
+		if sl.err != nil || r.g.nodes[r.frontier[i]].kind != plainNode {
+			continue // validators and gates run again: their results live outside the state
 		}
 		pw := PendingWrite{Node: r.g.name(r.frontier[i])}
 		if keep {

@@ -73,6 +73,8 @@ type run[S any] struct {
 	resumes   map[string][]byte // interrupt id -> resume value (JSON)
 	skipAhead bool              // resuming past an interrupt-before: don't pause again
 	pending   []PendingWrite    // updates of nodes already done in the current step
+	gs        *gateRun[S]       // verdicts, retry counters and attempts; nil without gates
+	source    func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
 }
 
 // slot holds one node's run within a step.
@@ -83,6 +85,7 @@ type slot[S any] struct {
 	dur   time.Duration
 	done  bool // out is a pending write restored from a checkpoint
 	retry []Event[S]
+	dec   *gateDecision // a gate's decision, from its run to its routing
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
@@ -95,6 +98,9 @@ func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
 	}
 	if r.cfg.trace != nil {
 		r.emit = newTracer[S](r.cfg.trace, g).event
+	}
+	if g.gates != nil {
+		r.gs = newGateRun(g)
 	}
 	return r
 }
@@ -121,7 +127,11 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 	}
 	err := r.loop()
 	if r.emit != nil {
-		r.emit(Event[S]{Kind: EventRunEnd, Step: r.step, State: r.state, Err: err, Thread: r.cfg.thread})
+		ev := Event[S]{Kind: EventRunEnd, Step: r.step, State: r.state, Err: err, Thread: r.cfg.thread}
+		if r.gs != nil {
+			ev.Warnings = slices.Clone(r.gs.warnings)
+		}
+		r.emit(ev)
 	}
 	return r.state, err
 }
@@ -134,11 +144,9 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		if r.cfg.thread != "" || r.cfg.from != 0 || resume != nil {
 			return fmt.Errorf("%w: WithThread, FromCheckpoint and Resume need a graph compiled WithCheckpointer", ErrNoCheckpointer)
 		}
-		r.state = input
-		if err := r.route(&r.g.start); err != nil {
+		if err := r.begin(ctx, input); err != nil {
 			return err
 		}
-		r.frontier, r.next = r.next, r.frontier[:0]
 		r.emitStart()
 		return nil
 	}
@@ -151,16 +159,34 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		return err
 	}
 	if !continued {
-		r.state = input
-		if err := r.route(&r.g.start); err != nil {
+		if err := r.begin(ctx, input); err != nil {
 			return err
 		}
-		r.frontier, r.next = r.next, r.frontier[:0]
 		if err := r.saveStep(SourceInput, 0, r.frontier, nil, nil); err != nil {
 			return err
 		}
 	}
 	r.emitStart()
+	return nil
+}
+
+// begin sets the state of a new run, from input or from the run's source,
+// and the first frontier.
+func (r *run[S]) begin(ctx context.Context, input S) error {
+	if r.source != nil {
+		var err error
+		if input, err = r.source(ctx); err != nil {
+			return fmt.Errorf("statgraph: source of the run's input: %w", err)
+		}
+	}
+	r.state = input
+	if r.gs != nil {
+		r.gs.recordStart(input, 0)
+	}
+	if err := r.route(&r.g.start); err != nil {
+		return err
+	}
+	r.frontier, r.next = r.next, r.frontier[:0]
 	return nil
 }
 
@@ -258,9 +284,21 @@ func (r *run[S]) superstep() error {
 		return err
 	}
 	r.next = r.next[:0]
-	for _, i := range r.frontier {
+	for k, i := range r.frontier {
 		r.counters[i]++
-		if err := r.route(r.g.nodes[i]); err != nil {
+		n := r.g.nodes[i]
+		var err error
+		if n.kind == gateKind {
+			err = r.routeGate(n, r.slots[k].dec)
+		} else {
+			err = r.route(n)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if r.gs != nil {
+		if err := r.afterGates(); err != nil {
 			return err
 		}
 	}
@@ -282,6 +320,9 @@ func (r *run[S]) superstep() error {
 
 // merge folds the step's updates into the state in node-name order.
 func (r *run[S]) merge() error {
+	if r.gs != nil {
+		return r.mergeGated()
+	}
 	if r.g.reducer == nil {
 		if len(r.slots) > 1 {
 			return fmt.Errorf("%w: nodes %q and %q ran in the same step and both returned an update; give the graph a reducer with SetReducer",
