@@ -32,7 +32,7 @@ type Graph[S any] struct {
 	before  []bool // per node: interrupt before it runs
 	after   []bool // per node: interrupt after it ran
 	trace   io.Writer
-	single  [][]string     // per node: []string{name}, shared by checkpoints
+	single  [][]string    // per node: []string{name}, shared by checkpoints
 	gates   *gateGraph[S] // validators, gates and retry targets; nil without gates
 }
 

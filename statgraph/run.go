@@ -70,10 +70,10 @@ type run[S any] struct {
 	slots     []slot[S]
 	counters  []int // per node: executions so far
 	saver     *saver[S]
-	resumes   map[string][]byte // interrupt id -> resume value (JSON)
-	skipAhead bool              // resuming past an interrupt-before: don't pause again
-	pending   []PendingWrite    // updates of nodes already done in the current step
-	gs        *gateRun[S]       // verdicts, retry counters and attempts; nil without gates
+	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
+	skipAhead bool                             // resuming past an interrupt-before: don't pause again
+	pending   []PendingWrite                   // updates of nodes already done in the current step
+	gs        *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
 	source    func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
 }
 
