@@ -3,11 +3,14 @@
 // the embedded default for durable runs; it lives in its own package so
 // that statgraph itself needs no database driver.
 //
-// Each checkpoint is one row, keyed by (thread, id), written by one INSERT
-// that is its own transaction. Writes go through a single connection, so
-// concurrent Puts queue in Go instead of failing with SQLITE_BUSY; reads
-// use a separate pool of query-only connections and, in WAL mode, never wait
-// for a write. The schema version is kept in PRAGMA user_version and
+// Each checkpoint is one row whose integer key packs the thread's number
+// and the checkpoint id, so a thread's history is one key range appended in
+// order (the view checkpoint_rows shows thread names and ids). A Put is one
+// INSERT, its own transaction; the first Put of a thread also records the
+// thread's number, in the same transaction. Writes go through a single
+// connection, so concurrent Puts queue in Go instead of failing with
+// SQLITE_BUSY; reads use a separate pool of query-only connections and, in
+// WAL mode, never wait for a write. The schema version is kept in PRAGMA user_version and
 // migrated by Open; a file from a newer statgraph is refused, not modified.
 //
 // # Durability

@@ -3,18 +3,18 @@ package sqlite
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/statgraph/statgraph/statgraph"
 )
 
 // columns are the checkpoint columns in the order rows are written and read.
-const columns = "thread, id, parent, step, source, created, delta, state, next, pending, counters, interrupts, resumes, extra"
+const columns = "key, parent, step, source, created, delta, state, next, pending, counters, interrupts, resumes, extra"
 
-// Indexes into a row read in the order of columns.
+// Indexes into a row in the order of columns.
 const (
-	colThread = iota
-	colID
+	colKey = iota
 	colParent
 	colStep
 	colSource
@@ -46,13 +46,20 @@ type interruptJSON struct {
 	Payload []byte `json:"p,omitempty"`
 }
 
-// rowArgs returns the values of cp in the order of columns. Empty
-// collections are stored as NULL; cp.Value and PendingWrite.Value are not
-// stored.
-func rowArgs(cp *statgraph.Checkpoint) ([]any, error) {
+// Keys pack a thread number and a checkpoint id into one integer.
+const (
+	idBits = 32
+	maxID  = 1<<idBits - 1
+)
+
+func rowKey(tid, id int64) int64 { return tid<<idBits | id }
+
+// rowArgs returns the values of cp, the checkpoint of thread number tid, in
+// the order of columns. Empty collections are stored as NULL; cp.Value and
+// PendingWrite.Value are not stored.
+func rowArgs(tid int64, cp *statgraph.Checkpoint) ([]any, error) {
 	args := make([]any, numColumns)
-	args[colThread] = cp.Thread
-	args[colID] = cp.ID
+	args[colKey] = rowKey(tid, cp.ID)
 	args[colParent] = cp.Parent
 	args[colStep] = int64(cp.Step)
 	args[colSource] = cp.Source
@@ -62,23 +69,19 @@ func rowArgs(cp *statgraph.Checkpoint) ([]any, error) {
 	args[colDelta] = boolInt(cp.Delta)
 	args[colState] = cp.State
 	args[colExtra] = cp.Extra
-	var err error
 	if len(cp.Next) > 0 {
-		if args[colNext], err = jsonText(cp.Next); err != nil {
-			return nil, err
-		}
+		args[colNext] = nextJSON(cp.Next)
 	}
+	if len(cp.Counters) > 0 {
+		args[colCounters] = countersJSON(cp.Counters)
+	}
+	var err error
 	if len(cp.Pending) > 0 {
 		pending := make([]pendingJSON, len(cp.Pending))
 		for i, p := range cp.Pending {
 			pending[i] = pendingJSON{Node: p.Node, Update: p.Update}
 		}
 		if args[colPending], err = jsonText(pending); err != nil {
-			return nil, err
-		}
-	}
-	if len(cp.Counters) > 0 {
-		if args[colCounters], err = jsonText(cp.Counters); err != nil {
 			return nil, err
 		}
 	}
@@ -106,6 +109,64 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
+// nextJSON and countersJSON encode the two JSON columns every checkpoint
+// has without encoding/json's reflection; Put is on the engine's path once
+// per super-step.
+func nextJSON(next []string) string {
+	b := make([]byte, 0, 64)
+	b = append(b, '[')
+	for i, n := range next {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, n)
+	}
+	return string(append(b, ']'))
+}
+
+func countersJSON(counters map[string]int) string {
+	b := make([]byte, 0, 64)
+	b = append(b, '{')
+	for name, n := range counters {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, name)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return string(append(b, '}'))
+}
+
+// appendJSONString appends s as a JSON string. Bytes that are not valid
+// UTF-8 are copied as they are; encoding/json decodes them as U+FFFD, as it
+// would have encoded them.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
 func jsonText(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
@@ -116,14 +177,10 @@ func jsonText(v any) (string, error) {
 // that does not decode gives an error wrapping statgraph.ErrCorruptCheckpoint
 // that names the file, the thread and the checkpoint id.
 func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Checkpoint, error) {
-	id, ok := vals[colID].(int64)
-	if !ok {
-		return nil, fmt.Errorf("%w: thread %q in %s: a row's id column holds %s, want an integer; delete the thread or restore the file from a backup",
-			statgraph.ErrCorruptCheckpoint, thread, s.path, describe(vals[colID]))
-	}
+	key, _ := vals[colKey].(int64) // an INTEGER PRIMARY KEY is always an integer
+	id := key & maxID
 	d := rowDecoder{vals: vals}
-	cp := &statgraph.Checkpoint{ID: id}
-	cp.Thread = d.text(colThread)
+	cp := &statgraph.Checkpoint{Thread: thread, ID: id}
 	cp.Parent = d.int(colParent)
 	cp.Step = int(d.int(colStep))
 	cp.Source = d.text(colSource)
@@ -164,7 +221,7 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Chec
 
 // columnNames are the names of the columns, by index, for error messages.
 var columnNames = [numColumns]string{
-	"thread", "id", "parent", "step", "source", "created", "delta",
+	"key", "parent", "step", "source", "created", "delta",
 	"state", "next", "pending", "counters", "interrupts", "resumes", "extra",
 }
 

@@ -11,13 +11,22 @@ import (
 // change the schema; never edit a released one.
 var migrations = [][]string{
 	0: {
-		// One row per checkpoint. WITHOUT ROWID keeps the rows in the
-		// primary key's b-tree, so a Put writes one b-tree instead of a
-		// table and an index. next, pending, counters, interrupts and
-		// resumes hold JSON; NULL stands for empty.
+		// A thread's number, tid, prefixes the keys of its checkpoints.
+		// Rows are kept when a thread is deleted, so a number is never
+		// reused and can be cached.
+		`CREATE TABLE threads (
+			tid  INTEGER PRIMARY KEY,
+			name TEXT NOT NULL UNIQUE
+		)`,
+		// One row per checkpoint. key is tid<<32 | id, the primary key
+		// (thread, id) packed into the rowid: a thread's checkpoints are
+		// one key range, appended in order, so a Put writes about one
+		// page, as a plain append-only table does. (A WITHOUT ROWID table
+		// keyed by (thread, id) wrote 1.7 times as many WAL frames per
+		// insert.) next, pending, counters, interrupts and resumes hold
+		// JSON; NULL stands for empty.
 		`CREATE TABLE checkpoints (
-			thread     TEXT    NOT NULL,
-			id         INTEGER NOT NULL,
+			key        INTEGER PRIMARY KEY,
 			parent     INTEGER NOT NULL,
 			step       INTEGER NOT NULL,
 			source     TEXT    NOT NULL,
@@ -29,9 +38,13 @@ var migrations = [][]string{
 			counters   TEXT,
 			interrupts TEXT,
 			resumes    TEXT,
-			extra      BLOB,
-			PRIMARY KEY (thread, id)
-		) WITHOUT ROWID`,
+			extra      BLOB
+		)`,
+		// For people reading the file with the sqlite3 shell.
+		`CREATE VIEW checkpoint_rows AS
+			SELECT t.name AS thread, c.key & 0xffffffff AS id, c.*
+			FROM threads t JOIN checkpoints c
+			ON c.key BETWEEN t.tid << 32 AND (t.tid << 32) | 0xffffffff`,
 	},
 }
 

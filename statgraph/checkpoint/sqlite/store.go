@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/statgraph/statgraph/statgraph"
@@ -21,8 +22,10 @@ type Store struct {
 	writer *sql.DB // one connection: Put and DeleteThread
 	reader *sql.DB // query-only connections: Get and List
 
-	// Prepared statements; put and del on writer, the others on reader.
-	put, del, get, latest, list *sql.Stmt
+	// Prepared statements: the first four on writer, the others on reader.
+	put, addThread, findThread, del, get, list *sql.Stmt
+
+	tids sync.Map // thread name -> int64 thread number; never changes once set
 }
 
 // Mode says how far a commit is pushed to disk before Put returns.
@@ -111,17 +114,25 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// selected is the column list of queries that join threads t and
+// checkpoints c, in the order of columns.
+var selected = "c." + strings.ReplaceAll(columns, ", ", ", c.")
+
+// threadRange restricts c to the checkpoints of thread t.
+const threadRange = "c.key BETWEEN t.tid << 32 AND (t.tid << 32) | 4294967295"
+
 func (s *Store) prepare(ctx context.Context) error {
 	stmts := []struct {
 		db    *sql.DB
 		dst   **sql.Stmt
 		query string
 	}{
-		{s.writer, &s.put, "INSERT INTO checkpoints (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
-		{s.writer, &s.del, "DELETE FROM checkpoints WHERE thread = ?"},
-		{s.reader, &s.get, "SELECT " + columns + " FROM checkpoints WHERE thread = ? AND id = ?"},
-		{s.reader, &s.latest, "SELECT " + columns + " FROM checkpoints WHERE thread = ? ORDER BY id DESC LIMIT 1"},
-		{s.reader, &s.list, "SELECT " + columns + " FROM checkpoints WHERE thread = ? ORDER BY id DESC LIMIT ?"},
+		{s.writer, &s.put, "INSERT INTO checkpoints (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+		{s.writer, &s.addThread, "INSERT INTO threads (name) VALUES (?) ON CONFLICT (name) DO NOTHING"},
+		{s.writer, &s.findThread, "SELECT tid FROM threads WHERE name = ?"},
+		{s.writer, &s.del, "DELETE FROM checkpoints WHERE key BETWEEN (SELECT tid FROM threads WHERE name = ?1) << 32 AND ((SELECT tid FROM threads WHERE name = ?1) << 32) | 4294967295"},
+		{s.reader, &s.get, "SELECT " + selected + " FROM threads t, checkpoints c WHERE t.name = ? AND c.key = (t.tid << 32) | ?"},
+		{s.reader, &s.list, "SELECT " + selected + " FROM threads t, checkpoints c WHERE t.name = ? AND " + threadRange + " ORDER BY c.key DESC LIMIT ?"},
 	}
 	for _, st := range stmts {
 		stmt, err := st.db.PrepareContext(ctx, st.query)
@@ -137,7 +148,7 @@ func (s *Store) prepare(ctx context.Context) error {
 // Close fail. Close is not safe to call concurrently with other methods.
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.put, s.del, s.get, s.latest, s.list} {
+	for _, st := range []*sql.Stmt{s.put, s.addThread, s.findThread, s.del, s.get, s.list} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -153,22 +164,62 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Put stores cp in its own transaction (a single INSERT) and returns once
-// it is committed, which makes it as durable as the store's Mode says.
-// Storing a second checkpoint with the thread and ID of an existing one
-// fails. cp.Value and the Value of its pending writes are not stored.
+// Put stores cp in one transaction and returns once it is committed, which
+// makes it as durable as the store's Mode says. The common case, a thread
+// that already has a number, is a single INSERT. cp.ID must be in
+// 1..4294967295. Storing a second checkpoint with the thread and ID of an
+// existing one fails. cp.Value and the Value of its pending writes are not
+// stored.
 func (s *Store) Put(ctx context.Context, cp *statgraph.Checkpoint) error {
-	args, err := rowArgs(cp)
+	if cp.ID < 1 || cp.ID > maxID {
+		return fmt.Errorf("sqlite: checkpoint id %d of thread %q is outside 1..%d", cp.ID, cp.Thread, int64(maxID))
+	}
+	tid, known := s.tids.Load(cp.Thread)
+	if !known {
+		tid = int64(0) // replaced in putNewThread
+	}
+	args, err := rowArgs(tid.(int64), cp)
 	if err != nil {
 		return fmt.Errorf("sqlite: encoding checkpoint %d of thread %q: %w", cp.ID, cp.Thread, err)
 	}
-	if _, err := s.put.ExecContext(ctx, args...); err != nil {
+	if known {
+		_, err = s.put.ExecContext(ctx, args...)
+	} else {
+		err = s.putNewThread(ctx, cp, args)
+	}
+	if err != nil {
 		var coded interface{ Code() int }
 		if errors.As(err, &coded) && coded.Code() == sqliteConstraintPrimaryKey {
 			return fmt.Errorf("sqlite: checkpoint %d of thread %q already exists in %s; checkpoint ids must grow within a thread", cp.ID, cp.Thread, s.path)
 		}
 		return fmt.Errorf("sqlite: storing checkpoint %d of thread %q in %s: %w", cp.ID, cp.Thread, s.path, err)
 	}
+	return nil
+}
+
+// putNewThread stores the checkpoint of a thread whose number is not cached
+// yet: it finds or adds the thread and inserts the row in one transaction.
+func (s *Store) putNewThread(ctx context.Context, cp *statgraph.Checkpoint, args []any) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // a no-op once committed
+	if _, err := tx.StmtContext(ctx, s.addThread).ExecContext(ctx, cp.Thread); err != nil {
+		return err
+	}
+	var tid int64
+	if err := tx.StmtContext(ctx, s.findThread).QueryRowContext(ctx, cp.Thread).Scan(&tid); err != nil {
+		return err
+	}
+	args[colKey] = rowKey(tid, cp.ID)
+	if _, err := tx.StmtContext(ctx, s.put).ExecContext(ctx, args...); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.tids.Store(cp.Thread, tid)
 	return nil
 }
 
@@ -183,9 +234,12 @@ const sqliteConstraintPrimaryKey = 1555
 func (s *Store) Get(ctx context.Context, thread string, id int64) (*statgraph.Checkpoint, error) {
 	var rows *sql.Rows
 	var err error
-	if id == 0 {
-		rows, err = s.latest.QueryContext(ctx, thread)
-	} else {
+	switch {
+	case id == 0:
+		rows, err = s.list.QueryContext(ctx, thread, 1)
+	case id < 0 || id > maxID:
+		return nil, fmt.Errorf("sqlite: thread %q has no checkpoint %d in %s: %w", thread, id, s.path, statgraph.ErrNoCheckpoint)
+	default:
 		rows, err = s.get.QueryContext(ctx, thread, id)
 	}
 	if err != nil {
@@ -247,7 +301,9 @@ func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, er
 }
 
 // DeleteThread removes every checkpoint of thread in one transaction.
-// Deleting a thread without checkpoints is not an error.
+// Deleting a thread without checkpoints is not an error. The thread keeps
+// its number, so a Put racing with DeleteThread either lands before the
+// delete (and is deleted) or after it (and starts the thread again).
 func (s *Store) DeleteThread(ctx context.Context, thread string) error {
 	if _, err := s.del.ExecContext(ctx, thread); err != nil {
 		return fmt.Errorf("sqlite: deleting thread %q from %s: %w", thread, s.path, err)
