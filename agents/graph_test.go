@@ -133,20 +133,24 @@ func TestRetryLoop(t *testing.T) {
 				assert.Contains(t, out.ErrorHistory[k], want)
 			}
 			assert.Equal(t, len(tc.answers)-1, len(attemptPrompts(r.srv.requests())), "one executor call per attempt")
-			assertCommits(t, r.ws, len(out.Attempts))
+			var numbers []int
+			for _, a := range out.Attempts {
+				numbers = append(numbers, a.N)
+			}
+			assertCommits(t, r.ws, numbers...)
 			tc.check(t, r, out)
 		})
 	}
 }
 
-// assertCommits checks that the task branch has one commit per attempt on
-// top of the source's.
-func assertCommits(t *testing.T, ws *workspace.Workspace, attempts int) {
+// assertCommits checks that the task branch has exactly one commit for
+// each of attempts (oldest first) on top of the source's commit.
+func assertCommits(t *testing.T, ws *workspace.Workspace, attempts ...int) {
 	t.Helper()
 	log := strings.TrimSpace(git(t, ws.Dir(), "log", "--format=%s", ws.Branch()))
 	lines := strings.Split(log, "\n")
-	require.Len(t, lines, attempts+1, "git log: %s", log)
-	for i := 1; i <= attempts; i++ {
-		assert.Contains(t, lines[attempts-i], fmt.Sprintf(": attempt %d: ", i))
+	require.Len(t, lines, len(attempts)+1, "git log: %s", log)
+	for i, n := range attempts {
+		assert.Contains(t, lines[len(attempts)-1-i], fmt.Sprintf(": attempt %d: ", n))
 	}
 }
