@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -133,6 +134,9 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	stateDir := d.StateDir
 	if stateDir == "" {
 		stateDir = filepath.Join(repo, ".statgraph")
+	}
+	if err := ensureStateDir(stateDir); err != nil {
+		return Summary{}, err
 	}
 	jobs := d.Jobs
 	if jobs <= 0 {
@@ -434,4 +438,17 @@ func oneLine(s string) string {
 		}
 	}
 	return s
+}
+
+// ensureStateDir creates the state directory with a .gitignore that keeps
+// it out of the user's git status.
+func ensureStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("tasks: state directory: %w", err)
+	}
+	ignore := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(ignore); err == nil {
+		return nil
+	}
+	return os.WriteFile(ignore, []byte("# statgraph's run state: checkpoints, workspaces, prompts\n*\n"), 0o644)
 }
