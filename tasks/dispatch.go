@@ -2,8 +2,8 @@ package tasks
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -348,7 +348,6 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 
 // ErrStopped is returned by Run when Stop was closed.
 var ErrStopped = errors.New("tasks: run stopped")
-
 
 // stopping reports whether Stop is closed.
 func (d *Dispatcher) stopping() bool {
