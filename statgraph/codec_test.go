@@ -590,3 +590,24 @@ func BenchmarkMarshalFull(b *testing.B) {
 		})
 	}
 }
+
+func ExampleJSONCodec() {
+	type state struct {
+		RetryCount   int
+		Passed       bool
+		ErrorHistory []string
+	}
+	codec := JSONCodec[state]()
+	prev := state{RetryCount: 1, ErrorHistory: []string{"lint failed"}}
+	cur := prev
+	cur.RetryCount++
+	cur.ErrorHistory = append(cur.ErrorHistory, "test failed")
+
+	delta, ok, err := codec.MarshalDelta(prev, cur)
+	fmt.Println(string(delta), ok, err)
+	next, err := codec.ApplyDelta(prev, delta)
+	fmt.Println(next.RetryCount, next.ErrorHistory, err)
+	// Output:
+	// {"s":{"RetryCount":2},"a":{"ErrorHistory":["test failed"]}} true <nil>
+	// 2 [lint failed test failed] <nil>
+}

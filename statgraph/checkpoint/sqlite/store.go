@@ -13,10 +13,12 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-// Store is a statgraph.Checkpointer backed by one SQLite file. It is safe for
-// concurrent use by many goroutines; writes go through a single connection,
-// so they are serialised in Go and never contend with each other for the
-// SQLite write lock, while reads use a small pool of their own.
+// Store is a statgraph.Checkpointer backed by one SQLite file; create it with
+// Open (the zero Store is not usable). It is safe for concurrent use by many
+// goroutines, and several processes may open the same file. Within a Store,
+// writes go through a single connection, so they are serialised in Go and
+// never contend with each other for the SQLite write lock, while reads use
+// a small pool of their own.
 type Store struct {
 	path   string
 	writer *sql.DB // one connection: Put and DeleteThread
