@@ -388,3 +388,45 @@ func userVersion(t *testing.T, path string) int {
 	require.NoError(t, db.QueryRow("PRAGMA user_version").Scan(&v))
 	return v
 }
+
+// TestTwoStoresOneFile has two Stores, as two processes would, write to one
+// file at once: the busy timeout, not Go, orders their writes.
+func TestTwoStoresOneFile(t *testing.T) {
+	first, path := openTest(t)
+	second, err := Open(t.Context(), path)
+	require.NoError(t, err)
+	defer second.Close()
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		store := first
+		if g%2 == 1 {
+			store = second
+		}
+		wg.Go(func() {
+			for id := int64(1); id <= 50; id++ {
+				// Threads 0-3 are shared by both stores, with distinct ids.
+				if err := store.Put(ctx, fullCheckpoint(fmt.Sprint("shared-", g/2), id*2+int64(g%2))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for th := range 4 {
+		for _, s := range []*Store{first, second} {
+			cps, err := s.List(ctx, fmt.Sprint("shared-", th), 0)
+			require.NoError(t, err)
+			assert.Len(t, cps, 100)
+		}
+	}
+	var check string
+	require.NoError(t, second.writer.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check))
+	assert.Equal(t, "ok", check)
+}
