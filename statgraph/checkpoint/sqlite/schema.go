@@ -51,10 +51,10 @@ var migrations = [][]string{
 // schemaVersion is the version this package writes and reads.
 var schemaVersion = len(migrations)
 
-// migrate brings the database of db, whose file is path, to schemaVersion
-// in one immediate transaction. A database newer than schemaVersion is left
-// untouched and reported.
-func migrate(ctx context.Context, db *sql.DB, path string) error {
+// migrate brings the database of db to schemaVersion in one immediate
+// transaction. A database newer than schemaVersion is left untouched and
+// reported.
+func migrate(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 		return err
 	}
 	if version > schemaVersion {
-		return fmt.Errorf("%s has checkpoint schema version %d, but this build of statgraph knows versions up to %d; open it with a newer statgraph or use another file", path, version, schemaVersion)
+		return fmt.Errorf("its checkpoint schema version is %d, but this build of statgraph knows versions up to %d; open it with a newer statgraph or use another file", version, schemaVersion)
 	}
 	if version == schemaVersion {
 		return nil

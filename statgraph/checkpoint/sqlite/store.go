@@ -51,7 +51,7 @@ type Option func(*config)
 type config struct {
 	mode        Mode
 	busyTimeout time.Duration
-	readers     int
+	readers     int // connections of the read pool
 }
 
 // Durability sets how far a commit is pushed to disk; the default is Normal.
@@ -97,7 +97,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	s.writer.SetMaxOpenConns(1)
 	s.writer.SetMaxIdleConns(1)
-	if err := migrate(ctx, s.writer, path); err != nil {
+	if err := migrate(ctx, s.writer); err != nil {
 		s.writer.Close()
 		return nil, fmt.Errorf("sqlite: opening checkpoint store %s: %w", path, err)
 	}

@@ -333,7 +333,7 @@ func TestFutureSchemaVersion(t *testing.T) {
 
 	_, err = Open(ctx, path)
 	require.Error(t, err)
-	assert.ErrorContains(t, err, fmt.Sprintf("%s has checkpoint schema version %d, but this build of statgraph knows versions up to %d",
+	assert.ErrorContains(t, err, fmt.Sprintf("opening checkpoint store %s: its checkpoint schema version is %d, but this build of statgraph knows versions up to %d",
 		path, schemaVersion+6, schemaVersion))
 	assert.Equal(t, schemaVersion+6, userVersion(t, path), "the file is left as it was")
 }
