@@ -1,0 +1,120 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCtrlC sends SIGINT to a run while a task's executor is running. One
+// Ctrl-C lets the executor finish and stops at the next step boundary, so
+// resume does not run it again; two stop at once, so resume runs the
+// executor's attempt again. Either way the exit code is 130, the task is
+// interrupted in tasks.json, and resume completes it.
+func TestCtrlC(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		signals   int
+		execRuns  int           // times "exec 1 1" is logged after resume
+		minWait   time.Duration // the run may not stop sooner after SIGINT
+		maxWait   time.Duration // nor later
+		sleep     string        // how long the executor sleeps before the resume
+	}{
+		{name: "once: stop at the next step boundary", signals: 1, execRuns: 1, sleep: "1.5", minWait: time.Second, maxWait: 20 * time.Second},
+		{name: "twice: stop at once", signals: 2, execRuns: 2, sleep: "30", maxWait: 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tmp := t.TempDir()
+			log, sleep := filepath.Join(tmp, "effects.log"), filepath.Join(tmp, "sleep")
+			require.NoError(t, os.WriteFile(sleep, []byte(tt.sleep), 0o644))
+			exec := effectTask{id: 1, passOn: 1, execSleep: "$(cat '" + sleep + "')"}
+			dir := newRepo(t, map[string]string{"tasks.json": effectsTasksJSON(t, log, []effectTask{exec})})
+			file := filepath.Join(dir, "tasks.json")
+
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd, stdout, stderr := command(ctx, dir, "run", "tasks.json")
+			require.NoError(t, cmd.Start())
+			waitForLines(t, log, 1, time.Minute)
+			sent := time.Now()
+			for range tt.signals {
+				require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGINT))
+				time.Sleep(100 * time.Millisecond)
+			}
+			r := wait(t, cmd.Wait(), stdout, stderr)
+			took := time.Since(sent)
+			assert.Equal(t, 130, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			assert.Contains(t, r.stderr, "statgraph resume")
+			assert.GreaterOrEqual(t, took, tt.minWait, "stopped before the running executor finished")
+			assert.Less(t, took, tt.maxWait, "took too long to stop")
+
+			task := readTasks(t, file)["1"]
+			assert.Equal(t, "interrupted", task.Status)
+			assert.Contains(t, task.StatusReason, "resume")
+			assert.Nil(t, task.FailedAt)
+			assert.Empty(t, leftovers(t, dir, "tasks.json"), "no lock or temporary file left")
+			if tt.signals == 1 {
+				assert.Equal(t, []string{"exec_1_1"}, effectLines(t, log), "the executor finished; verification did not start")
+				data, err := os.ReadFile(filepath.Join(dir, ".statgraph", "work", "1", "work-1.txt"))
+				assert.NoError(t, err, "the executor finished its work")
+				assert.Equal(t, "attempt 1\n", string(data))
+			}
+
+			require.NoError(t, os.WriteFile(sleep, []byte("0.1"), 0o644))
+			r = statgraph(t, dir, "resume", "tasks.json")
+			require.Equal(t, 0, r.code, "resume completes the task\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			task = readTasks(t, file)["1"]
+			assert.Equal(t, "done", task.Status)
+			assert.Equal(t, 1, task.RetryCount)
+			assert.Empty(t, task.StatusReason)
+			counts := countLines(effectLines(t, log))
+			assert.Equal(t, tt.execRuns, counts["exec_1_1"], "executor runs of attempt 1")
+			assert.Equal(t, 1, counts["verify_1_1"], "verifier runs of attempt 1")
+			assert.Len(t, counts, 2, "no other step ran: %v", counts)
+		})
+	}
+}
+
+// TestSecondRunRefused starts two runs on one tasks file: the second exits
+// 2 naming the lock file and changes nothing; the first finishes.
+func TestSecondRunRefused(t *testing.T) {
+	t.Parallel()
+	log := filepath.Join(t.TempDir(), "effects.log")
+	dir := newRepo(t, map[string]string{"tasks.json": effectsTasksJSON(t, log, []effectTask{{id: 1, passOn: 1, execSleep: "1"}})})
+	file := filepath.Join(dir, "tasks.json")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	first, stdout, stderr := command(ctx, dir, "run", "tasks.json")
+	require.NoError(t, first.Start())
+	waitForLines(t, log, 1, time.Minute)
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+
+	for _, cmd := range []string{"run", "resume"} {
+		r := statgraph(t, dir, cmd, "tasks.json")
+		assert.Equal(t, 2, r.code, "%s while another run holds the lock\nstdout:\n%s\nstderr:\n%s", cmd, r.stdout, r.stderr)
+		assert.Contains(t, r.stderr, "tasks.json.lock", "%s names the lock file", cmd)
+		assert.Contains(t, r.stderr, fmt.Sprintf("pid %d", first.Process.Pid), "%s names the holder", cmd)
+		assert.Contains(t, r.stderr, "another statgraph run", cmd)
+		after, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Equal(t, string(before), string(after), "%s changed tasks.json", cmd)
+	}
+
+	r := wait(t, first.Wait(), stdout, stderr)
+	assert.Equal(t, 0, r.code, "the first run finishes\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Equal(t, "done", readTasks(t, file)["1"].Status)
+	assert.Equal(t, []string{"exec_1_1", "verify_1_1"}, effectLines(t, log), "the refused runs ran nothing")
+	assert.NoFileExists(t, file+".lock")
+}
