@@ -21,12 +21,12 @@ import (
 func TestCtrlC(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name      string
-		signals   int
-		execRuns  int           // times "exec 1 1" is logged after resume
-		minWait   time.Duration // the run may not stop sooner after SIGINT
-		maxWait   time.Duration // nor later
-		sleep     string        // how long the executor sleeps before the resume
+		name     string
+		signals  int
+		execRuns int           // times "exec 1 1" is logged after resume
+		minWait  time.Duration // the run may not stop sooner after SIGINT
+		maxWait  time.Duration // nor later
+		sleep    string        // how long the executor sleeps before the resume
 	}{
 		{name: "once: stop at the next step boundary", signals: 1, execRuns: 1, sleep: "1.5", minWait: time.Second, maxWait: 20 * time.Second},
 		{name: "twice: stop at once", signals: 2, execRuns: 2, sleep: "30", maxWait: 10 * time.Second},
