@@ -32,6 +32,10 @@ import (
 // writes would also be data races. The engine's periodic full checkpoint (see
 // FullEvery) stores the live state again in full.
 //
+// ApplyDelta, like encoding/json, ignores fields of the delta that S does
+// not have (or no longer has), so checkpoints written before a field was
+// removed still load.
+//
 // MarshalDelta reports ok=false, and the engine stores the state in full, when
 // S is not a struct or pointer to struct, when S or *S implements
 // json.Marshaler, json.Unmarshaler, encoding.TextMarshaler or
@@ -146,9 +150,9 @@ func (c jsonCodec[S]) ApplyDelta(prev S, delta []byte) (S, error) {
 		ov.Field(p.fields[i].index).Set(pv.Field(p.fields[i].index))
 	}
 	for name, raw := range d.Set {
-		f, err := p.field(name)
-		if err != nil {
-			return out, err
+		f := p.field(name)
+		if f == nil {
+			continue // like encoding/json, ignore fields the type does not have
 		}
 		v := reflect.New(f.typ)
 		if err := json.Unmarshal(raw, v.Interface()); err != nil {
@@ -157,9 +161,9 @@ func (c jsonCodec[S]) ApplyDelta(prev S, delta []byte) (S, error) {
 		ov.Field(f.index).Set(v.Elem())
 	}
 	for name, raw := range d.Append {
-		f, err := p.field(name)
-		if err != nil {
-			return out, err
+		f := p.field(name)
+		if f == nil {
+			continue // like encoding/json, ignore fields the type does not have
 		}
 		if f.kind != deltaSlice {
 			return out, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", name, p.typ)
@@ -270,12 +274,13 @@ type deltaField struct {
 	fast  bool // bool or integer without custom JSON methods: encoded with strconv
 }
 
-func (p *deltaPlan) field(name string) (*deltaField, error) {
+// field returns the field named name, or nil when the type has none.
+func (p *deltaPlan) field(name string) *deltaField {
 	i, ok := p.byName[name]
 	if !ok {
-		return nil, fmt.Errorf("statgraph: JSONCodec: delta names field %q, which %v does not have (was the state type changed?)", name, p.typ)
+		return nil
 	}
-	return &p.fields[i], nil
+	return &p.fields[i]
 }
 
 // deltaPlans caches deltaPlans by state type; a nil *deltaPlan records a type

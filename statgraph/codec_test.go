@@ -316,12 +316,17 @@ func TestJSONCodecMarshalDeltaError(t *testing.T) {
 	assert.ErrorContains(t, err, "field F")
 }
 
+func TestJSONCodecApplyDeltaIgnoresUnknownFields(t *testing.T) {
+	c := JSONCodec[codecTestState]()
+	got, err := c.ApplyDelta(codecTestState{Count: 1}, []byte(`{"s":{"Removed":1,"hidden":2,"Count":3},"a":{"Gone":[1]}}`))
+	require.NoError(t, err)
+	assert.Equal(t, codecTestState{Count: 3}, got)
+}
+
 func TestJSONCodecApplyDeltaErrors(t *testing.T) {
 	c := JSONCodec[codecTestState]()
 	tests := []struct{ name, delta, want string }{
 		{"not JSON", `{"s":`, "decoding delta"},
-		{"unknown field", `{"s":{"Nope":1}}`, `delta names field "Nope"`},
-		{"ignored field", `{"s":{"hidden":1}}`, `delta names field "hidden"`},
 		{"wrong type", `{"s":{"Count":"x"}}`, "decoding field Count"},
 		{"append to non-slice", `{"a":{"Count":[1]}}`, "not a slice"},
 		{"append wrong type", `{"a":{"History":[1]}}`, "appended to field History"},
