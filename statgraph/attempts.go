@@ -49,15 +49,15 @@ func Attempts[S any](ctx context.Context) AttemptContext[S] {
 	if !ok {
 		return AttemptContext[S]{}
 	}
-	gs, ok := info.gs.(*gateRun[S])
-	if !ok {
-		if info.gs != nil {
-			return AttemptContext[S]{}
-		}
+	if info.gate == nil {
 		return AttemptContext[S]{Node: info.node, Context: 1, Try: 1}
 	}
+	gs, ok := info.gate.gs.(*gateRun[S])
+	if !ok {
+		return AttemptContext[S]{}
+	}
 	ac := AttemptContext[S]{Node: info.node, Context: 1, Try: 1, All: gs.tries(func(*tryRecord[S]) bool { return true })}
-	if s := gs.gg.tslot[info.idx]; s >= 0 {
+	if s := gs.gg.tslot[info.gate.idx]; s >= 0 {
 		ac.Context, ac.Try, ac.Hint = gs.upcoming(s)
 		ac.Tries = gs.tries(func(t *tryRecord[S]) bool { return t.node == info.node && t.context == ac.Context })
 	}
@@ -121,8 +121,17 @@ func (r *run[S]) result(s S) Result[S] {
 	res := Result[S]{State: s}
 	if gs := r.gs; gs != nil {
 		res.Warnings = slices.Clone(gs.warnings)
-		res.Gates = slices.Clone(gs.log)
+		res.Gates = gs.outcomes()
 		res.Attempts = gs.tries(func(*tryRecord[S]) bool { return true })
 	}
 	return res
+}
+
+// outcomes returns a copy of the gate log.
+func (gs *gateRun[S]) outcomes() []GateOutcome {
+	out := make([]GateOutcome, len(gs.log))
+	for i, o := range gs.log {
+		out[i] = *o
+	}
+	return out
 }

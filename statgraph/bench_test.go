@@ -164,3 +164,84 @@ func BenchmarkStepCostVsStateSize(b *testing.B) {
 		})
 	}
 }
+
+// w2Gate is W2 expressed with a gate: eight validators in parallel, then a
+// gate collecting their verdicts (retrying Start, which never happens).
+func w2Gate() *statgraph.Builder[w2State] {
+	b := statgraph.New[w2State]()
+	names := make([]string, 8)
+	for i := range 8 {
+		name := fmt.Sprintf("validator_%d", i)
+		names[i] = name
+		b.AddValidator(name, func(_ context.Context, s w2State) (statgraph.Verdict, error) {
+			return statgraph.Verdict{Passed: s.Input >= 0}, nil
+		})
+		b.AddEdge(statgraph.Start, name).AddEdge(name, "gate")
+	}
+	return b.AddGate("gate", statgraph.GateConfig[w2State]{Validators: names, RetryTarget: statgraph.Start,
+		Record: func(s w2State, o statgraph.GateOutcome) w2State {
+			s.AllPassed = o.Passed
+			return s
+		}}).AddEdge("gate", statgraph.End)
+}
+
+// BenchmarkW2Gate is BenchmarkW2 with the gate; compare their ns/op.
+func BenchmarkW2Gate(b *testing.B) {
+	g := mustCompile(b, w2Gate())
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		out, err := g.Invoke(context.Background(), w2State{Input: i})
+		if err != nil || !out.AllPassed {
+			b.Fatal(err, out)
+		}
+	}
+}
+
+type cycleState struct{ Version, Checks int }
+
+// BenchmarkRetryCycle compares one retry cycle (coder runs, a check fails,
+// the run goes back to coder) written with a gate and with a plain
+// conditional edge; ns/cycle is the figure to compare.
+func BenchmarkRetryCycle(b *testing.B) {
+	const n = 100
+	coderFn := func(_ context.Context, s cycleState) (cycleState, error) {
+		s.Version++
+		return s, nil
+	}
+	plain := statgraph.New[cycleState]().
+		AddNode("coder", coderFn).
+		AddNode("check", func(_ context.Context, s cycleState) (cycleState, error) {
+			s.Checks++
+			return s, nil
+		}).
+		AddEdge(statgraph.Start, "coder").AddEdge("coder", "check").
+		AddConditionalEdges("check", func(_ context.Context, s cycleState) string {
+			if s.Checks > n {
+				return "done"
+			}
+			return "retry"
+		}, map[string]string{"retry": "coder", "done": statgraph.End})
+	gated := statgraph.New[cycleState]().
+		AddNode("coder", coderFn).
+		AddValidator("check", func(_ context.Context, s cycleState) (statgraph.Verdict, error) {
+			return statgraph.Verdict{Passed: s.Version > n, Feedback: "version too low"}, nil
+		}).
+		AddGate("gate", statgraph.GateConfig[cycleState]{Validators: []string{"check"}, RetryTarget: "coder", MaxRetries: n + 1}).
+		AddEdge(statgraph.Start, "coder").AddEdge("coder", "check").AddEdge("check", "gate").AddEdge("gate", statgraph.End)
+	for _, c := range []struct {
+		name string
+		b    *statgraph.Builder[cycleState]
+	}{{"plain", plain}, {"gate", gated}} {
+		b.Run(c.name, func(b *testing.B) {
+			g := mustCompile(b, c.b)
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := g.Invoke(context.Background(), cycleState{}, statgraph.WithStepLimit(4*n+10))
+				if err != nil || out.Version != n+1 {
+					b.Fatal(err, out)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/cycle")
+		})
+	}
+}

@@ -17,13 +17,7 @@ type nodeInfo struct {
 	resumes map[string][]byte // values given to Resume, by interrupt id
 	calls   int               // Interrupt calls so far in this attempt
 	raised  []Interruption    // interrupts raised by this attempt
-	// Set only in graphs with gates (gaterun.go): the run's gate state for
-	// Attempts, the node's index, and a validator's verdict and input key.
-	gs         any
-	idx        int
-	verdict    Verdict
-	hasVerdict bool
-	key        string
+	gate    *gateInfo         // set only in graphs with gates (gaterun.go)
 }
 
 type infoKey struct{}

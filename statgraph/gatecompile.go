@@ -31,7 +31,9 @@ type gateNode[S any] struct {
 	// covers[a][b] reports that targets[a] is upstream of targets[b], so
 	// that retrying a re-runs b anyway.
 	covers     [][]bool
-	failTo     int // node index of cfg.FailTo; -1 when empty
+	single     [][]int    // per target position: []int{targets[i]}, shared by decisions
+	names      [][]string // per target position: []string{its name}, shared by decisions
+	failTo     int        // node index of cfg.FailTo; -1 when empty
 	maxRetries int // cfg.MaxRetries resolved
 }
 
@@ -66,8 +68,8 @@ func validatorBody[S any](fn ValidatorFunc[S]) NodeFunc[S] {
 	return func(ctx context.Context, s S) (S, error) {
 		v, err := fn(ctx, s)
 		if err == nil {
-			if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-				info.verdict, info.hasVerdict = v, true
+			if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok && info.gate != nil {
+				info.gate.verdict, info.gate.hasVerdict = v, true
 			}
 		}
 		var zero S
@@ -206,6 +208,10 @@ func (g *Graph[S]) compileGate(n *node[S], preds [][]int, listed []bool, add fun
 		}
 	}
 	slices.Sort(gn.targets)
+	for _, s := range gn.targets {
+		gn.single = append(gn.single, []int{s})
+		gn.names = append(gn.names, []string{gg.targets[s].name})
+	}
 	gn.covers = make([][]bool, len(gn.targets))
 	for a, sa := range gn.targets {
 		gn.covers[a] = make([]bool, len(gn.targets))

@@ -29,7 +29,7 @@ func (gs *gateRun[S]) extra() ([]byte, error) {
 	if !gs.dirty && gs.cache != nil {
 		return gs.cache, nil
 	}
-	x := gateExtra{Targets: gs.tg, Gates: gs.log, Warnings: gs.warnings}
+	x := gateExtra{Targets: gs.tg, Gates: gs.outcomes(), Warnings: gs.warnings}
 	for _, vs := range gs.verdicts {
 		if vs.ok {
 			x.Verdicts = append(x.Verdicts, vs.v)
@@ -91,7 +91,11 @@ func (gs *gateRun[S]) load(c *Checkpoint) error {
 		}
 		gs.tg[s].Node = gs.gg.targets[s].name
 	}
-	gs.log, gs.warnings = x.Gates, x.Warnings
+	gs.log = gs.log[:0]
+	for i := range x.Gates {
+		gs.log = append(gs.log, &x.Gates[i])
+	}
+	gs.warnings = x.Warnings
 	gs.cache, gs.dirty = c.Extra, false
 	return nil
 }

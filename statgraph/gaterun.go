@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,7 +24,7 @@ type gateRun[S any] struct {
 	verdicts []verdictSlot  // per validator slot
 	tg       []targetState  // per target slot
 	history  []tryRecord[S] // every run of a retry target, oldest first
-	log      []GateOutcome  // every gate decision, oldest first
+	log      []*GateOutcome // every gate decision, oldest first
 	warnings []Warning
 
 	retried []int         // target slots retried in the current step
@@ -63,12 +64,24 @@ type tryRecord[S any] struct {
 	enc      []byte // out encoded, once a checkpoint needed it
 }
 
+// gateInfo is the part of a slot's nodeInfo that only graphs with gates
+// use: the run's gate state for Attempts, the node's index, and a
+// validator's verdict and input key.
+type gateInfo struct {
+	gs         any // *gateRun[S]
+	idx        int
+	verdict    Verdict
+	hasVerdict bool
+	key        string
+}
+
 // gateDecision is what a gate decided in its step; routeGate carries it out.
 type gateDecision struct {
 	out     GateOutcome
-	targets []int // target slots to retry
-	reset   bool  // an escalation answered "retry": start a new retry context first
-	update  bool  // the slot holds the gate's Record update
+	targets []int      // target slots to retry
+	reset   bool       // an escalation answered "retry": start a new retry context first
+	update  bool       // the slot holds the gate's Record update
+	vbuf    [2]Verdict // out.Verdicts of a gate with few validators
 }
 
 func newGateRun[S any](g *Graph[S]) *gateRun[S] {
@@ -88,7 +101,11 @@ func newGateRun[S any](g *Graph[S]) *gateRun[S] {
 // validator whose passing verdict is kept (RerunFailedOnly, same input key).
 func (r *run[S]) beforeExec(sl *slot[S], n *node[S]) bool {
 	info := &sl.nctx.info
-	info.gs, info.idx, info.hasVerdict, info.key = r.gs, n.idx, false, ""
+	if info.gate == nil {
+		info.gate = &gateInfo{gs: r.gs}
+	}
+	gi := info.gate
+	gi.idx, gi.hasVerdict, gi.key = n.idx, false, ""
 	sl.dec = nil
 	switch n.kind {
 	case gateKind:
@@ -96,6 +113,10 @@ func (r *run[S]) beforeExec(sl *slot[S], n *node[S]) bool {
 		inline := len(r.slots) == 1 && r.emit != nil
 		if inline && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: 1}) {
 			sl.err = r.stopped()
+			return true
+		}
+		if r.emit == nil {
+			r.evalGate(sl, n)
 			return true
 		}
 		t0 := time.Now()
@@ -109,14 +130,14 @@ func (r *run[S]) beforeExec(sl *slot[S], n *node[S]) bool {
 		if n.val.key == nil {
 			return false
 		}
-		info.key = n.val.key(r.state)
+		gi.key = n.val.key(r.state)
 		kept := r.gs.verdicts[n.val.slot]
-		if !kept.ok || !kept.v.Passed || kept.v.Key != info.key {
+		if !kept.ok || !kept.v.Passed || kept.v.Key != gi.key {
 			return false
 		}
 		var zero S
-		info.verdict, info.hasVerdict = kept.v, true
-		info.verdict.Reused = true
+		gi.verdict, gi.hasVerdict = kept.v, true
+		gi.verdict.Reused = true
 		sl.out, sl.err, sl.dur = zero, nil, 0
 		return true
 	}
@@ -131,8 +152,15 @@ func (r *run[S]) evalGate(sl *slot[S], n *node[S]) {
 	sl.out, sl.err = zero, nil
 	gs, gn := r.gs, n.gate
 	d := &gateDecision{out: GateOutcome{Gate: n.name, Step: r.step}}
-	var failed []Verdict
-	var failedTo []int
+	if len(gn.validators) <= len(d.vbuf) {
+		d.out.Verdicts = d.vbuf[:0]
+	} else {
+		d.out.Verdicts = make([]Verdict, 0, len(gn.validators))
+	}
+	var fbuf [4]Verdict
+	failed := fbuf[:0] // not kept, so it stays on the stack while small
+	var buf [8]int
+	failedTo := buf[:0]
 	for k, vi := range gn.validators {
 		vn := r.g.nodes[vi]
 		vs := gs.verdicts[vn.val.slot]
@@ -176,22 +204,26 @@ func (r *run[S]) evalGate(sl *slot[S], n *node[S]) {
 			exhausted, hard = true, true
 		}
 	}
-	for _, s := range d.targets {
-		d.out.Targets = append(d.out.Targets, gs.gg.targets[s].name)
+	if len(d.targets) == 1 {
+		d.out.Targets = gn.names[slices.Index(gn.targets, d.targets[0])]
+	} else {
+		for _, s := range d.targets {
+			d.out.Targets = append(d.out.Targets, gs.gg.targets[s].name)
+		}
 	}
 	if !exhausted {
 		d.out.Decision, d.out.Retries = GateRetry, t.Retries+1
-		d.out.Feedback = aggregate(n.name, failed, gn.cfg.Hints, fmt.Sprintf("Attempt %d of %d", t.Retries+2, spec.limit+1))
+		d.out.Feedback = aggregate(n.name, failed, gn.cfg.Hints, t.Retries+2, spec.limit+1, "")
 		r.recordGate(sl, n, d)
 		return
 	}
-	d.out.Feedback = aggregate(n.name, failed, gn.cfg.Hints, fmt.Sprintf("All %d attempts failed", t.Retries+1))
+	d.out.Feedback = aggregate(n.name, failed, gn.cfg.Hints, 0, t.Retries+1, "")
 	if hard || gn.cfg.OnExhausted == Fail {
 		d.out.Decision = GateFailed
 		r.recordGate(sl, n, d)
 		return
 	}
-	esc := Escalation{Gate: n.name, Retries: t.Retries, MaxRetries: spec.limit, Failed: failed,
+	esc := Escalation{Gate: n.name, Retries: t.Retries, MaxRetries: spec.limit, Failed: slices.Clone(failed),
 		Hints: gn.cfg.Hints, Feedback: d.out.Feedback, Choices: []string{"retry", "skip", "abort"}}
 	for {
 		choice, err := Interrupt[string](&sl.nctx, esc)
@@ -202,7 +234,7 @@ func (r *run[S]) evalGate(sl *slot[S], n *node[S]) {
 		switch choice {
 		case "retry":
 			d.out.Decision, d.reset, d.out.Retries = GateRetry, true, 0
-			d.out.Feedback = aggregate(n.name, failed, gn.cfg.Hints, fmt.Sprintf("Attempt 1 of %d after the retry count was reset", spec.limit+1))
+			d.out.Feedback = aggregate(n.name, failed, gn.cfg.Hints, 1, spec.limit+1, " after the retry count was reset")
 		case "skip":
 			d.out.Decision = GateSkipped
 			d.out.Warnings = append(d.out.Warnings, Warning{Gate: n.name, Step: r.step,
@@ -238,14 +270,18 @@ func (r *run[S]) recordGate(sl *slot[S], n *node[S], d *gateDecision) {
 // chooseTargets returns the distinct targets of the failed checks, leaving
 // out those that another chosen target re-runs anyway.
 func chooseTargets[S any](gn *gateNode[S], failedTo []int) []int {
+	same := true
+	for _, s := range failedTo {
+		same = same && s == failedTo[0]
+	}
+	if same {
+		return gn.single[slices.Index(gn.targets, failedTo[0])]
+	}
 	var chosen []int
 	for _, s := range failedTo {
 		if !slices.Contains(chosen, s) {
 			chosen = append(chosen, s)
 		}
-	}
-	if len(chosen) == 1 {
-		return chosen
 	}
 	slices.Sort(chosen)
 	pos := func(s int) int { return slices.Index(gn.targets, s) }
@@ -265,24 +301,61 @@ func chooseTargets[S any](gn *gateNode[S], failedTo []int) []int {
 }
 
 // aggregate writes a retry's feedback: one section per failed check, then
-// the attempt line and the gate's improvement hints.
-func aggregate(gate string, failed []Verdict, hints []string, attempt string) string {
+// the attempt line (attempt k of n, or all n failed when k is 0) and the
+// gate's improvement hints.
+func aggregate(gate string, failed []Verdict, hints []string, k, n int, after string) string {
 	var b strings.Builder
+	size := 96 + len(gate) + len(after)
 	for _, v := range failed {
-		fmt.Fprintf(&b, "[%s] %s\n", v.Validator, strings.TrimSpace(v.Feedback))
+		size += len(v.Validator) + len(v.Feedback) + len(v.Evidence) + 16
+		for _, h := range v.Hints {
+			size += len(h) + 3
+		}
+	}
+	for _, h := range hints {
+		size += len(h) + 3
+	}
+	b.Grow(size)
+	for _, v := range failed {
+		b.WriteByte('[')
+		b.WriteString(v.Validator)
+		b.WriteString("] ")
+		b.WriteString(strings.TrimSpace(v.Feedback))
+		b.WriteByte('\n')
 		if v.Evidence != "" {
-			fmt.Fprintf(&b, "Evidence:\n%s\n", strings.TrimRight(v.Evidence, "\n"))
+			b.WriteString("Evidence:\n")
+			b.WriteString(strings.TrimRight(v.Evidence, "\n"))
+			b.WriteByte('\n')
 		}
 		for _, h := range v.Hints {
-			fmt.Fprintf(&b, "- %s\n", h)
+			b.WriteString("- ")
+			b.WriteString(h)
+			b.WriteByte('\n')
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "%s at gate %q: %d blocking check(s) failed.", attempt, gate, len(failed))
+	if k > 0 {
+		b.WriteString("Attempt ")
+		b.WriteString(strconv.Itoa(k))
+		b.WriteString(" of ")
+	} else {
+		b.WriteString("All ")
+	}
+	b.WriteString(strconv.Itoa(n))
+	if k == 0 {
+		b.WriteString(" attempts failed")
+	}
+	b.WriteString(after)
+	b.WriteString(" at gate \"")
+	b.WriteString(gate)
+	b.WriteString("\": ")
+	b.WriteString(strconv.Itoa(len(failed)))
+	b.WriteString(" blocking check(s) failed.")
 	if len(hints) > 0 {
 		b.WriteString("\nConsider these improvements:")
 		for _, h := range hints {
-			fmt.Fprintf(&b, "\n- %s", h)
+			b.WriteString("\n- ")
+			b.WriteString(h)
 		}
 	}
 	return b.String()
@@ -346,12 +419,12 @@ func (r *run[S]) mergeGated() error {
 
 // recordVerdict stores the verdict of validator n for its gates.
 func (r *run[S]) recordVerdict(sl *slot[S], n *node[S]) error {
-	info := &sl.nctx.info
-	if !info.hasVerdict {
+	gi := sl.nctx.info.gate
+	if !gi.hasVerdict {
 		return nil
 	}
-	v := info.verdict
-	v.Validator, v.Key = n.name, info.key
+	v := gi.verdict
+	v.Validator, v.Key = n.name, gi.key
 	if v.Severity == SeverityCritical {
 		v.Severity = n.val.severity
 	}
@@ -361,8 +434,12 @@ func (r *run[S]) recordVerdict(sl *slot[S], n *node[S]) error {
 	v.Mode = modeFor(v.Mode, v.Severity)
 	r.gs.verdicts[n.val.slot] = verdictSlot{v: v, ok: true}
 	r.gs.dirty = true
-	if r.emit != nil && !r.emit(Event[S]{Kind: EventVerdict, Step: r.step, Node: n.name, Duration: sl.dur, Verdict: &v}) {
-		return r.stopped()
+	if r.emit != nil {
+		ev := new(Verdict)
+		*ev = v
+		if !r.emit(Event[S]{Kind: EventVerdict, Step: r.step, Node: n.name, Duration: sl.dur, Verdict: ev}) {
+			return r.stopped()
+		}
 	}
 	return nil
 }
@@ -372,13 +449,13 @@ func (r *run[S]) routeGate(n *node[S], d *gateDecision) error {
 	gs, gn := r.gs, n.gate
 	gs.dirty = true
 	if d.reset {
-		gs.log = append(gs.log, GateOutcome{Gate: n.name, Step: r.step, Decision: GateReset, MaxRetries: d.out.MaxRetries, Targets: d.out.Targets})
+		gs.log = append(gs.log, &GateOutcome{Gate: n.name, Step: r.step, Decision: GateReset, MaxRetries: d.out.MaxRetries, Targets: d.out.Targets})
 		for _, s := range d.targets {
 			t := &gs.tg[s]
 			t.Context, t.Retries, t.Tries = t.Context+1, 0, 0
 		}
 	}
-	gs.log = append(gs.log, d.out)
+	gs.log = append(gs.log, &d.out)
 	gs.warnings = append(gs.warnings, d.out.Warnings...)
 	switch d.out.Decision {
 	case GatePassed, GateSkipped:
