@@ -34,7 +34,7 @@ type gateNode[S any] struct {
 	single     [][]int    // per target position: []int{targets[i]}, shared by decisions
 	names      [][]string // per target position: []string{its name}, shared by decisions
 	failTo     int        // node index of cfg.FailTo; -1 when empty
-	maxRetries int // cfg.MaxRetries resolved
+	maxRetries int        // cfg.MaxRetries resolved
 }
 
 // gateGraph is what a graph with gates needs at run time beyond its nodes.
