@@ -85,44 +85,86 @@ func (c jsonCodec[S]) MarshalDelta(prev, cur S) ([]byte, bool, error) {
 		}
 		pv, cv = pv.Elem(), cv.Elem()
 	}
-	var set, app []byte
+	// First find what changed, then write the set and append parts into
+	// one buffer.
+	var opsBuf [16]deltaOp
+	ops := opsBuf[:0]
+	sets := 0
 	for i := range p.fields {
 		f := &p.fields[i]
 		pf, cf := pv.Field(f.index), cv.Field(f.index)
-		var err error
+		op := deltaOp{field: i, from: -1}
 		switch f.kind {
 		case deltaScalar:
-			if !deltaScalarEqual(pf, cf) {
-				set, err = deltaAppendEntry(set, f, cf)
+			if deltaScalarEqual(pf, cf) {
+				continue
 			}
 		case deltaSlice:
-			switch n := deltaSliceGrowth(pf, cf); {
-			case n < 0:
-				set, err = deltaAppendEntry(set, f, cf)
-			case n > 0:
-				app, err = deltaAppendEntry(app, f, cf.Slice(pf.Len(), cf.Len()))
+			n := deltaSliceGrowth(pf, cf)
+			if n == 0 {
+				continue
+			}
+			if n > 0 {
+				op.from = pf.Len()
 			}
 		default:
-			if !reflect.DeepEqual(pf.Interface(), cf.Interface()) {
-				set, err = deltaAppendEntry(set, f, cf)
+			if reflect.DeepEqual(pf.Interface(), cf.Interface()) {
+				continue
 			}
 		}
-		if err != nil {
-			return nil, false, fmt.Errorf("statgraph: JSONCodec: encoding field %s of %v: %w", f.name, p.typ, err)
+		if op.from < 0 {
+			sets++
+		}
+		ops = append(ops, op)
+	}
+	out := make([]byte, 0, 128)
+	out = append(out, '{')
+	var err error
+	if sets > 0 {
+		if out, err = p.writeOps(append(out, deltaSet...), ops, false, cv); err != nil {
+			return nil, false, err
 		}
 	}
-	out := make([]byte, 0, len(set)+len(app)+16)
-	out = append(out, '{')
-	if len(set) > 0 {
-		out = append(append(append(out, deltaSet...), set...), '}')
-	}
-	if len(app) > 0 {
-		if len(set) > 0 {
+	if sets < len(ops) {
+		if sets > 0 {
 			out = append(out, ',')
 		}
-		out = append(append(append(out, deltaAppend...), app...), '}')
+		if out, err = p.writeOps(append(out, deltaAppend...), ops, true, cv); err != nil {
+			return nil, false, err
+		}
 	}
 	return append(out, '}'), true, nil
+}
+
+// deltaOp is one changed field: encoded in full (from < 0) or from element
+// from on.
+type deltaOp struct {
+	field, from int
+}
+
+// writeOps appends the entries of the appending ops, or of the others, and
+// a closing brace to out.
+func (p *deltaPlan) writeOps(out []byte, ops []deltaOp, appending bool, cv reflect.Value) ([]byte, error) {
+	first := true
+	for _, op := range ops {
+		if (op.from >= 0) != appending {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		f := &p.fields[op.field]
+		v := cv.Field(f.index)
+		if appending {
+			v = v.Slice(op.from, v.Len())
+		}
+		var err error
+		if out, err = deltaAppendEntry(append(out, f.key...), f, v); err != nil {
+			return nil, fmt.Errorf("statgraph: JSONCodec: encoding field %s of %v: %w", f.name, p.typ, err)
+		}
+	}
+	return append(out, '}'), nil
 }
 
 func (c jsonCodec[S]) ApplyDelta(prev S, delta []byte) (S, error) {
@@ -224,13 +266,9 @@ func deltaSliceGrowth(prev, cur reflect.Value) int {
 	return cl - pl
 }
 
-// deltaAppendEntry appends `"Name":<json of v>` to buf, preceded by a comma when
-// buf already holds an entry.
+// deltaAppendEntry appends the JSON of v, a value of field f or a part of
+// it, to buf.
 func deltaAppendEntry(buf []byte, f *deltaField, v reflect.Value) ([]byte, error) {
-	if len(buf) > 0 {
-		buf = append(buf, ',')
-	}
-	buf = append(buf, f.key...)
 	if f.fast {
 		switch v.Kind() {
 		case reflect.Bool:
