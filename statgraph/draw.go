@@ -45,6 +45,15 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 				emit(n.branch.to[k], k)
 			}
 		}
+		if gn := n.gate; gn != nil {
+			if gn.failTo >= 0 {
+				emit(gn.failTo, "exhausted")
+			}
+			for _, s := range gn.targets {
+				spec := g.gates.targets[s]
+				out = append(out, drawEdge{from: n.name, to: g.name(spec.idx), label: fmt.Sprintf("retry ≤%d", spec.limit), back: true})
+			}
+		}
 		if n.idx >= 0 {
 			state[n.idx] = done
 		}
@@ -55,12 +64,17 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 
 // Mermaid returns a Mermaid flowchart of the graph. Conditional edges are
 // labelled with their path-map keys; edges back to an earlier node (retry
-// loops) are dashed.
+// loops) are dashed, and a gate's retry edges are dashed and labelled with
+// their limit ("retry ≤2"). Gates are drawn as hexagons.
 func (g *Graph[S]) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	fmt.Fprintf(&b, "    %s([start])\n", mermaidID(Start))
 	for _, n := range g.nodes {
+		if n.kind == gateKind {
+			fmt.Fprintf(&b, "    %s{{%q}}\n", mermaidID(n.name), n.name)
+			continue
+		}
 		fmt.Fprintf(&b, "    %s[%q]\n", mermaidID(n.name), n.name)
 	}
 	fmt.Fprintf(&b, "    %s([end])\n", mermaidID(End))
@@ -103,6 +117,11 @@ func (g *Graph[S]) DOT() string {
 	b.WriteString("digraph statgraph {\n    rankdir=TB;\n    node [shape=box, style=rounded];\n")
 	fmt.Fprintf(&b, "    %q [label=\"start\", shape=oval];\n", Start)
 	fmt.Fprintf(&b, "    %q [label=\"end\", shape=oval];\n", End)
+	for _, n := range g.nodes {
+		if n.kind == gateKind {
+			fmt.Fprintf(&b, "    %q [shape=hexagon];\n", n.name)
+		}
+	}
 	for _, e := range g.edgesForDrawing() {
 		var attrs []string
 		if e.label != "" {
