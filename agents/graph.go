@@ -175,7 +175,9 @@ func (o *orchestrator) plan(ctx context.Context, s TaskState) (TaskState, error)
 }
 
 func (o *orchestrator) execute(ctx context.Context, s TaskState) (TaskState, error) {
-	n := s.RetryCount + 1
+	// n numbers attempts over the whole task, also across an operator's
+	// retry (which resets RetryCount), so commits stay distinct.
+	n := len(s.Attempts) + 1
 	s.Phase, s.Decision = PhaseExecuting, ""
 	started := o.cfg.Now()
 	summary, err := o.cfg.Executor.Execute(ctx, s)

@@ -14,14 +14,14 @@ import (
 // progress shows what the dispatcher is doing: a live table on a terminal,
 // one line per change otherwise.
 type progress struct {
-	w    io.Writer
-	tty  bool
-	mu   sync.Mutex // guards everything below and writes to w
-	rows map[string]*row
-	keys []string // units in the order they appeared
-	drawn int     // lines of the live table currently on screen
-	quit chan struct{}
-	done chan struct{}
+	w     io.Writer
+	tty   bool
+	mu    sync.Mutex // guards everything below and writes to w
+	rows  map[string]*row
+	keys  []string // units in the order they appeared
+	drawn int      // lines of the live table currently on screen
+	quit  chan struct{}
+	done  chan struct{}
 }
 
 type row struct {
