@@ -60,13 +60,84 @@ func BenchmarkGitCloneLocal(b *testing.B) {
 	reportCPU(b, start)
 }
 
-func BenchmarkTreeHash(b *testing.B) {
-	src := benchSource(b)
-	w, err := Prepare(context.Background(), Options{Source: src, TaskID: "treehash", Root: b.TempDir()})
+// benchWorkspace prepares a workspace of this module's checkout.
+func benchWorkspace(b *testing.B, id string) *Workspace {
+	b.Helper()
+	w, err := Prepare(context.Background(), Options{Source: benchSource(b), TaskID: id, Root: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer w.Close()
+	b.Cleanup(func() { w.Close() })
+	return w
+}
+
+// BenchmarkCommitUnchanged is the commit of an attempt that changed nothing:
+// the orchestrator commits once per attempt, so this is its floor.
+func BenchmarkCommitUnchanged(b *testing.B) {
+	w := benchWorkspace(b, "commit-unchanged")
+	ctx := context.Background()
+	if _, _, err := w.Commit(ctx, 1, "warm up"); err != nil {
+		b.Fatal(err)
+	}
+	start := cpuTime()
+	for b.Loop() {
+		if _, changed, err := w.Commit(ctx, 1, "bench"); err != nil || changed {
+			b.Fatalf("changed %v, %v", changed, err)
+		}
+	}
+	reportCPU(b, start)
+}
+
+// BenchmarkCommitOneFileChanged is the commit of an attempt that rewrote one
+// file two directories deep.
+func BenchmarkCommitOneFileChanged(b *testing.B) {
+	w := benchWorkspace(b, "commit-one")
+	ctx := context.Background()
+	if _, _, err := w.Commit(ctx, 1, "warm up"); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	start := cpuTime()
+	for b.Loop() {
+		i++
+		if err := w.FS().WriteFile("bench/deep/attempt.txt", fmt.Sprintf("attempt %d\n", i)); err != nil {
+			b.Fatal(err)
+		}
+		if _, changed, err := w.Commit(ctx, i, "bench"); err != nil || !changed {
+			b.Fatalf("commit %d: changed %v, %v", i, changed, err)
+		}
+	}
+	reportCPU(b, start)
+}
+
+// BenchmarkPrepareSmall prepares workspaces of a 5-file repository, the size
+// of examples/quickstart, where the fixed costs of Prepare dominate.
+func BenchmarkPrepareSmall(b *testing.B) {
+	src := b.TempDir()
+	runGit(b, src, "init", "-q", "-b", "main")
+	writeFiles(b, src, map[string]string{
+		"go.mod": "module example.com/small\n\ngo 1.22\n", "README.md": "small\n",
+		"calc/calc.go": "package calc\n", "calc/calc_test.go": "package calc\n", "tasks.json": "{\"tasks\":[]}\n",
+	})
+	runGit(b, src, "add", "-A")
+	runGit(b, src, "commit", "-q", "-m", "initial")
+	root := b.TempDir()
+	ctx := context.Background()
+	i := 0
+	start := cpuTime()
+	for b.Loop() {
+		i++
+		w, err := Prepare(ctx, Options{Source: src, TaskID: fmt.Sprint(i), Root: root})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Close()
+	}
+	reportCPU(b, start)
+}
+
+func BenchmarkTreeHash(b *testing.B) {
+	w := benchWorkspace(b, "treehash")
 	start := cpuTime()
 	for b.Loop() {
 		if _, err := w.TreeHash(); err != nil {
