@@ -14,8 +14,10 @@ type ValidatorFunc[S any] func(ctx context.Context, s S) (Verdict, error)
 
 // Verdict is the result of one validator. A validator fills Passed,
 // Feedback and optionally Evidence and Hints; the engine fills Validator,
-// and Severity and Mode from the validator's options unless the validator
-// set them.
+// Key, and Severity and Mode from the validator's options (WithSeverity,
+// WithMode) where the verdict leaves them zero. Since the zero Severity is
+// critical, a verdict can lower its severity but not raise it back to
+// critical; it can always set Mode.
 type Verdict struct {
 	Validator string   `json:"validator"`
 	Passed    bool     `json:"passed"`
