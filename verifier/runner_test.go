@@ -302,3 +302,22 @@ func TestGroupMembersSeesLiveGroup(t *testing.T) {
 	}()
 	assert.Equal(t, []int{cmd.Process.Pid}, groupMembers(t, cmd.Process.Pid))
 }
+
+func TestRunStopsReadingFromProcessThatLeftTheGroup(t *testing.T) {
+	t.Parallel()
+	const grace = 300 * time.Millisecond
+	start := time.Now()
+	// setsid puts the sleep in a new session, out of reach of the group
+	// kill, while it keeps the output pipe open.
+	ready := filepath.Join(t.TempDir(), "ready")
+	script := "setsid sh -c 'echo $$; echo > " + ready + "; exec sleep 1000' & while [ ! -s " + ready + " ]; do sleep 0.01; done"
+	res, err := Run(context.Background(), Command{Shell: script, Grace: grace})
+	elapsed := time.Since(start)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(res.Output))
+	require.NoError(t, err, "output %q should be the escaped pid", res.Output)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	require.NoError(t, syscall.Kill(pid, 0), "the escaped process should still run")
+	assert.GreaterOrEqual(t, elapsed, grace)
+	assert.Less(t, elapsed, grace+time.Second)
+}
