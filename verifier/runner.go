@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -205,9 +206,14 @@ func dirName(dir string) string {
 	return dir
 }
 
+// copyBufs recycles copyOutput's read buffers between runs.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // copyOutput copies r into out and, until it fails, into tee.
 func copyOutput(out *capBuffer, tee io.Writer, r io.Reader) {
-	buf := make([]byte, 32<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
