@@ -76,7 +76,8 @@ type Result struct {
 	Duration time.Duration
 	// TimedOut reports that Command.Timeout ended the process group.
 	TimedOut bool
-	// Canceled reports that the caller's ctx ended the process group.
+	// Canceled reports that the caller's ctx (canceled, or past its own
+	// deadline) ended the process group.
 	Canceled bool
 }
 
