@@ -262,3 +262,25 @@ func BenchmarkRetryCycle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkW1Stream is W1 consumed through Stream. Its ns/event, set against
+// BenchmarkW1's ns/node, gives the cost of delivering one event (a W1 node
+// execution yields five: step start, node start, node end, update, and a
+// route every other step).
+func BenchmarkW1Stream(b *testing.B) {
+	g := mustCompile(b, w1())
+	const n = 1000
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		for ev, err := range g.Stream(context.Background(), w1State{MaxRetries: n}, statgraph.WithStepLimit(2*n+10)) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			events++
+			_ = ev
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+	b.ReportMetric(float64(events)/float64(b.N*(2*n+2)), "events/node")
+}

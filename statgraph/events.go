@@ -42,7 +42,7 @@ func (k EventKind) String() string {
 type Event[S any] struct {
 	Kind         EventKind
 	Step         int      // the super-step, 1 for the first
-	Nodes        []string // EventRunStart, EventStepStart: the frontier
+	Nodes        []string // EventRunStart, EventStepStart: the frontier (shared: do not modify)
 	Node         string
 	Attempt      int
 	Duration     time.Duration

@@ -111,12 +111,13 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.ctx = ctx
+	// One allocation holds the per-node tables and the two frontiers (which
+	// grow apart only when a step has more than n nodes, never).
 	n := len(r.g.nodes)
-	r.seen = make([]int, n)
-	r.counters = make([]int, n)
+	ints := make([]int, 4*n)
+	r.seen, r.counters = ints[:n:n], ints[n:2*n:2*n]
+	r.frontier, r.next = ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
 	r.slots = make([]slot[S], 1, min(n, 8))
-	r.frontier = make([]int, 0, 4)
-	r.next = make([]int, 0, 4)
 
 	if err := r.open(ctx, input, resume); err != nil {
 		var zero S
@@ -232,7 +233,7 @@ func (r *run[S]) loop() error {
 func (r *run[S]) superstep() error {
 	r.step++
 	if r.emit != nil {
-		if !r.emit(Event[S]{Kind: EventStepStart, Step: r.step, Nodes: r.names(r.frontier)}) {
+		if !r.emit(Event[S]{Kind: EventStepStart, Step: r.step, Nodes: r.nextNames(r.frontier)}) {
 			return r.stopped()
 		}
 	}
