@@ -2,16 +2,14 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -21,6 +19,14 @@ import (
 // of summary as its body, signed by the configured author. When nothing
 // changed since the last commit it makes no commit and returns the current
 // commit with changed false.
+//
+// Commit is incremental: it reads only the files whose stat (size, mtime,
+// ctime, inode, mode) changed since the workspace last looked at them, or
+// that were racy then, and writes only the objects the repository lacks
+// (the changed blobs and the trees along their paths), so a commit of an
+// unchanged tree costs one lstat per file. The index is rewritten when the
+// recorded tree differs from the one it holds, so git status in the
+// workspace stays clean.
 func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (hash string, changed bool, err error) {
 	if attempt < 1 {
 		return "", false, fmt.Errorf("workspace: commit of task %s: attempt %d must be 1 or more", w.taskID, attempt)
@@ -29,9 +35,23 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 		return "", false, err
 	}
 	defer w.mu.Unlock()
-	wt, err := w.stageAll()
+	tree, files, err := w.scanTree()
 	if err != nil {
 		return "", false, err
+	}
+	ref, tip, err := w.tip()
+	if err != nil {
+		return "", false, err
+	}
+	tipTree, err := w.treeOf(tip)
+	if err != nil {
+		return "", false, err
+	}
+	if tree == tipTree {
+		if err := w.syncIndex(tree, files); err != nil {
+			return "", false, err
+		}
+		return tip.String(), false, nil
 	}
 	subject, body, _ := strings.Cut(strings.TrimSpace(summary), "\n")
 	if subject = strings.TrimSpace(subject); subject == "" {
@@ -41,32 +61,84 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 	if body = strings.TrimSpace(body); body != "" {
 		msg += "\n\n" + body
 	}
-	sig := &object.Signature{Name: w.name, Email: w.email, When: time.Now()}
-	h, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
-	if errors.Is(err, git.ErrEmptyCommit) {
-		head, err := w.repo.Head()
-		if err != nil {
-			return "", false, fmt.Errorf("workspace: %s: %w", w.dir, err)
-		}
-		return head.Hash().String(), false, nil
+	sig := object.Signature{Name: w.name, Email: w.email, When: time.Now()}
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: []plumbing.Hash{tip}}
+	o := w.repo.Storer.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return "", false, fmt.Errorf("workspace: commit attempt %d in %s: %w", attempt, w.dir, err)
 	}
+	h, err := w.repo.Storer.SetEncodedObject(o)
 	if err != nil {
 		return "", false, fmt.Errorf("workspace: commit attempt %d in %s: %w", attempt, w.dir, err)
+	}
+	old := plumbing.NewHashReference(ref, tip)
+	if err := w.repo.Storer.CheckAndSetReference(plumbing.NewHashReference(ref, h), old); err != nil {
+		return "", false, fmt.Errorf("workspace: move %s to attempt %d in %s: %w; did something else commit there meanwhile?", ref.Short(), attempt, w.dir, err)
+	}
+	w.scan.commit, w.scan.commitTree = h, tree
+	if err := w.syncIndex(tree, files); err != nil {
+		return "", false, err
 	}
 	return h.String(), true, nil
 }
 
-// stageAll updates the workspace's own index to the working tree: new,
-// modified and deleted files, honouring .gitignore.
-func (w *Workspace) stageAll() (*git.Worktree, error) {
-	wt, err := w.repo.Worktree()
+// tip returns the branch HEAD points at (HEAD itself when detached) and
+// its commit. It reads HEAD afresh on every call, so commits made in the
+// workspace by other tools (an agent CLI running git commit) are kept as
+// the parent of the next attempt.
+func (w *Workspace) tip() (plumbing.ReferenceName, plumbing.Hash, error) {
+	head, err := w.repo.Storer.Reference(plumbing.HEAD)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %s: %w", w.dir, err)
+		return "", plumbing.ZeroHash, fmt.Errorf("workspace: read HEAD of %s: %w", w.dir, err)
 	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		return nil, fmt.Errorf("workspace: stage changes in %s: %w", w.dir, err)
+	name := plumbing.HEAD
+	if head.Type() == plumbing.SymbolicReference {
+		name = head.Target()
 	}
-	return wt, nil
+	ref, err := w.repo.Reference(name, true)
+	if err != nil {
+		return "", plumbing.ZeroHash, fmt.Errorf("workspace: read %s of %s: %w", name.Short(), w.dir, err)
+	}
+	return name, ref.Hash(), nil
+}
+
+// treeOf returns the tree of commit c, remembering the last answer.
+func (w *Workspace) treeOf(c plumbing.Hash) (plumbing.Hash, error) {
+	if c == w.scan.commit && !c.IsZero() {
+		return w.scan.commitTree, nil
+	}
+	commit, err := w.repo.CommitObject(c)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("workspace: read commit %s in %s: %w", c, w.dir, err)
+	}
+	w.scan.commit, w.scan.commitTree = c, commit.TreeHash
+	return commit.TreeHash, nil
+}
+
+// syncIndex writes the index for tree from the files of the scan that
+// recorded it, unless the index already holds that tree. Entries that were
+// racy in the scan get size 0 so that git and go-git re-read them.
+func (w *Workspace) syncIndex(tree plumbing.Hash, files []scanned) error {
+	if tree == w.scan.indexTree {
+		return nil
+	}
+	slices.SortFunc(files, func(a, b scanned) int { return strings.Compare(a.path, b.path) })
+	idx := &index.Index{Version: 2, Entries: make([]*index.Entry, len(files))}
+	names := make([]string, len(files))
+	for i, f := range files {
+		e := &index.Entry{Name: f.path, Mode: f.mode, Hash: f.blob}
+		fillStat(e, f.info)
+		if f.racy {
+			e.Size = 0
+		}
+		idx.Entries[i], names[i] = e, f.path
+	}
+	if err := w.repo.Storer.SetIndex(idx); err != nil {
+		return fmt.Errorf("workspace: write index of %s: %w", w.dir, err)
+	}
+	w.scan.setTracked(names)
+	w.scan.indexTree = tree
+	return nil
 }
 
 // Reset makes the working tree equal to a commit and removes untracked files
@@ -83,6 +155,8 @@ func (w *Workspace) Reset(ctx context.Context, to string) error {
 		return err
 	}
 	defer w.mu.Unlock()
+	// go-git rewrites the index: what it tracks is read from it again.
+	w.scan.indexTree, w.scan.tracked, w.scan.trackedDirs = plumbing.ZeroHash, nil, nil
 	head, err := w.repo.Head()
 	if err != nil {
 		return fmt.Errorf("workspace: %s: %w", w.dir, err)
@@ -117,20 +191,9 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer w.mu.Unlock()
-	if _, err := w.stageAll(); err != nil {
+	now, _, err := w.scanTree()
+	if err != nil {
 		return "", err
-	}
-	idx, err := w.repo.Storer.Index()
-	if err != nil {
-		return "", fmt.Errorf("workspace: read index of %s: %w", w.dir, err)
-	}
-	b := treeBuilder{repo: w.repo, trees: map[string]*object.Tree{".": {}}}
-	for _, e := range idx.Entries {
-		b.add(e.Name, object.TreeEntry{Name: path.Base(e.Name), Mode: e.Mode, Hash: e.Hash})
-	}
-	now, err := b.store(".")
-	if err != nil {
-		return "", fmt.Errorf("workspace: %s: %w", w.dir, err)
 	}
 	baseCommit, err := w.repo.CommitObject(w.base)
 	if err != nil {
@@ -156,51 +219,4 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("workspace: diff: %w", err)
 	}
 	return patch.String(), nil
-}
-
-// treeBuilder turns index entries into stored tree objects; keys of trees
-// are directory paths, "." for the root.
-type treeBuilder struct {
-	repo  *git.Repository
-	trees map[string]*object.Tree
-}
-
-// add places entry at name, creating the directories above it.
-func (b *treeBuilder) add(name string, entry object.TreeEntry) {
-	dir := path.Dir(name)
-	if _, ok := b.trees[dir]; !ok {
-		b.trees[dir] = &object.Tree{}
-		b.add(dir, object.TreeEntry{Name: path.Base(dir), Mode: filemode.Dir})
-	}
-	b.trees[dir].Entries = append(b.trees[dir].Entries, entry)
-}
-
-// store writes the tree of dir and its subtrees and returns its hash.
-func (b *treeBuilder) store(dir string) (plumbing.Hash, error) {
-	t := b.trees[dir]
-	for i, e := range t.Entries {
-		if e.Mode == filemode.Dir {
-			h, err := b.store(path.Join(dir, e.Name))
-			if err != nil {
-				return plumbing.ZeroHash, err
-			}
-			t.Entries[i].Hash = h
-		}
-	}
-	// git orders tree entries by name, with directories compared as "name/".
-	key := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
-		}
-		return e.Name
-	}
-	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
-	o := b.repo.Storer.NewEncodedObject()
-	if err := t.Encode(o); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if b.repo.Storer.HasEncodedObject(o.Hash()) == nil {
-		return o.Hash(), nil
-	}
-	return b.repo.Storer.SetEncodedObject(o)
 }

@@ -55,9 +55,10 @@ type Workspace struct {
 	name     string // author name
 	email    string // author email
 	fs       *FS
-	mu       sync.Mutex // guards repo and closed
+	mu       sync.Mutex // guards repo, isClosed and scan
 	repo     *git.Repository
 	isClosed bool
+	scan     scanState // what the last scans of the working tree saw
 }
 
 // Prepare makes the workspace for o.TaskID under o.Root (or reopens it when it

@@ -1,0 +1,291 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// scanState is what a Workspace remembers between scans of its working
+// tree so that each scan costs one lstat per file plus the reading of the
+// files that changed. It is guarded by Workspace.mu; the zero value is an
+// empty cache (the next scan reads every file).
+type scanState struct {
+	stat    statCache
+	ignores ignoreCache
+	// trees maps a directory ("" for the root) to the entries and hash of
+	// its tree at the last scan, so an unchanged directory is not encoded
+	// or hashed again.
+	trees map[string]cachedTree
+	// tracked holds the files of the index and trackedDirs the directories
+	// above them: an ignored path is still recorded when it is tracked, as
+	// git does. Both are nil until first needed, then loaded from the index.
+	tracked, trackedDirs map[string]bool
+	// indexTree is the tree the index was last written for by Commit; zero
+	// when unknown (the index was written by someone else).
+	indexTree plumbing.Hash
+	// commit and commitTree are the last commit whose tree was looked up.
+	commit, commitTree plumbing.Hash
+}
+
+type cachedTree struct {
+	entries []object.TreeEntry
+	hash    plumbing.Hash
+}
+
+// scanned is one file recorded by a git scan, for writing the index.
+type scanned struct {
+	path string
+	mode filemode.FileMode
+	blob plumbing.Hash
+	info fs.FileInfo
+	racy bool
+}
+
+// gitScan walks the working tree as git add -A would see it and stores
+// its blobs and trees in the workspace's repository.
+type gitScan struct {
+	w     *Workspace
+	st    *scanState
+	stamp int64
+	files []scanned
+}
+
+// scanTree records the working tree (tracked files, and untracked files
+// not matched by .gitignore or .git/info/exclude) as a tree in the
+// workspace's object store and returns its hash with the files recorded.
+// Only files whose stat changed since the last scan are read, and only
+// objects the store lacks are written. The caller holds w.mu.
+func (w *Workspace) scanTree() (plumbing.Hash, []scanned, error) {
+	gitDir := filepath.Join(w.dir, git.GitDirName)
+	stamp, err := scanStamp(gitDir)
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
+	}
+	s := &gitScan{w: w, st: &w.scan, stamp: stamp}
+	exclude := filepath.Join(gitDir, "info", "exclude")
+	fi, err := os.Lstat(exclude)
+	if err != nil {
+		fi = nil
+	}
+	ps, err := s.st.ignores.patterns(exclude, ".git/info/exclude", fi, nil, stamp)
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("workspace: read %s: %w", exclude, err)
+	}
+	h, _, err := s.dir("", nil, ps, false)
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
+	}
+	if h.IsZero() {
+		h, err = s.storeTree("", nil)
+		if err != nil {
+			return plumbing.ZeroHash, nil, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
+		}
+	}
+	return h, s.files, nil
+}
+
+// dir records the directory rel (path components parts) and returns its
+// tree hash, or false when it holds nothing to record. ps are the ignore
+// patterns in force above it; ignored says the directory itself is ignored
+// (so only tracked files under it are recorded).
+func (s *gitScan) dir(rel string, parts []string, ps []gitignore.Pattern, ignored bool) (plumbing.Hash, bool, error) {
+	abs := filepath.Join(s.w.dir, filepath.FromSlash(rel))
+	des, err := os.ReadDir(abs)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return plumbing.ZeroHash, false, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	infos := make([]fs.FileInfo, len(des))
+	for i, de := range des {
+		fi, err := de.Info()
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return plumbing.ZeroHash, false, err
+		}
+		infos[i] = fi
+		if de.Name() == ".gitignore" && fi != nil {
+			own, err := s.st.ignores.patterns(filepath.Join(abs, ".gitignore"), path.Join(rel, ".gitignore"), fi, parts, s.stamp)
+			if err != nil {
+				return plumbing.ZeroHash, false, err
+			}
+			if len(own) > 0 {
+				ps = slices.Concat(ps, own)
+			}
+		}
+	}
+	m := gitignore.NewMatcher(ps)
+	var entries []object.TreeEntry
+	for i, de := range des {
+		fi, name := infos[i], de.Name()
+		if fi == nil || strings.EqualFold(name, git.GitDirName) {
+			continue
+		}
+		p := path.Join(rel, name)
+		sub := append(parts[:len(parts):len(parts)], name)
+		ign := ignored || len(ps) > 0 && m.Match(sub, fi.IsDir())
+		switch mode := fi.Mode(); {
+		case mode.IsDir():
+			if ign && !s.trackedDir(p) {
+				continue
+			}
+			h, ok, err := s.dir(p, sub, ps, ign)
+			if err != nil {
+				return plumbing.ZeroHash, false, err
+			}
+			if ok {
+				entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+			}
+		case mode.IsRegular() || mode&fs.ModeSymlink != 0:
+			if ign && !s.trackedFile(p) {
+				continue
+			}
+			e, err := s.file(filepath.Join(abs, name), p, fi)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return plumbing.ZeroHash, false, err
+			}
+			fm := filemode.Regular
+			switch {
+			case mode&fs.ModeSymlink != 0:
+				fm = filemode.Symlink
+			case mode&0o111 != 0:
+				fm = filemode.Executable
+			}
+			entries = append(entries, object.TreeEntry{Name: name, Mode: fm, Hash: e.blob})
+			s.files = append(s.files, scanned{path: p, mode: fm, blob: e.blob, info: fi, racy: e.racy})
+		}
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, false, nil
+	}
+	h, err := s.storeTree(rel, entries)
+	return h, err == nil, err
+}
+
+// file returns the hashes of the file at abs, reading it only when its
+// stat changed or its entry is racy, and makes sure its blob is stored.
+func (s *gitScan) file(abs, rel string, fi fs.FileInfo) (*fileEntry, error) {
+	if e := s.st.stat.lookup(rel, fi); e != nil && e.stored {
+		return e, nil
+	}
+	e, data, err := s.st.stat.hash(abs, rel, fi, s.stamp)
+	if err != nil {
+		return nil, err
+	}
+	if !e.stored {
+		if err := s.store(plumbing.BlobObject, data, e.blob); err != nil {
+			return nil, err
+		}
+		e.stored = true
+	}
+	return e, nil
+}
+
+// storeTree sorts entries as git does (a directory compares as "name/"),
+// stores the tree unless the store has it and returns its hash. A directory
+// whose entries equal those of the last scan keeps its hash unencoded.
+func (s *gitScan) storeTree(rel string, entries []object.TreeEntry) (plumbing.Hash, error) {
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
+	if c, ok := s.st.trees[rel]; ok && slices.Equal(c.entries, entries) {
+		return c.hash, nil
+	}
+	o := &plumbing.MemoryObject{}
+	if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h := o.Hash()
+	if err := s.storeObject(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if s.st.trees == nil {
+		s.st.trees = map[string]cachedTree{}
+	}
+	s.st.trees[rel] = cachedTree{entries: entries, hash: h}
+	return h, nil
+}
+
+// store writes the object of type t with content data and hash h unless
+// the store already has it.
+func (s *gitScan) store(t plumbing.ObjectType, data []byte, h plumbing.Hash) error {
+	if s.w.repo.Storer.HasEncodedObject(h) == nil {
+		return nil
+	}
+	o := &plumbing.MemoryObject{}
+	o.SetType(t)
+	if _, err := o.Write(data); err != nil {
+		return err
+	}
+	_, err := s.w.repo.Storer.SetEncodedObject(o)
+	return err
+}
+
+// storeObject writes o unless the store already has it.
+func (s *gitScan) storeObject(o plumbing.EncodedObject) error {
+	if s.w.repo.Storer.HasEncodedObject(o.Hash()) == nil {
+		return nil
+	}
+	_, err := s.w.repo.Storer.SetEncodedObject(o)
+	return err
+}
+
+// trackedFile reports whether p is in the index.
+func (s *gitScan) trackedFile(p string) bool {
+	s.loadTracked()
+	return s.st.tracked[p]
+}
+
+// trackedDir reports whether the index has files under the directory p.
+func (s *gitScan) trackedDir(p string) bool {
+	s.loadTracked()
+	return s.st.trackedDirs[p]
+}
+
+// loadTracked fills the tracked sets from the index the first time they
+// are needed; an unreadable index counts as empty, as for a new repository.
+func (s *gitScan) loadTracked() {
+	if s.st.tracked != nil {
+		return
+	}
+	var names []string
+	if idx, err := s.w.repo.Storer.Index(); err == nil {
+		for _, e := range idx.Entries {
+			names = append(names, e.Name)
+		}
+	}
+	s.st.setTracked(names)
+}
+
+// setTracked makes names the tracked files.
+func (st *scanState) setTracked(names []string) {
+	st.tracked = make(map[string]bool, len(names))
+	st.trackedDirs = map[string]bool{}
+	for _, n := range names {
+		st.tracked[n] = true
+		for d := path.Dir(n); d != "." && !st.trackedDirs[d]; d = path.Dir(d) {
+			st.trackedDirs[d] = true
+		}
+	}
+}

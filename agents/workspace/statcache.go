@@ -1,0 +1,126 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// stampFile is the file under .git whose modification time a scan takes,
+// before it looks at any file, as "now" by the file system's own clock.
+const stampFile = "statgraph-scan-stamp"
+
+// statKey is what lstat says about a file; a file whose key is unchanged
+// since it was hashed still has the content that was hashed, unless the
+// entry was racy (see fileEntry.racy).
+type statKey struct {
+	size  int64
+	mtime int64 // nanoseconds since the epoch
+	ctime int64 // nanoseconds since the epoch; 0 where the platform has none
+	ino   uint64
+	mode  fs.FileMode
+}
+
+// fileEntry is the cached hashing of one file or symbolic link.
+type fileEntry struct {
+	key  statKey
+	blob plumbing.Hash // git blob id of the content (of the target for links)
+	sum  [32]byte      // SHA-256 of the same bytes, for TreeHash
+	// stored says the blob is known to be in the workspace's object store.
+	stored bool
+	// racy says the file was last changed in the same tick of the file
+	// system's clock as the scan that hashed it began (or later), so it may
+	// have changed again since without its stat changing: git's "racy git"
+	// problem. A racy entry is never trusted; the next scan re-reads it.
+	racy bool
+}
+
+// statCache remembers, per slash-separated path relative to the working
+// tree, the stat and hashes of every file the last scans read, so that a
+// scan reads only the files whose stat changed. It is guarded by
+// Workspace.mu; its zero value is empty and ready to use.
+type statCache struct {
+	files map[string]*fileEntry
+}
+
+// scanStamp returns the file system's current time in nanoseconds, taken by
+// writing the stamp file in gitDir and reading its modification time back.
+// A file whose mtime or ctime is not strictly before the stamp of the scan
+// that hashed it is racy. Using the file system's clock (not time.Now) keeps
+// the comparison exact whatever the file system's timestamp granularity,
+// from nanoseconds to the 2 s of FAT.
+func scanStamp(gitDir string) (int64, error) {
+	f, err := os.OpenFile(filepath.Join(gitDir, stampFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := f.Write([]byte{'\n'}); err != nil {
+		f.Close()
+		return 0, err
+	}
+	fi, err := f.Stat()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.ModTime().UnixNano(), nil
+}
+
+// lookup returns the cached entry for rel when it can be trusted for a file
+// whose lstat is fi, or nil when the file must be read.
+func (c *statCache) lookup(rel string, fi fs.FileInfo) *fileEntry {
+	e := c.files[rel]
+	if e == nil || e.racy || e.key != keyOf(fi) {
+		return nil
+	}
+	return e
+}
+
+// hash reads the file (or the link's target) at abs, whose lstat is fi,
+// and records its hashes under rel, the scan having begun at stamp.
+func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEntry, []byte, error) {
+	var data []byte
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return nil, nil, err
+		}
+		data = []byte(target)
+	} else {
+		b, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, nil, err
+		}
+		data = b
+	}
+	key := keyOf(fi)
+	e := &fileEntry{
+		key:  key,
+		blob: plumbing.ComputeHash(plumbing.BlobObject, data),
+		sum:  sha256.Sum256(data),
+		racy: max(key.mtime, key.ctime) >= stamp,
+	}
+	if old := c.files[rel]; old != nil && old.blob == e.blob {
+		e.stored = old.stored
+	}
+	if c.files == nil {
+		c.files = map[string]*fileEntry{}
+	}
+	c.files[rel] = e
+	return e, data, nil
+}
+
+// forget drops every entry not in keep, so the cache does not grow with
+// files deleted long ago.
+func (c *statCache) forget(keep map[string]bool) {
+	for p := range c.files {
+		if !keep[p] {
+			delete(c.files, p)
+		}
+	}
+}
