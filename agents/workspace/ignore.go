@@ -45,7 +45,7 @@ func (c *ignoreCache) patterns(abs, rel string, fi fs.FileInfo, domain []string,
 	if err != nil {
 		return nil, err
 	}
-	f := &ignoreFile{key: key, racy: max(key.mtime, key.ctime) >= stamp, patterns: parseIgnore(data, domain)}
+	f := &ignoreFile{key: key, racy: key.mtime >= stamp, patterns: parseIgnore(data, domain)}
 	if c.files == nil {
 		c.files = map[string]*ignoreFile{}
 	}

@@ -31,10 +31,12 @@ type fileEntry struct {
 	sum  [32]byte      // SHA-256 of the same bytes, for TreeHash
 	// stored says the blob is known to be in the workspace's object store.
 	stored bool
-	// racy says the file was last changed in the same tick of the file
-	// system's clock as the scan that hashed it began (or later), so it may
-	// have changed again since without its stat changing: git's "racy git"
-	// problem. A racy entry is never trusted; the next scan re-reads it.
+	// racy says the file's content was last changed (mtime) in the same
+	// tick of the file system's clock as the scan that hashed it began, or
+	// later, so it may have changed again since without its stat changing:
+	// git's "racy git" problem. A racy entry is never trusted; the next scan
+	// re-reads it. (The mode is read from lstat on every scan, so only the
+	// content can be stale.)
 	racy bool
 }
 
@@ -44,12 +46,13 @@ type fileEntry struct {
 // Workspace.mu; its zero value is empty and ready to use.
 type statCache struct {
 	files map[string]*fileEntry
+	reads int // files read so far, for tests and benchmarks
 }
 
 // scanStamp returns the file system's current time in nanoseconds, taken by
 // writing the stamp file in gitDir and reading its modification time back.
-// A file whose mtime or ctime is not strictly before the stamp of the scan
-// that hashed it is racy. Using the file system's clock (not time.Now) keeps
+// A file whose mtime is not strictly before the stamp of the scan that
+// hashed it is racy. Using the file system's clock (not time.Now) keeps
 // the comparison exact whatever the file system's timestamp granularity,
 // from nanoseconds to the 2 s of FAT.
 func scanStamp(gitDir string) (int64, error) {
@@ -84,6 +87,7 @@ func (c *statCache) lookup(rel string, fi fs.FileInfo) *fileEntry {
 // hash reads the file (or the link's target) at abs, whose lstat is fi,
 // and records its hashes under rel, the scan having begun at stamp.
 func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEntry, []byte, error) {
+	c.reads++
 	var data []byte
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		target, err := os.Readlink(abs)
@@ -103,7 +107,7 @@ func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEnt
 		key:  key,
 		blob: plumbing.ComputeHash(plumbing.BlobObject, data),
 		sum:  sha256.Sum256(data),
-		racy: max(key.mtime, key.ctime) >= stamp,
+		racy: key.mtime >= stamp,
 	}
 	if old := c.files[rel]; old != nil && old.blob == e.blob {
 		e.stored = old.stored

@@ -1,0 +1,246 @@
+package workspace
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// looseObjects returns the loose object ids under dir/.git/objects.
+func looseObjects(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	objects := filepath.Join(dir, ".git", "objects")
+	err := filepath.WalkDir(objects, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(objects, p)
+		if fan, rest, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok && len(fan) == 2 && len(rest) == 38 {
+			out[fan+rest] = true
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+func TestCommitWritesOnlyChangedObjects(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "o", Root: t.TempDir()})
+	ctx := context.Background()
+	writeFiles(t, w.Dir(), map[string]string{"x/y/z.txt": "deep\n", "x/other.txt": "other\n"})
+	_, changed, err := w.Commit(ctx, 1, "add x")
+	require.NoError(t, err)
+	require.True(t, changed)
+
+	before := looseObjects(t, w.Dir())
+	require.NoError(t, w.FS().WriteFile("x/y/z.txt", "deeper\n"))
+	h, changed, err := w.Commit(ctx, 2, "change z")
+	require.NoError(t, err)
+	require.True(t, changed)
+	var added []string
+	for o := range looseObjects(t, w.Dir()) {
+		if !before[o] {
+			added = append(added, o)
+		}
+	}
+	want := []string{
+		h,
+		runGit(t, w.Dir(), "rev-parse", "HEAD^{tree}"),
+		runGit(t, w.Dir(), "rev-parse", "HEAD:x"),
+		runGit(t, w.Dir(), "rev-parse", "HEAD:x/y"),
+		runGit(t, w.Dir(), "rev-parse", "HEAD:x/y/z.txt"),
+	}
+	assert.ElementsMatch(t, want, added, "the blob, the three trees on its path and the commit")
+	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+	runGit(t, w.Dir(), "fsck", "--strict")
+}
+
+func TestCommitReadsOnlyChangedFiles(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "reads", Root: t.TempDir()})
+	ctx := context.Background()
+	writeFiles(t, w.Dir(), map[string]string{"p/1.txt": "1\n", "p/2.txt": "2\n", "p/3.txt": "3\n"})
+	// Back-date every file so none is racy for the scans below.
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, filepath.WalkDir(w.Dir(), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.Contains(p, string(filepath.Separator)+".git"+string(filepath.Separator)) {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}))
+	_, _, err := w.Commit(ctx, 1, "first")
+	require.NoError(t, err)
+
+	reads := w.scan.stat.reads
+	_, changed, err := w.Commit(ctx, 2, "nothing")
+	require.NoError(t, err)
+	assert.False(t, changed)
+	assert.Equal(t, reads, w.scan.stat.reads, "an unchanged tree is committed from stat alone")
+
+	require.NoError(t, os.WriteFile(filepath.Join(w.Dir(), "p", "2.txt"), []byte("two\n"), 0o644))
+	require.NoError(t, os.Chtimes(filepath.Join(w.Dir(), "p", "2.txt"), old, old))
+	_, changed, err = w.Commit(ctx, 3, "two")
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.Equal(t, reads+1, w.scan.stat.reads, "only the changed file is read")
+	assert.Equal(t, "two", runGit(t, w.Dir(), "show", "HEAD:p/2.txt"))
+
+	reads = w.scan.stat.reads
+	_, err = w.TreeHash()
+	require.NoError(t, err)
+	assert.Equal(t, reads, w.scan.stat.reads, "TreeHash uses what Commit hashed")
+}
+
+func TestRacyEntriesAreNotTrusted(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f.txt")
+	require.NoError(t, os.WriteFile(p, []byte("same size\n"), 0o644))
+	fi, err := os.Lstat(p)
+	require.NoError(t, err)
+	mtime := fi.ModTime().UnixNano()
+	for _, tc := range []struct {
+		name    string
+		stamp   int64
+		trusted bool
+	}{
+		{"changed in the tick the scan began", mtime, false},
+		{"changed after the scan began", mtime - 1, false},
+		{"changed before the scan began", mtime + 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c statCache
+			e, data, err := c.hash(p, "f.txt", fi, tc.stamp)
+			require.NoError(t, err)
+			assert.Equal(t, "same size\n", string(data))
+			assert.Equal(t, !tc.trusted, e.racy)
+			if tc.trusted {
+				assert.Same(t, e, c.lookup("f.txt", fi))
+			} else {
+				assert.Nil(t, c.lookup("f.txt", fi), "a racy entry is read again even when its stat is unchanged")
+			}
+		})
+	}
+}
+
+func TestCommitSeesRewriteWithSameSizeAndMtime(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "racy", Root: t.TempDir()})
+	ctx := context.Background()
+	p := filepath.Join(w.Dir(), "a.txt")
+	var first time.Time
+	for i, content := range []string{"first\n", "secnd\n", "third\n"} {
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		if i == 0 {
+			fi, err := os.Lstat(p)
+			require.NoError(t, err)
+			first = fi.ModTime()
+			_, _, err = w.Commit(ctx, 1, "first")
+			require.NoError(t, err)
+			continue
+		}
+		// Same size and the same mtime as when it was hashed.
+		require.NoError(t, os.Chtimes(p, first, first))
+		_, changed, err := w.Commit(ctx, i+1, content)
+		require.NoError(t, err)
+		assert.True(t, changed, content)
+		assert.Equal(t, strings.TrimSpace(content), runGit(t, w.Dir(), "show", "HEAD:a.txt"))
+	}
+}
+
+func TestCommitFollowsGitignoreAndKeepsTrackedFiles(t *testing.T) {
+	src := newSource(t)
+	writeFiles(t, src, map[string]string{".gitignore": "*.log\nbuild/\n", "keep.log": "tracked although ignored\n"})
+	runGit(t, src, "add", "-f", ".gitignore", "keep.log")
+	runGit(t, src, "commit", "-q", "-m", "ignores")
+	w := prepare(t, Options{Source: src, TaskID: "ign", Root: t.TempDir()})
+	ctx := context.Background()
+
+	writeFiles(t, w.Dir(), map[string]string{
+		"new.log": "ignored\n", "build/out.bin": "ignored dir\n", "keep.log": "tracked, changed\n",
+		"dir/.gitignore": "*.tmp\n", "dir/x.tmp": "ignored below\n", "dir/x.go": "package x\n",
+		".git/info/exclude": "secret.txt\n", "secret.txt": "excluded\n",
+	})
+	_, changed, err := w.Commit(ctx, 1, "mixed")
+	require.NoError(t, err)
+	require.True(t, changed)
+	files := strings.Fields(runGit(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"))
+	assert.ElementsMatch(t, []string{".gitignore", "a.txt", "dir/.gitignore", "dir/b.txt", "dir/x.go", "keep.log"}, files)
+	assert.Equal(t, "tracked, changed", runGit(t, w.Dir(), "show", "HEAD:keep.log"))
+	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"), "git agrees on what is ignored and the index matches")
+
+	// Changing a .gitignore is seen although its size may stay the same.
+	require.NoError(t, w.FS().WriteFile("dir/.gitignore", "*.go\n"))
+	_, changed, err = w.Commit(ctx, 2, "ignore go")
+	require.NoError(t, err)
+	require.True(t, changed)
+	files = strings.Fields(runGit(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"))
+	assert.Contains(t, files, "dir/x.tmp")
+	assert.Contains(t, files, "dir/x.go", "tracked files stay although now ignored")
+	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+}
+
+func TestCommitRecordsModesLinksAndDeletions(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "modes", Root: t.TempDir()})
+	ctx := context.Background()
+	writeFiles(t, w.Dir(), map[string]string{"run.sh": "#!/bin/sh\n", "empty/.keep": ""})
+	require.NoError(t, os.Chmod(filepath.Join(w.Dir(), "run.sh"), 0o755))
+	require.NoError(t, os.Symlink("a.txt", filepath.Join(w.Dir(), "link")))
+	require.NoError(t, os.MkdirAll(filepath.Join(w.Dir(), "nothing", "inside"), 0o755))
+	require.NoError(t, os.RemoveAll(filepath.Join(w.Dir(), "dir")))
+	_, changed, err := w.Commit(ctx, 1, "modes")
+	require.NoError(t, err)
+	require.True(t, changed)
+	assert.Equal(t, strings.Join([]string{
+		"100644 a.txt", "100644 empty/.keep", "120000 link", "100755 run.sh",
+	}, "\n"), lsTree(t, w.Dir()))
+	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+
+	require.NoError(t, os.Chmod(filepath.Join(w.Dir(), "run.sh"), 0o644))
+	_, changed, err = w.Commit(ctx, 2, "not executable")
+	require.NoError(t, err)
+	require.True(t, changed, "a mode change alone is a change")
+	assert.Contains(t, lsTree(t, w.Dir()), "100644 run.sh")
+	runGit(t, w.Dir(), "fsck", "--strict")
+}
+
+// lsTree lists HEAD's files as "<mode> <path>" lines.
+func lsTree(t *testing.T, dir string) string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(runGit(t, dir, "ls-tree", "-r", "HEAD"), "\n") {
+		meta, name, _ := strings.Cut(line, "\t")
+		out = append(out, strings.Fields(meta)[0]+" "+name)
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestCommitOnTopOfCommitsMadeByOtherTools(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "cli", Root: t.TempDir()})
+	ctx := context.Background()
+	require.NoError(t, w.FS().WriteFile("a.txt", "by the agent's own git\n"))
+	runGit(t, w.Dir(), "commit", "-q", "-am", "agent commit")
+	agent := runGit(t, w.Dir(), "rev-parse", "HEAD")
+
+	h, changed, err := w.Commit(ctx, 1, "nothing more")
+	require.NoError(t, err)
+	assert.False(t, changed)
+	assert.Equal(t, agent, h)
+
+	require.NoError(t, w.FS().WriteFile("b.txt", "ours\n"))
+	h, changed, err = w.Commit(ctx, 2, "ours")
+	require.NoError(t, err)
+	require.True(t, changed)
+	assert.Equal(t, agent, runGit(t, w.Dir(), "rev-parse", h+"^"), "the agent's commit is the parent")
+	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+}
