@@ -161,38 +161,46 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var runErr error
+	// schedule blocks the units whose dependencies failed and starts the
+	// ready ones, saving the file after each change. Its error (the file
+	// cannot be written) ends the run: no new unit starts, and the running
+	// ones are still waited for below, since each of them sends on finished.
+	schedule := func() error {
+		step := Next(units, status)
+		for _, b := range step.Blocked {
+			status[b.ID] = StatusBlocked
+			r := results[b.ID]
+			r.Status, r.Reason = StatusBlocked, b.Reason
+			if err := d.File.SetStatus(b.ID, StatusBlocked, b.Reason); err != nil {
+				return err
+			}
+			if err := d.File.Save(); err != nil {
+				return err
+			}
+			d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: StatusBlocked, Reason: b.Reason})
+		}
+		for _, id := range step.Ready {
+			if started[id] || len(running) >= jobs || d.stopping() {
+				continue
+			}
+			status[id] = StatusInProgress
+			if err := d.File.SetStatus(id, StatusInProgress, ""); err != nil {
+				return err
+			}
+			if err := d.File.Save(); err != nil {
+				return err
+			}
+			running[id], started[id] = true, true
+			wg.Go(func() {
+				res := d.runUnit(ctx, repo, stateDir, id)
+				finished <- done{id, res}
+			})
+		}
+		return nil
+	}
 	for {
-		if ctx.Err() == nil {
-			step := Next(units, status)
-			for _, b := range step.Blocked {
-				status[b.ID] = StatusBlocked
-				r := results[b.ID]
-				r.Status, r.Reason = StatusBlocked, b.Reason
-				if err := d.File.SetStatus(b.ID, StatusBlocked, b.Reason); err != nil {
-					return d.summary(units, results), err
-				}
-				if err := d.File.Save(); err != nil {
-					return d.summary(units, results), err
-				}
-				d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: StatusBlocked, Reason: b.Reason})
-			}
-			for _, id := range step.Ready {
-				if started[id] || len(running) >= jobs || d.stopping() {
-					continue
-				}
-				running[id], started[id] = true, true
-				status[id] = StatusInProgress
-				if err := d.File.SetStatus(id, StatusInProgress, ""); err != nil {
-					return d.summary(units, results), err
-				}
-				if err := d.File.Save(); err != nil {
-					return d.summary(units, results), err
-				}
-				wg.Go(func() {
-					res := d.runUnit(ctx, repo, stateDir, id)
-					finished <- done{id, res}
-				})
-			}
+		if ctx.Err() == nil && runErr == nil {
+			runErr = schedule()
 		}
 		if len(running) == 0 {
 			break
