@@ -3,13 +3,11 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -116,28 +114,11 @@ func (w *Workspace) treeOf(c plumbing.Hash) (plumbing.Hash, error) {
 }
 
 // syncIndex writes the index for tree from the files of the scan that
-// recorded it, unless the index already holds that tree. Entries that were
-// racy in the scan get size 0 so that git and go-git re-read them.
+// recorded it, unless the index already holds that tree.
 func (w *Workspace) syncIndex(tree plumbing.Hash, files []scanned) error {
-	if tree == w.scan.indexTree {
-		return nil
-	}
-	slices.SortFunc(files, func(a, b scanned) int { return strings.Compare(a.path, b.path) })
-	idx := &index.Index{Version: 2, Entries: make([]*index.Entry, len(files))}
-	names := make([]string, len(files))
-	for i, f := range files {
-		e := &index.Entry{Name: f.path, Mode: f.mode, Hash: f.blob}
-		fillStat(e, f.info)
-		if f.racy {
-			e.Size = 0
-		}
-		idx.Entries[i], names[i] = e, f.path
-	}
-	if err := w.repo.Storer.SetIndex(idx); err != nil {
+	if err := w.scan.syncIndex(w.repo.Storer, tree, files); err != nil {
 		return fmt.Errorf("workspace: write index of %s: %w", w.dir, err)
 	}
-	w.scan.setTracked(names)
-	w.scan.indexTree = tree
 	return nil
 }
 

@@ -7,8 +7,9 @@
 // <Source>/.statgraph/work/<task-id> (Options.Root moves it) on the branch
 // statgraph/<task-id>, starting from the source's HEAD or Options.Base. The
 // clone shares the source's object files through hard links, as
-// `git clone --local` does, so it costs about one checkout of the working
-// tree. The user's checked-out branch, index and working tree are only read,
+// `git clone --local` does (a small source's few loose objects are copied
+// into one pack instead, which makes fewer directories), so it costs about
+// one checkout of the working tree. The user's checked-out branch, index and working tree are only read,
 // also when they are dirty. Preparing a task whose workspace exists reopens
 // it, so a resumed run keeps its commits and uncommitted work.
 //
@@ -21,6 +22,22 @@
 // and merge with ordinary git. The package is a sub-package of agents because
 // it depends only on go-git and the standard library and is useful on its
 // own, for example to tests that need a scratch clone.
+//
+// # The stat cache
+//
+// Commit, Diff and TreeHash walk the working tree with one lstat per file
+// and read only the files whose stat (size, mtime, ctime, inode, mode)
+// changed since the workspace last hashed them. Every walk first writes
+// .git/statgraph-scan-stamp and takes its mtime as "now" by the file
+// system's clock; a file whose mtime is not strictly before the stamp of the
+// walk that hashed it is racy (it may change again within the same clock
+// tick without its stat changing, git's "racy git" problem) and is read
+// again by the next walk. Unchanged directories keep their tree hash, and
+// only objects the repository lacks are written. The cache lives in memory:
+// Prepare fills it from the checkout it writes, a reopened workspace starts
+// empty and its first walk reads every file once. The index is not read
+// for content; it is rewritten after a commit for git status and go-git's
+// Reset, and read only to know which ignored files are tracked.
 //
 // # File operations for agents
 //

@@ -16,7 +16,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // scanState is what a Workspace remembers between scans of its working
@@ -288,4 +290,31 @@ func (st *scanState) setTracked(names []string) {
 			st.trackedDirs[d] = true
 		}
 	}
+}
+
+// syncIndex writes the index for tree from files, the files of the scan
+// that recorded it, unless the index already holds that tree, and makes
+// them the tracked files. Entries that were racy in the scan get size 0 so
+// that git and go-git read those files again.
+func (st *scanState) syncIndex(s storer.IndexStorer, tree plumbing.Hash, files []scanned) error {
+	if tree == st.indexTree {
+		return nil
+	}
+	slices.SortFunc(files, func(a, b scanned) int { return strings.Compare(a.path, b.path) })
+	idx := &index.Index{Version: 2, Entries: make([]*index.Entry, len(files))}
+	names := make([]string, len(files))
+	for i, f := range files {
+		e := &index.Entry{Name: f.path, Mode: f.mode, Hash: f.blob}
+		fillStat(e, f.info)
+		if f.racy {
+			e.Size = 0
+		}
+		idx.Entries[i], names[i] = e, f.path
+	}
+	if err := s.SetIndex(idx); err != nil {
+		return err
+	}
+	st.setTracked(names)
+	st.indexTree = tree
+	return nil
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,4 +244,39 @@ func TestCommitOnTopOfCommitsMadeByOtherTools(t *testing.T) {
 	require.True(t, changed)
 	assert.Equal(t, agent, runGit(t, w.Dir(), "rev-parse", h+"^"), "the agent's commit is the parent")
 	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+}
+
+func TestPrepareSharesObjectsByPackOrLinks(t *testing.T) {
+	t.Run("few small loose objects are packed", func(t *testing.T) {
+		src := newSource(t)
+		require.GreaterOrEqual(t, len(looseObjects(t, src)), packMinDirs)
+		w := prepare(t, Options{Source: src, TaskID: "pack", Root: t.TempDir()})
+		assert.Empty(t, looseObjects(t, w.Dir()), "no fan-out directory is made")
+		packs, err := filepath.Glob(filepath.Join(w.Dir(), ".git", "objects", "pack", "pack-*.idx"))
+		require.NoError(t, err)
+		assert.Len(t, packs, 1)
+		assert.Equal(t, "statgraph/pack", runGit(t, w.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
+		assert.Equal(t, runGit(t, src, "rev-parse", "HEAD"), runGit(t, w.Dir(), "rev-parse", "refs/statgraph/base"))
+		assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+		runGit(t, w.Dir(), "fsck", "--strict")
+	})
+	t.Run("many or large loose objects are hard-linked", func(t *testing.T) {
+		src := newSource(t)
+		big := make([]byte, packMaxBytes*2)
+		_, err := rand.NewChaCha8([32]byte{1}).Read(big)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(src, "big.bin"), big, 0o644))
+		runGit(t, src, "add", "big.bin")
+		runGit(t, src, "commit", "-q", "-m", "big")
+		w := prepare(t, Options{Source: src, TaskID: "link", Root: t.TempDir()})
+		id := runGit(t, src, "rev-parse", "HEAD:big.bin")
+		rel := filepath.Join(".git", "objects", id[:2], id[2:])
+		a, err := os.Stat(filepath.Join(src, rel))
+		require.NoError(t, err)
+		b, err := os.Stat(filepath.Join(w.Dir(), rel))
+		require.NoError(t, err)
+		assert.True(t, os.SameFile(a, b), "the workspace's object file is the source's, linked")
+		assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+		runGit(t, w.Dir(), "fsck", "--strict")
+	})
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -119,7 +118,7 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 	if err := makeRoot(root); err != nil {
 		return nil, err
 	}
-	if err := w.create(ctx, root, base); err != nil {
+	if err := w.create(ctx, src, root, base); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -153,16 +152,17 @@ func (w *Workspace) reopen(wantBase string, base plumbing.Hash) error {
 // create builds a new workspace in a temporary directory under root and
 // renames it to w.dir. If another Prepare of the same task won the rename,
 // create reopens that one.
-func (w *Workspace) create(ctx context.Context, root string, base plumbing.Hash) error {
+func (w *Workspace) create(ctx context.Context, src *git.Repository, root string, base plumbing.Hash) error {
 	tmp, err := os.MkdirTemp(root, "."+w.taskID+".prepare-")
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
-	if err := w.build(ctx, tmp, base); err != nil {
+	if err := w.build(ctx, src, tmp, base); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, w.dir); err != nil {
+		w.scan = scanState{} // what build saw is not the workspace reopened below
 		if _, statErr := os.Stat(filepath.Join(w.dir, git.GitDirName)); statErr == nil {
 			return w.reopen("", base)
 		}
@@ -171,44 +171,28 @@ func (w *Workspace) create(ctx context.Context, root string, base plumbing.Hash)
 	return w.reopen("", base)
 }
 
-// build initialises a repository in dir sharing the source's objects, points
-// the task branch and the base ref at base and checks the branch out.
-func (w *Workspace) build(ctx context.Context, dir string, base plumbing.Hash) error {
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		return fmt.Errorf("workspace: init %s: %w", dir, err)
+// build makes a repository in dir sharing the source's objects, with the
+// task branch and the base ref at base, and checks the branch out.
+func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, base plumbing.Hash) error {
+	gitDir := filepath.Join(dir, git.GitDirName)
+	if err := initGitDir(gitDir, w.source, w.branch, base); err != nil {
+		return err
 	}
 	srcGit, err := sourceGitDir(w.source)
 	if err != nil {
 		return err
 	}
-	if err := linkObjects(ctx, srcGit, filepath.Join(dir, git.GitDirName)); err != nil {
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		return fmt.Errorf("workspace: open the new repository %s: %w", dir, err)
+	}
+	if err := shareObjects(ctx, src, repo, srcGit, gitDir); err != nil {
 		return err
 	}
 	if _, err := repo.CommitObject(base); err != nil {
 		return fmt.Errorf("workspace: base commit %s is missing after sharing the source's objects (did the source change meanwhile?): %w; try again", base, err)
 	}
-	refs := []*plumbing.Reference{
-		plumbing.NewHashReference(w.branch, base),
-		plumbing.NewHashReference(baseRef, base),
-		plumbing.NewSymbolicReference(plumbing.HEAD, w.branch),
-	}
-	for _, r := range refs {
-		if err := repo.Storer.SetReference(r); err != nil {
-			return fmt.Errorf("workspace: set %s: %w", r.Name(), err)
-		}
-	}
-	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{w.source}}); err != nil {
-		return fmt.Errorf("workspace: add remote origin: %w", err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	if err := wt.Reset(&git.ResetOptions{Mode: git.HardReset, Commit: base}); err != nil {
-		return fmt.Errorf("workspace: check out %s: %w", base, err)
-	}
-	return nil
+	return w.checkout(ctx, repo, dir, base)
 }
 
 // Dir returns the absolute path of the workspace's working tree.

@@ -1,0 +1,111 @@
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// checkout writes the files of commit base into the new, empty working
+// tree dir of repo and the index for them, and fills w.scan with what it
+// wrote, so the first Commit or TreeHash reads no file. It moves no ref
+// (go-git's Reset would write the branch as a loose ref, three new inodes).
+//
+// The stat cache is filled after all files are written, with a stamp taken
+// then: nothing else writes in the temporary directory before Prepare
+// returns, so a later change gets an mtime at or after the stamp and is
+// seen, and files written in the stamp's own tick are racy as usual.
+func (w *Workspace) checkout(ctx context.Context, repo *git.Repository, dir string, base plumbing.Hash) error {
+	commit, err := repo.CommitObject(base)
+	if err != nil {
+		return fmt.Errorf("workspace: check out %s: %w", base, err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return fmt.Errorf("workspace: check out %s: %w", base, err)
+	}
+	type written struct {
+		path string
+		mode filemode.FileMode
+		blob plumbing.Hash
+		sum  [32]byte
+	}
+	var files []written
+	dirs := map[string]bool{".": true}
+	err = tree.Files().ForEach(func(f *object.File) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d := path.Dir(f.Name); !dirs[d] {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
+				return err
+			}
+			for ; !dirs[d]; d = path.Dir(d) {
+				dirs[d] = true
+			}
+		}
+		sum, err := writeBlob(filepath.Join(dir, filepath.FromSlash(f.Name)), f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+		files = append(files, written{path: f.Name, mode: f.Mode, blob: f.Hash, sum: sum})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("workspace: check out %s: %w", base, err)
+	}
+	stamp, err := scanStamp(filepath.Join(dir, git.GitDirName))
+	if err != nil {
+		return fmt.Errorf("workspace: check out %s: %w", base, err)
+	}
+	st := scanState{stat: statCache{files: make(map[string]*fileEntry, len(files))}}
+	recorded := make([]scanned, len(files))
+	for i, f := range files {
+		fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f.path)))
+		if err != nil {
+			return fmt.Errorf("workspace: check out %s: %w", base, err)
+		}
+		key := keyOf(fi)
+		racy := key.mtime >= stamp
+		st.stat.files[f.path] = &fileEntry{key: key, blob: f.blob, sum: f.sum, stored: true, racy: racy}
+		recorded[i] = scanned{path: f.path, mode: f.mode, blob: f.blob, info: fi, racy: racy}
+	}
+	st.commit, st.commitTree = base, commit.TreeHash
+	if err := st.syncIndex(repo.Storer, commit.TreeHash, recorded); err != nil {
+		return fmt.Errorf("workspace: write index of %s: %w", dir, err)
+	}
+	w.scan = st
+	return nil
+}
+
+// writeBlob creates the file (or symbolic link) p with the content and mode
+// of f and returns the SHA-256 of the content.
+func writeBlob(p string, f *object.File) ([32]byte, error) {
+	r, err := f.Reader()
+	if err != nil {
+		return [32]byte{}, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	switch f.Mode {
+	case filemode.Symlink:
+		err = os.Symlink(string(data), p)
+	case filemode.Executable:
+		err = os.WriteFile(p, data, 0o755)
+	default:
+		err = os.WriteFile(p, data, 0o644)
+	}
+	return sha256.Sum256(data), err
+}
