@@ -33,7 +33,7 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 		return "", false, err
 	}
 	defer w.mu.Unlock()
-	tree, files, err := w.scanTree()
+	scan, tree, err := w.scanTree()
 	if err != nil {
 		return "", false, err
 	}
@@ -46,7 +46,10 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 		return "", false, err
 	}
 	if tree == tipTree {
-		if err := w.syncIndex(tree, files); err != nil {
+		if err := scan.write(); err != nil {
+			return "", false, err
+		}
+		if err := w.syncIndex(tree, scan.files); err != nil {
 			return "", false, err
 		}
 		return tip.String(), false, nil
@@ -61,20 +64,20 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 	}
 	sig := object.Signature{Name: w.name, Email: w.email, When: time.Now()}
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: []plumbing.Hash{tip}}
-	o := w.repo.Storer.NewEncodedObject()
+	o := &plumbing.MemoryObject{}
 	if err := c.Encode(o); err != nil {
 		return "", false, fmt.Errorf("workspace: commit attempt %d in %s: %w", attempt, w.dir, err)
 	}
-	h, err := w.repo.Storer.SetEncodedObject(o)
-	if err != nil {
-		return "", false, fmt.Errorf("workspace: commit attempt %d in %s: %w", attempt, w.dir, err)
+	if err := scan.write(o); err != nil {
+		return "", false, err
 	}
+	h := o.Hash()
 	old := plumbing.NewHashReference(ref, tip)
 	if err := w.repo.Storer.CheckAndSetReference(plumbing.NewHashReference(ref, h), old); err != nil {
 		return "", false, fmt.Errorf("workspace: move %s to attempt %d in %s: %w; did something else commit there meanwhile?", ref.Short(), attempt, w.dir, err)
 	}
 	w.scan.commit, w.scan.commitTree = h, tree
-	if err := w.syncIndex(tree, files); err != nil {
+	if err := w.syncIndex(tree, scan.files); err != nil {
 		return "", false, err
 	}
 	return h.String(), true, nil
@@ -172,8 +175,11 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer w.mu.Unlock()
-	now, _, err := w.scanTree()
+	scan, now, err := w.scanTree()
 	if err != nil {
+		return "", err
+	}
+	if err := scan.write(); err != nil {
 		return "", err
 	}
 	baseCommit, err := w.repo.CommitObject(w.base)

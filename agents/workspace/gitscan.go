@@ -17,8 +17,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // scanState is what a Workspace remembers between scans of its working
@@ -64,20 +66,24 @@ type gitScan struct {
 	st    *scanState
 	stamp int64
 	files []scanned
+	// pending holds the objects the store lacks, in the order made, until
+	// write stores them together.
+	pending []plumbing.EncodedObject
+	queued  map[plumbing.Hash]bool
 }
 
 // scanTree records the working tree (tracked files, and untracked files
-// not matched by .gitignore or .git/info/exclude) as a tree in the
-// workspace's object store and returns its hash with the files recorded.
-// Only files whose stat changed since the last scan are read, and only
-// objects the store lacks are written. The caller holds w.mu.
-func (w *Workspace) scanTree() (plumbing.Hash, []scanned, error) {
+// not matched by .gitignore or .git/info/exclude) as a tree and returns the
+// scan holding its hash and files. Only files whose stat changed since the
+// last scan are read; the objects the store lacks are held in memory until
+// the caller stores them with write. The caller holds w.mu.
+func (w *Workspace) scanTree() (*gitScan, plumbing.Hash, error) {
 	gitDir := filepath.Join(w.dir, git.GitDirName)
 	stamp, err := scanStamp(gitDir)
 	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
+		return nil, plumbing.ZeroHash, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
 	}
-	s := &gitScan{w: w, st: &w.scan, stamp: stamp}
+	s := &gitScan{w: w, st: &w.scan, stamp: stamp, queued: map[plumbing.Hash]bool{}}
 	exclude := filepath.Join(gitDir, "info", "exclude")
 	fi, err := os.Lstat(exclude)
 	if err != nil {
@@ -85,19 +91,17 @@ func (w *Workspace) scanTree() (plumbing.Hash, []scanned, error) {
 	}
 	ps, err := s.st.ignores.patterns(exclude, ".git/info/exclude", fi, nil, stamp)
 	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("workspace: read %s: %w", exclude, err)
+		return nil, plumbing.ZeroHash, fmt.Errorf("workspace: read %s: %w", exclude, err)
 	}
 	h, _, err := s.dir("", nil, ps, false)
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
-	}
-	if h.IsZero() {
+	if err == nil && h.IsZero() {
 		h, err = s.storeTree("", nil)
-		if err != nil {
-			return plumbing.ZeroHash, nil, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
-		}
 	}
-	return h, s.files, nil
+	if err != nil {
+		w.scan = scanState{} // it may name objects that will not be written
+		return nil, plumbing.ZeroHash, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
+	}
+	return s, h, nil
 }
 
 // dir records the directory rel (path components parts) and returns its
@@ -229,10 +233,10 @@ func (s *gitScan) storeTree(rel string, entries []object.TreeEntry) (plumbing.Ha
 	return h, nil
 }
 
-// store writes the object of type t with content data and hash h unless
+// store queues the object of type t with content data and hash h unless
 // the store already has it.
 func (s *gitScan) store(t plumbing.ObjectType, data []byte, h plumbing.Hash) error {
-	if s.w.repo.Storer.HasEncodedObject(h) == nil {
+	if s.queued[h] || s.w.repo.Storer.HasEncodedObject(h) == nil {
 		return nil
 	}
 	o := &plumbing.MemoryObject{}
@@ -240,17 +244,69 @@ func (s *gitScan) store(t plumbing.ObjectType, data []byte, h plumbing.Hash) err
 	if _, err := o.Write(data); err != nil {
 		return err
 	}
-	_, err := s.w.repo.Storer.SetEncodedObject(o)
-	return err
+	s.queue(o)
+	return nil
 }
 
-// storeObject writes o unless the store already has it.
+// storeObject queues o unless the store already has it.
 func (s *gitScan) storeObject(o plumbing.EncodedObject) error {
-	if s.w.repo.Storer.HasEncodedObject(o.Hash()) == nil {
+	if !s.queued[o.Hash()] && s.w.repo.Storer.HasEncodedObject(o.Hash()) != nil {
+		s.queue(o)
+	}
+	return nil
+}
+
+func (s *gitScan) queue(o plumbing.EncodedObject) {
+	s.queued[o.Hash()] = true
+	s.pending = append(s.pending, o)
+}
+
+// write stores the queued objects and extra: one as a loose object, more
+// as one new pack (two new files instead of one or two per object, which
+// is most of the cost of a commit). On failure the workspace's caches are
+// dropped, since they name objects that were not written.
+func (s *gitScan) write(extra ...plumbing.EncodedObject) error {
+	for _, o := range extra {
+		s.storeObject(o)
+	}
+	err := writeObjects(s.w.repo.Storer, s.pending)
+	if err != nil {
+		s.w.scan = scanState{}
+		return fmt.Errorf("workspace: write objects in %s: %w", s.w.dir, err)
+	}
+	s.pending, s.queued = nil, map[plumbing.Hash]bool{}
+	return nil
+}
+
+// writeObjects stores objs in st, as one pack when there are several.
+func writeObjects(st storer.EncodedObjectStorer, objs []plumbing.EncodedObject) error {
+	pfw, canPack := st.(storer.PackfileWriter)
+	if len(objs) < 2 || !canPack {
+		for _, o := range objs {
+			if _, err := st.SetEncodedObject(o); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	_, err := s.w.repo.Storer.SetEncodedObject(o)
-	return err
+	mem := memory.NewStorage()
+	hashes := make([]plumbing.Hash, len(objs))
+	for i, o := range objs {
+		h, err := mem.SetEncodedObject(o)
+		if err != nil {
+			return err
+		}
+		hashes[i] = h
+	}
+	pw, err := pfw.PackfileWriter()
+	if err != nil {
+		return err
+	}
+	if _, err := packfile.NewEncoder(pw, mem, false).Encode(hashes, 0); err != nil {
+		pw.Close()
+		return err
+	}
+	return pw.Close()
 }
 
 // trackedFile reports whether p is in the index.

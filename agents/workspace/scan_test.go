@@ -33,6 +33,24 @@ func looseObjects(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
+// allObjects returns the ids of every object, loose or packed, in dir's repository.
+func allObjects(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, id := range strings.Fields(runGit(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")) {
+		out[id] = true
+	}
+	return out
+}
+
+// packFiles returns the pack files of dir's repository.
+func packFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	packs, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.pack"))
+	require.NoError(t, err)
+	return packs
+}
+
 func TestCommitWritesOnlyChangedObjects(t *testing.T) {
 	src := newSource(t)
 	w := prepare(t, Options{Source: src, TaskID: "o", Root: t.TempDir()})
@@ -42,17 +60,19 @@ func TestCommitWritesOnlyChangedObjects(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, changed)
 
-	before := looseObjects(t, w.Dir())
+	before := allObjects(t, w.Dir())
+	packs := packFiles(t, w.Dir())
 	require.NoError(t, w.FS().WriteFile("x/y/z.txt", "deeper\n"))
 	h, changed, err := w.Commit(ctx, 2, "change z")
 	require.NoError(t, err)
 	require.True(t, changed)
 	var added []string
-	for o := range looseObjects(t, w.Dir()) {
+	for o := range allObjects(t, w.Dir()) {
 		if !before[o] {
 			added = append(added, o)
 		}
 	}
+	assert.Len(t, packFiles(t, w.Dir()), len(packs)+1, "the new objects are written as one pack")
 	want := []string{
 		h,
 		runGit(t, w.Dir(), "rev-parse", "HEAD^{tree}"),
