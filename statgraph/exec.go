@@ -67,60 +67,93 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	if r.gs != nil && r.beforeExec(sl, n) {
 		return
 	}
-	inline := len(r.slots) == 1
+	// The loop keeps a small frame: parallel nodes run on fresh goroutines,
+	// whose stacks would otherwise grow (and be copied) on every step.
+	// Events and retries live in separate functions.
 	for attempt := 1; ; attempt++ {
 		info.attempt, info.calls, info.raised = attempt, 0, nil
-		var t0 time.Time
-		if r.emit != nil {
-			t0 = time.Now()
-			if inline && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: attempt}) {
-				sl.err = r.stopped()
-				return
-			}
+		if r.emit != nil && !r.startAttempt(sl, n, attempt) {
+			return
 		}
 		out, err := r.call(&sl.nctx, n, r.state, attempt)
-		if r.emit != nil {
-			sl.dur = time.Since(t0)
-		}
 		if err == nil {
 			sl.out, sl.err = out, nil
-			if inline && r.emit != nil {
-				r.emitEnd(sl, n.idx)
-			}
-			return
-		}
-		sl.err = err
-		if errors.Is(err, ErrInterrupted) && len(info.raised) > 0 {
-			return
-		}
-		p := n.retry
-		if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil || !p.retryable(cause(err)) {
-			if inline && r.emit != nil {
-				r.emitEnd(sl, n.idx)
-			}
-			return
-		}
-		delay := p.jittered(attempt)
-		ev := Event[S]{Kind: EventRetry, Step: r.step, Node: n.name, Attempt: attempt, Delay: delay, Err: err}
-		if inline {
 			if r.emit != nil {
-				r.emit(ev)
+				r.endAttempt(sl, n)
 			}
-		} else {
-			sl.retry = append(sl.retry, ev)
+			return
 		}
-		if serr := sleep(r.ctx, delay); serr != nil {
-			sl.err = fmt.Errorf("statgraph: node %q: stopped while waiting to retry: %w", n.name, serr)
+		if !r.retryAfter(sl, n, attempt, err) {
 			return
 		}
 	}
+}
+
+// startAttempt notes the start of an attempt for events; for a node running
+// alone it reports it at once. It returns false when the listener stopped.
+//
+//go:noinline
+func (r *run[S]) startAttempt(sl *slot[S], n *node[S], attempt int) bool {
+	sl.t0 = time.Now()
+	if len(r.slots) == 1 && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: attempt}) {
+		sl.err = r.stopped()
+		return false
+	}
+	return true
+}
+
+// endAttempt records an attempt's duration and, for a node running alone,
+// reports its end.
+//
+//go:noinline
+func (r *run[S]) endAttempt(sl *slot[S], n *node[S]) {
+	sl.dur = time.Since(sl.t0)
+	if len(r.slots) == 1 {
+		r.emitEnd(sl, n.idx)
+	}
+}
+
+// retryAfter handles a failed attempt: it records the error and reports
+// whether to try again, after waiting the policy's delay.
+//
+//go:noinline
+func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) bool {
+	sl.err = err
+	info := &sl.nctx.info
+	if errors.Is(err, ErrInterrupted) && len(info.raised) > 0 {
+		return false
+	}
+	p := n.retry
+	if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil || !p.retryable(cause(err)) {
+		if r.emit != nil {
+			r.endAttempt(sl, n)
+		}
+		return false
+	}
+	if r.emit != nil {
+		sl.dur = time.Since(sl.t0)
+	}
+	delay := p.jittered(attempt)
+	ev := Event[S]{Kind: EventRetry, Step: r.step, Node: n.name, Attempt: attempt, Delay: delay, Err: err}
+	if len(r.slots) == 1 {
+		if r.emit != nil {
+			r.emit(ev)
+		}
+	} else {
+		sl.retry = append(sl.retry, ev)
+	}
+	if serr := sleep(r.ctx, delay); serr != nil {
+		sl.err = fmt.Errorf("statgraph: node %q: stopped while waiting to retry: %w", n.name, serr)
+		return false
+	}
+	return true
 }
 
 // call runs one attempt of n, turning a panic into a *NodeError.
 func (r *run[S]) call(ctx context.Context, n *node[S], in S, attempt int) (out S, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &NodeError{Node: n.name, Attempt: attempt, Panic: p, Stack: debug.Stack()}
+			err = panicError(n.name, attempt, p)
 		}
 	}()
 	if n.timeout > 0 {
@@ -130,12 +163,25 @@ func (r *run[S]) call(ctx context.Context, n *node[S], in S, attempt int) (out S
 	}
 	out, err = n.fn(ctx, in)
 	if err != nil {
-		var ne *NodeError
-		if !errors.As(err, &ne) || ne.Node != n.name {
-			err = &NodeError{Node: n.name, Attempt: attempt, Err: err}
-		}
+		err = nodeError(n.name, attempt, err)
 	}
 	return out, err
+}
+
+//go:noinline
+func panicError(node string, attempt int, p any) error {
+	return &NodeError{Node: node, Attempt: attempt, Panic: p, Stack: debug.Stack()}
+}
+
+// nodeError wraps err in a *NodeError unless it already is this node's.
+//
+//go:noinline
+func nodeError(node string, attempt int, err error) error {
+	var ne *NodeError
+	if errors.As(err, &ne) && ne.Node == node {
+		return err
+	}
+	return &NodeError{Node: node, Attempt: attempt, Err: err}
 }
 
 // cause returns what the node itself returned, for RetryOn.

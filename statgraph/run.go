@@ -83,7 +83,8 @@ type slot[S any] struct {
 	out   S
 	err   error
 	dur   time.Duration
-	done  bool // out is a pending write restored from a checkpoint
+	t0    time.Time // start of the current attempt, when events are on
+	done  bool      // out is a pending write restored from a checkpoint
 	retry []Event[S]
 	dec   *gateDecision // a gate's decision, from its run to its routing
 }
