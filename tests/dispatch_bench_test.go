@@ -1,0 +1,164 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
+	"github.com/statgraph/statgraph/tasks"
+	"github.com/stretchr/testify/require"
+)
+
+// Dispatch benchmark sizes (issue 7, "Performance").
+const (
+	benchTasks = 200
+	benchJobs  = 8
+)
+
+// benchTasksJSON has benchTasks independent tasks whose executor and
+// tests are `true`.
+func benchTasksJSON() string {
+	var b strings.Builder
+	b.WriteString(`{"defaults": {"executor": {"command": ["true"]}, "test_cmd": ["true"]}, "tasks": [` + "\n")
+	for i := 1; i <= benchTasks; i++ {
+		sep := ","
+		if i == benchTasks {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "  {\"id\": %d, \"title\": \"trivial task %d\"}%s\n", i, i, sep)
+	}
+	b.WriteString("]}\n")
+	return b.String()
+}
+
+// benchRepo returns a fresh copy of the quickstart repository with the
+// benchmark's tasks.json committed.
+func benchRepo(b *testing.B) string {
+	b.Helper()
+	dir := quickstart(b)
+	require.NoError(b, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(benchTasksJSON()), 0o644))
+	git(b, dir, "commit", "-qam", "benchmark tasks")
+	return dir
+}
+
+// BenchmarkDispatch200 runs `statgraph run -j 8` on 200 trivial tasks in a
+// quickstart repository: clones, checkpoints, commits and write-backs
+// included. It reports tasks/s and, against the plain loop measured once
+// before the timed runs, the per-task overhead and the ratio of wall times.
+func BenchmarkDispatch200(b *testing.B) {
+	plain := plainBaseline(b)
+	var total time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		dir := benchRepo(b)
+		b.StartTimer()
+		start := time.Now()
+		r := statgraph(b, dir, "run", "-j", fmt.Sprint(benchJobs), "tasks.json")
+		total += time.Since(start)
+		b.StopTimer()
+		require.Equal(b, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		b.StartTimer()
+	}
+	reportDispatch(b, total, plain)
+}
+
+// BenchmarkDispatch200API is BenchmarkDispatch200 through the
+// tasks.Dispatcher API in this process, so that -cpuprofile shows where the
+// dispatcher spends its time. Loading the file and opening the run store
+// are timed too, as the binary does them.
+func BenchmarkDispatch200API(b *testing.B) {
+	plain := plainBaseline(b)
+	ctx := context.Background()
+	var total time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		dir := benchRepo(b)
+		b.StartTimer()
+		start := time.Now()
+		f, err := tasks.Load(filepath.Join(dir, "tasks.json"), "")
+		require.NoError(b, err)
+		store := filepath.Join(dir, ".statgraph", "runs.db")
+		require.NoError(b, os.MkdirAll(filepath.Dir(store), 0o755))
+		st, err := sqlite.Open(ctx, store)
+		require.NoError(b, err)
+		d := &tasks.Dispatcher{File: f, Repo: dir, Checkpointer: st, Jobs: benchJobs}
+		sum, err := d.Run(ctx)
+		require.NoError(b, err)
+		require.NoError(b, st.Close())
+		total += time.Since(start)
+		require.False(b, sum.Failed(), "every task is done: %+v", sum)
+	}
+	reportDispatch(b, total, plain)
+}
+
+// reportDispatch reports tasks/s, the per-task overhead beyond the plain
+// loop and the ratio of wall times.
+func reportDispatch(b *testing.B, total, plain time.Duration) {
+	per := total / time.Duration(b.N)
+	b.ReportMetric(float64(benchTasks)/per.Seconds(), "tasks/s")
+	b.ReportMetric(float64(per-plain)/float64(time.Millisecond)/benchTasks, "overhead-ms/task")
+	b.ReportMetric(float64(per)/float64(plain), "x-plain")
+}
+
+// BenchmarkPlainLoop runs the commands the dispatcher runs for 200 trivial
+// tasks (the executor and the tests, `true` each), 8 tasks at a time, with
+// nothing else: the floor BenchmarkDispatch200 is compared with.
+func BenchmarkPlainLoop(b *testing.B) {
+	var total time.Duration
+	for b.Loop() {
+		total += plainLoop(b)
+	}
+	b.ReportMetric(float64(benchTasks)/(total/time.Duration(b.N)).Seconds(), "tasks/s")
+}
+
+// plainBaseline returns the median wall time of five plain loops, the
+// baseline the dispatch benchmarks compare with (one loop is too noisy).
+func plainBaseline(b *testing.B) time.Duration {
+	b.Helper()
+	var runs []time.Duration
+	for range 5 {
+		runs = append(runs, plainLoop(b))
+	}
+	slices.Sort(runs)
+	return runs[len(runs)/2]
+}
+
+// plainLoop runs executor and tests for each task, benchJobs tasks at a
+// time, and returns the wall time.
+func plainLoop(b *testing.B) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	dir := b.TempDir()
+	sem := make(chan struct{}, benchJobs)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	start := time.Now()
+	for range benchTasks {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			for _, argv := range [][]string{{"true"}, {"true"}} {
+				cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+				cmd.Dir = dir
+				if err := cmd.Run(); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d := time.Since(start)
+	require.NoError(b, firstErr)
+	return d
+}
