@@ -161,56 +161,71 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var runErr error
-	// schedule blocks the units whose dependencies failed and starts the
-	// ready ones, saving the file after each change. Its error (the file
-	// cannot be written) ends the run: no new unit starts, and the running
-	// ones are still waited for below, since each of them sends on finished.
-	schedule := func() error {
+	// schedule blocks the units whose dependencies failed and marks the
+	// ready ones in progress, in memory, and returns the units to start.
+	schedule := func() ([]string, error) {
 		step := Next(units, status)
 		for _, b := range step.Blocked {
 			status[b.ID] = StatusBlocked
 			r := results[b.ID]
 			r.Status, r.Reason = StatusBlocked, b.Reason
 			if err := d.File.SetStatus(b.ID, StatusBlocked, b.Reason); err != nil {
-				return err
-			}
-			if err := d.File.Save(); err != nil {
-				return err
+				return nil, err
 			}
 			d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: StatusBlocked, Reason: b.Reason})
 		}
+		var start []string
 		for _, id := range step.Ready {
-			if started[id] || len(running) >= jobs || d.stopping() {
+			if started[id] || len(running)+len(start) >= jobs || d.stopping() {
 				continue
 			}
 			status[id] = StatusInProgress
 			if err := d.File.SetStatus(id, StatusInProgress, ""); err != nil {
-				return err
+				return nil, err
 			}
-			if err := d.File.Save(); err != nil {
-				return err
+			start = append(start, id)
+		}
+		return start, nil
+	}
+	record := func(f done) {
+		delete(running, f.id)
+		status[f.id] = f.res.Status
+		*results[f.id] = f.res
+	}
+	// Each round records what changed (units that finished, units blocked
+	// or about to start) and saves the file once, before any new unit
+	// starts. An error (the file cannot be written) ends the run: no new
+	// unit starts, and the running ones are still waited for, since each of
+	// them sends on finished.
+	for {
+		var start []string
+		if ctx.Err() == nil && runErr == nil {
+			start, runErr = schedule()
+		}
+		if err := d.File.Save(); err != nil {
+			if runErr == nil {
+				runErr = err
 			}
+			start = nil
+		}
+		for _, id := range start {
 			running[id], started[id] = true, true
 			wg.Go(func() {
 				res := d.runUnit(ctx, repo, stateDir, id)
 				finished <- done{id, res}
 			})
 		}
-		return nil
-	}
-	for {
-		if ctx.Err() == nil && runErr == nil {
-			runErr = schedule()
-		}
 		if len(running) == 0 {
 			break
 		}
-		f := <-finished
-		delete(running, f.id)
-		status[f.id] = f.res.Status
-		*results[f.id] = f.res
-		if err := d.File.Save(); err != nil && runErr == nil {
-			runErr = err
+		record(<-finished)
+		for drained := false; !drained; {
+			select {
+			case f := <-finished:
+				record(f)
+			default:
+				drained = true
+			}
 		}
 	}
 	if runErr == nil {
