@@ -114,6 +114,7 @@ func TestBadInput(t *testing.T) {
 				r := statgraph(t, dir, args...)
 				assert.Equal(t, 2, r.code, "%s exit code\nstdout:\n%s\nstderr:\n%s", cmd, r.stdout, r.stderr)
 				assert.Contains(t, r.stderr, "nothing was changed", cmd)
+				assert.Regexp(t, `is not valid \((1 problem|[2-9][0-9]* problems)\)`, r.stderr, cmd)
 				for _, w := range tt.want {
 					if strings.Contains(w, ":") && w[0] >= '0' && w[0] <= '9' {
 						w = "tasks.json:" + w

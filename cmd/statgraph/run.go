@@ -53,7 +53,11 @@ func load(file, tag string) (*tasks.File, error) {
 	var ve *tasks.ValidationError
 	switch {
 	case errors.As(err, &ve):
-		return nil, usageError{fmt.Sprintf("%s is not valid (%d problems); nothing was changed:\n%s", file, len(ve.Problems), ve.Error())}
+		n := fmt.Sprintf("%d problems", len(ve.Problems))
+		if len(ve.Problems) == 1 {
+			n = "1 problem"
+		}
+		return nil, usageError{fmt.Sprintf("%s is not valid (%s); nothing was changed:\n%s", file, n, ve.Error())}
 	case errors.Is(err, os.ErrNotExist):
 		return nil, usagef("%s: no such file; give the path of your tasks.json (see examples/quickstart)", file)
 	case err != nil:
