@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,27 +42,47 @@ func (w *Workspace) checkout(ctx context.Context, repo *git.Repository, dir stri
 	}
 	var files []written
 	dirs := map[string]bool{".": true}
-	err = tree.Files().ForEach(func(f *object.File) error {
+	mkdirs := func(d string) error {
+		if dirs[d] {
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
+			return err
+		}
+		for ; !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+		return nil
+	}
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d := path.Dir(f.Name); !dirs[d] {
-			if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
-				return err
-			}
-			for ; !dirs[d]; d = path.Dir(d) {
-				dirs[d] = true
-			}
+		name, entry, err := walker.Next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		sum, err := writeBlob(filepath.Join(dir, filepath.FromSlash(f.Name)), f)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f.Name, err)
+			return fmt.Errorf("workspace: check out %s: %w", base, err)
 		}
-		files = append(files, written{path: f.Name, mode: f.Mode, blob: f.Hash, sum: sum})
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("workspace: check out %s: %w", base, err)
+		var sum [32]byte
+		switch entry.Mode {
+		case filemode.Dir:
+			continue
+		case filemode.Submodule:
+			// As git does for a submodule not initialised: an empty directory.
+			err = mkdirs(name)
+		default:
+			if err = mkdirs(path.Dir(name)); err == nil {
+				sum, err = writeBlob(repo, filepath.Join(dir, filepath.FromSlash(name)), entry)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("workspace: check out %s: %s: %w", base, name, err)
+		}
+		files = append(files, written{path: name, mode: entry.Mode, blob: entry.Hash, sum: sum})
 	}
 	stamp, err := scanStamp(filepath.Join(dir, git.GitDirName))
 	if err != nil {
@@ -76,7 +97,9 @@ func (w *Workspace) checkout(ctx context.Context, repo *git.Repository, dir stri
 		}
 		key := keyOf(fi)
 		racy := key.mtime >= stamp
-		st.stat.files[f.path] = &fileEntry{key: key, blob: f.blob, sum: f.sum, stored: true, racy: racy}
+		if f.mode != filemode.Submodule {
+			st.stat.files[f.path] = &fileEntry{key: key, blob: f.blob, sum: f.sum, stored: true, racy: racy}
+		}
 		recorded[i] = scanned{path: f.path, mode: f.mode, blob: f.blob, info: fi, racy: racy}
 	}
 	st.commit, st.commitTree = base, commit.TreeHash
@@ -88,9 +111,13 @@ func (w *Workspace) checkout(ctx context.Context, repo *git.Repository, dir stri
 }
 
 // writeBlob creates the file (or symbolic link) p with the content and mode
-// of f and returns the SHA-256 of the content.
-func writeBlob(p string, f *object.File) ([32]byte, error) {
-	r, err := f.Reader()
+// of the tree entry e and returns the SHA-256 of the content.
+func writeBlob(repo *git.Repository, p string, e object.TreeEntry) ([32]byte, error) {
+	blob, err := repo.BlobObject(e.Hash)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	r, err := blob.Reader()
 	if err != nil {
 		return [32]byte{}, err
 	}
@@ -99,7 +126,7 @@ func writeBlob(p string, f *object.File) ([32]byte, error) {
 	if err != nil {
 		return [32]byte{}, err
 	}
-	switch f.Mode {
+	switch e.Mode {
 	case filemode.Symlink:
 		err = os.Symlink(string(data), p)
 	case filemode.Executable:

@@ -140,7 +140,7 @@ func (w *Workspace) Reset(ctx context.Context, to string) error {
 	}
 	defer w.mu.Unlock()
 	// go-git rewrites the index: what it tracks is read from it again.
-	w.scan.indexTree, w.scan.tracked, w.scan.trackedDirs = plumbing.ZeroHash, nil, nil
+	w.scan.indexTree, w.scan.tracked, w.scan.trackedDirs, w.scan.gitlinks = plumbing.ZeroHash, nil, nil, nil
 	head, err := w.repo.Head()
 	if err != nil {
 		return fmt.Errorf("workspace: %s: %w", w.dir, err)

@@ -16,7 +16,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -36,8 +35,12 @@ type scanState struct {
 	trees map[string]cachedTree
 	// tracked holds the files of the index and trackedDirs the directories
 	// above them: an ignored path is still recorded when it is tracked, as
-	// git does. Both are nil until first needed, then loaded from the index.
+	// git does. gitlinks holds the index's submodule entries, which are
+	// recorded as they are (the workspace never checks submodules out).
+	// All three are nil until loaded from the index by the first scan
+	// after Prepare's checkout, a reopen or a Reset.
 	tracked, trackedDirs map[string]bool
+	gitlinks             map[string]plumbing.Hash
 	// indexTree is the tree the index was last written for by Commit; zero
 	// when unknown (the index was written by someone else).
 	indexTree plumbing.Hash
@@ -84,6 +87,7 @@ func (w *Workspace) scanTree() (*gitScan, plumbing.Hash, error) {
 		return nil, plumbing.ZeroHash, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
 	}
 	s := &gitScan{w: w, st: &w.scan, stamp: stamp, queued: map[plumbing.Hash]bool{}}
+	s.loadTracked()
 	exclude := filepath.Join(gitDir, "info", "exclude")
 	fi, err := os.Lstat(exclude)
 	if err != nil {
@@ -146,7 +150,12 @@ func (s *gitScan) dir(rel string, parts []string, ps []gitignore.Pattern, ignore
 		ign := ignored || len(ps) > 0 && m.Match(sub, fi.IsDir())
 		switch mode := fi.Mode(); {
 		case mode.IsDir():
-			if ign && !s.trackedDir(p) {
+			if h, ok := s.st.gitlinks[p]; ok {
+				entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Submodule, Hash: h})
+				s.files = append(s.files, scanned{path: p, mode: filemode.Submodule, blob: h, info: fi})
+				continue
+			}
+			if ign && !s.st.trackedDirs[p] {
 				continue
 			}
 			h, ok, err := s.dir(p, sub, ps, ign)
@@ -157,7 +166,7 @@ func (s *gitScan) dir(rel string, parts []string, ps []gitignore.Pattern, ignore
 				entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 			}
 		case mode.IsRegular() || mode&fs.ModeSymlink != 0:
-			if ign && !s.trackedFile(p) {
+			if ign && !s.st.tracked[p] {
 				continue
 			}
 			e, err := s.file(filepath.Join(abs, name), p, fi)
@@ -307,70 +316,4 @@ func writeObjects(st storer.EncodedObjectStorer, objs []plumbing.EncodedObject) 
 		return err
 	}
 	return pw.Close()
-}
-
-// trackedFile reports whether p is in the index.
-func (s *gitScan) trackedFile(p string) bool {
-	s.loadTracked()
-	return s.st.tracked[p]
-}
-
-// trackedDir reports whether the index has files under the directory p.
-func (s *gitScan) trackedDir(p string) bool {
-	s.loadTracked()
-	return s.st.trackedDirs[p]
-}
-
-// loadTracked fills the tracked sets from the index the first time they
-// are needed; an unreadable index counts as empty, as for a new repository.
-func (s *gitScan) loadTracked() {
-	if s.st.tracked != nil {
-		return
-	}
-	var names []string
-	if idx, err := s.w.repo.Storer.Index(); err == nil {
-		for _, e := range idx.Entries {
-			names = append(names, e.Name)
-		}
-	}
-	s.st.setTracked(names)
-}
-
-// setTracked makes names the tracked files.
-func (st *scanState) setTracked(names []string) {
-	st.tracked = make(map[string]bool, len(names))
-	st.trackedDirs = map[string]bool{}
-	for _, n := range names {
-		st.tracked[n] = true
-		for d := path.Dir(n); d != "." && !st.trackedDirs[d]; d = path.Dir(d) {
-			st.trackedDirs[d] = true
-		}
-	}
-}
-
-// syncIndex writes the index for tree from files, the files of the scan
-// that recorded it, unless the index already holds that tree, and makes
-// them the tracked files. Entries that were racy in the scan get size 0 so
-// that git and go-git read those files again.
-func (st *scanState) syncIndex(s storer.IndexStorer, tree plumbing.Hash, files []scanned) error {
-	if tree == st.indexTree {
-		return nil
-	}
-	slices.SortFunc(files, func(a, b scanned) int { return strings.Compare(a.path, b.path) })
-	idx := &index.Index{Version: 2, Entries: make([]*index.Entry, len(files))}
-	names := make([]string, len(files))
-	for i, f := range files {
-		e := &index.Entry{Name: f.path, Mode: f.mode, Hash: f.blob}
-		fillStat(e, f.info)
-		if f.racy {
-			e.Size = 0
-		}
-		idx.Entries[i], names[i] = e, f.path
-	}
-	if err := s.SetIndex(idx); err != nil {
-		return err
-	}
-	st.setTracked(names)
-	st.indexTree = tree
-	return nil
 }

@@ -300,3 +300,27 @@ func TestPrepareSharesObjectsByPackOrLinks(t *testing.T) {
 		runGit(t, w.Dir(), "fsck", "--strict")
 	})
 }
+
+func TestSubmoduleEntriesAreKept(t *testing.T) {
+	src := newSource(t)
+	const sub = "0123456789abcdef0123456789abcdef01234567"
+	runGit(t, src, "update-index", "--add", "--cacheinfo", "160000,"+sub+",lib/sub")
+	runGit(t, src, "commit", "-q", "-m", "add a submodule")
+	w := prepare(t, Options{Source: src, TaskID: "sub", Root: t.TempDir()})
+	ctx := context.Background()
+	assert.DirExists(t, filepath.Join(w.Dir(), "lib", "sub"), "an empty directory, as git leaves for a submodule not initialised")
+	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+
+	require.NoError(t, w.FS().WriteFile("a.txt", "changed\n"))
+	_, changed, err := w.Commit(ctx, 1, "change a")
+	require.NoError(t, err)
+	require.True(t, changed)
+	assert.Equal(t, "160000 commit "+sub+"\tlib/sub", runGit(t, w.Dir(), "ls-tree", "HEAD", "lib/sub"))
+	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+
+	again := prepare(t, Options{Source: src, TaskID: "sub", Root: filepath.Dir(w.Dir())})
+	require.NoError(t, again.FS().WriteFile("a.txt", "changed again\n"))
+	_, _, err = again.Commit(ctx, 2, "after reopening")
+	require.NoError(t, err)
+	assert.Equal(t, "160000 commit "+sub+"\tlib/sub", runGit(t, again.Dir(), "ls-tree", "HEAD", "lib/sub"), "read back from the index")
+}
