@@ -27,10 +27,11 @@
 //
 // Commit, Diff and TreeHash walk the working tree with one lstat per file
 // and read only the files whose stat (size, mtime, ctime, inode, mode)
-// changed since the workspace last hashed them. Every walk first writes
-// .git/statgraph-scan-stamp and takes its mtime as "now" by the file
-// system's clock; a file whose mtime is not strictly before the stamp of the
-// walk that hashed it is racy (it may change again within the same clock
+// changed since the workspace last hashed them. Every walk first takes
+// "now" by the file system's clock (on Linux by setting the mtime of .git
+// to now and reading it back, elsewhere by writing
+// .git/statgraph-scan-stamp); a file whose mtime is not strictly before the
+// stamp of the walk that hashed it is racy (it may change again within the same clock
 // tick without its stat changing, git's "racy git" problem) and is read
 // again by the next walk. Unchanged directories keep their tree hash, and
 // only objects the repository lacks are written. The cache lives in memory:

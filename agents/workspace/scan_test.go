@@ -324,3 +324,24 @@ func TestSubmoduleEntriesAreKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "160000 commit "+sub+"\tlib/sub", runGit(t, again.Dir(), "ls-tree", "HEAD", "lib/sub"), "read back from the index")
 }
+
+func TestScanStampOrdersWithFileTimes(t *testing.T) {
+	dir := t.TempDir()
+	gitDir := filepath.Join(dir, ".git")
+	require.NoError(t, os.Mkdir(gitDir, 0o755))
+	mtime := func(name string) int64 {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(name), 0o644))
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		return fi.ModTime().UnixNano()
+	}
+	for i := range 20 {
+		before := mtime("before")
+		stamp, err := scanStamp(gitDir)
+		require.NoError(t, err)
+		after := mtime("after")
+		assert.LessOrEqual(t, before, stamp, "round %d: a file written before the stamp is not after it", i)
+		assert.GreaterOrEqual(t, after, stamp, "round %d: a file written after the stamp is racy or newer", i)
+	}
+}

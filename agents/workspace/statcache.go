@@ -4,14 +4,9 @@ import (
 	"crypto/sha256"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
-
-// stampFile is the file under .git whose modification time a scan takes,
-// before it looks at any file, as "now" by the file system's own clock.
-const stampFile = "statgraph-scan-stamp"
 
 // statKey is what lstat says about a file; a file whose key is unchanged
 // since it was hashed still has the content that was hashed, unless the
@@ -47,31 +42,6 @@ type fileEntry struct {
 type statCache struct {
 	files map[string]*fileEntry
 	reads int // files read so far, for tests and benchmarks
-}
-
-// scanStamp returns the file system's current time in nanoseconds, taken by
-// writing the stamp file in gitDir and reading its modification time back.
-// A file whose mtime is not strictly before the stamp of the scan that
-// hashed it is racy. Using the file system's clock (not time.Now) keeps
-// the comparison exact whatever the file system's timestamp granularity,
-// from nanoseconds to the 2 s of FAT.
-func scanStamp(gitDir string) (int64, error) {
-	f, err := os.OpenFile(filepath.Join(gitDir, stampFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := f.Write([]byte{'\n'}); err != nil {
-		f.Close()
-		return 0, err
-	}
-	fi, err := f.Stat()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return 0, err
-	}
-	return fi.ModTime().UnixNano(), nil
 }
 
 // lookup returns the cached entry for rel when it can be trusted for a file
