@@ -85,67 +85,78 @@ func checkFastForward(s storer.EncodedObjectStorer, old, tip plumbing.Hash) erro
 // copyMissing copies into dst every object reachable from tip that dst does
 // not have, walking history only until it reaches commits dst already has
 // (so the cost is proportional to the new work, not the repository's size).
-// Trees and blobs are written before the commits that need them.
+// The objects are written as one pack, as git fetch does, rather than one
+// loose file each.
 func copyMissing(ctx context.Context, from, dst storer.EncodedObjectStorer, tip plumbing.Hash) error {
-	has := func(h plumbing.Hash) bool { return dst.HasEncodedObject(h) == nil }
+	c := copier{from: from, dst: dst, queued: map[plumbing.Hash]bool{}}
 	stack := []plumbing.Hash{tip}
-	seen := map[plumbing.Hash]bool{}
 	for len(stack) > 0 {
 		h := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[h] || has(h) {
+		if c.has(h) {
 			continue
 		}
-		seen[h] = true
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c, err := object.GetCommit(from, h)
+		commit, err := object.GetCommit(from, h)
 		if err != nil {
 			return err
 		}
-		if err := copyTree(from, dst, c.TreeHash, has); err != nil {
+		if err := c.tree(commit.TreeHash); err != nil {
 			return err
 		}
-		if err := copyObject(from, dst, h); err != nil {
+		if err := c.add(h); err != nil {
 			return err
 		}
-		stack = append(stack, c.ParentHashes...)
+		stack = append(stack, commit.ParentHashes...)
 	}
-	return nil
+	return writeObjects(dst, c.objs)
 }
 
-// copyTree copies the tree t and whatever below it dst lacks; a tree dst
+// copier gathers the objects dst lacks.
+type copier struct {
+	from, dst storer.EncodedObjectStorer
+	objs      []plumbing.EncodedObject
+	queued    map[plumbing.Hash]bool
+}
+
+func (c *copier) has(h plumbing.Hash) bool {
+	return c.queued[h] || c.dst.HasEncodedObject(h) == nil
+}
+
+// tree gathers the tree t and whatever below it dst lacks; a tree dst
 // already has is complete there, so it is not descended into.
-func copyTree(from, dst storer.EncodedObjectStorer, t plumbing.Hash, has func(plumbing.Hash) bool) error {
-	if has(t) {
+func (c *copier) tree(t plumbing.Hash) error {
+	if c.has(t) {
 		return nil
 	}
-	tree, err := object.GetTree(from, t)
+	tree, err := object.GetTree(c.from, t)
 	if err != nil {
 		return err
 	}
 	for _, e := range tree.Entries {
 		switch {
-		case e.Mode == filemode.Submodule || has(e.Hash):
+		case e.Mode == filemode.Submodule || c.has(e.Hash):
 		case e.Mode == filemode.Dir:
-			if err := copyTree(from, dst, e.Hash, has); err != nil {
+			if err := c.tree(e.Hash); err != nil {
 				return err
 			}
 		default:
-			if err := copyObject(from, dst, e.Hash); err != nil {
+			if err := c.add(e.Hash); err != nil {
 				return err
 			}
 		}
 	}
-	return copyObject(from, dst, t)
+	return c.add(t)
 }
 
-func copyObject(from, dst storer.EncodedObjectStorer, h plumbing.Hash) error {
-	o, err := from.EncodedObject(plumbing.AnyObject, h)
+func (c *copier) add(h plumbing.Hash) error {
+	o, err := c.from.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return err
 	}
-	_, err = dst.SetEncodedObject(o)
-	return err
+	c.queued[h] = true
+	c.objs = append(c.objs, o)
+	return nil
 }

@@ -345,3 +345,20 @@ func TestScanStampOrdersWithFileTimes(t *testing.T) {
 		assert.GreaterOrEqual(t, after, stamp, "round %d: a file written after the stamp is racy or newer", i)
 	}
 }
+
+func TestFinishWritesOnePackIntoTheSource(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "fin", Root: t.TempDir()})
+	ctx := context.Background()
+	for i, f := range []string{"a.txt", "x/new.txt", "x/y/deep.txt"} {
+		require.NoError(t, w.FS().WriteFile(f, "attempt\n"))
+		_, _, err := w.Commit(ctx, i+1, f)
+		require.NoError(t, err)
+	}
+	loose, packs := looseObjects(t, src), packFiles(t, src)
+	require.NoError(t, w.Finish(ctx))
+	assert.Equal(t, loose, looseObjects(t, src), "no loose object is added")
+	assert.Len(t, packFiles(t, src), len(packs)+1)
+	assert.Equal(t, runGit(t, w.Dir(), "rev-parse", "HEAD"), runGit(t, src, "rev-parse", "statgraph/fin"))
+	runGit(t, src, "fsck", "--strict")
+}
