@@ -362,3 +362,46 @@ func TestFinishWritesOnePackIntoTheSource(t *testing.T) {
 	assert.Equal(t, runGit(t, w.Dir(), "rev-parse", "HEAD"), runGit(t, src, "rev-parse", "statgraph/fin"))
 	runGit(t, src, "fsck", "--strict")
 }
+
+func TestTreeHashSeesWhatCommitLeavesOut(t *testing.T) {
+	src := newSource(t)
+	writeFiles(t, src, map[string]string{".gitignore": "*.log\n"})
+	runGit(t, src, "add", ".gitignore")
+	runGit(t, src, "commit", "-q", "-m", "ignore logs")
+	w := prepare(t, Options{Source: src, TaskID: "th", Root: t.TempDir()})
+	hash := func() string {
+		t.Helper()
+		h, err := w.TreeHash()
+		require.NoError(t, err)
+		return h
+	}
+	seen := map[string]string{hash(): "start"}
+	steps := []struct {
+		name   string
+		change func() error
+	}{
+		{"ignored file added", func() error { return os.WriteFile(filepath.Join(w.Dir(), "run.log"), []byte("1\n"), 0o644) }},
+		{"ignored file changed", func() error { return os.WriteFile(filepath.Join(w.Dir(), "run.log"), []byte("2\n"), 0o644) }},
+		{"empty directory", func() error { return os.Mkdir(filepath.Join(w.Dir(), "empty"), 0o755) }},
+		{"symbolic link", func() error { return os.Symlink("a.txt", filepath.Join(w.Dir(), "link")) }},
+		{"link target", func() error {
+			if err := os.Remove(filepath.Join(w.Dir(), "link")); err != nil {
+				return err
+			}
+			return os.Symlink("dir/b.txt", filepath.Join(w.Dir(), "link"))
+		}},
+	}
+	for _, s := range steps {
+		require.NoError(t, s.change(), s.name)
+		h := hash()
+		if prev, ok := seen[h]; ok {
+			t.Errorf("%s: TreeHash %s equals the one after %q", s.name, h, prev)
+		}
+		seen[h] = s.name
+		assert.Equal(t, h, hash(), "%s: stable while nothing changes", s.name)
+	}
+	_, changed, err := w.Commit(context.Background(), 1, "only the link")
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.NotContains(t, runGit(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"), "run.log")
+}
