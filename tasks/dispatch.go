@@ -58,6 +58,10 @@ type Dispatcher struct {
 	// running finishes and is checkpointed) and are marked interrupted.
 	// Cancelling Run's ctx instead stops them at once.
 	Stop <-chan struct{}
+	// AllowEnv names environment variables passed to agent CLIs (command
+	// executors) although they are outside the runner's allow-list or look
+	// like secrets, e.g. the agent's own API key. Checks never get them.
+	AllowEnv []string
 	// Log receives the orchestrator's own lines ("task 3 FAILED after 3
 	// attempts"); nil discards them.
 	Log io.Writer
@@ -138,6 +142,7 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	if err := ensureStateDir(stateDir); err != nil {
 		return Summary{}, err
 	}
+	removeStaleTemps(d.File.Path)
 	jobs := d.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
@@ -156,6 +161,9 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 		res UnitResult
 	}
 	finished := make(chan done)
+	// changed tells the loop that a running unit recorded progress
+	// (retry_count, error_history) in the file, to be saved.
+	changed := make(chan struct{}, 1)
 	running := map[string]bool{}
 	started := map[string]bool{} // units this run already took up: never twice
 	var wg sync.WaitGroup
@@ -211,14 +219,19 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 		for _, id := range start {
 			running[id], started[id] = true, true
 			wg.Go(func() {
-				res := d.runUnit(ctx, repo, stateDir, id)
+				res := d.runUnit(ctx, repo, stateDir, id, changed)
 				finished <- done{id, res}
 			})
 		}
 		if len(running) == 0 {
 			break
 		}
-		record(<-finished)
+		select {
+		case f := <-finished:
+			record(f)
+		case <-changed:
+			continue // save the progress
+		}
 		for drained := false; !drained; {
 			select {
 			case f := <-finished:
@@ -253,7 +266,7 @@ func (d *Dispatcher) report(e Event) {
 
 // runUnit takes one unit through the orchestrator graph and records the
 // outcome in the file (not yet saved).
-func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string) UnitResult {
+func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, changed chan<- struct{}) UnitResult {
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	res := UnitResult{ID: id, Title: t.Title}
@@ -289,7 +302,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string) Uni
 			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted},
 		MaxRetries: t.Retries(),
 	}
-	state, err := d.invoke(ctx, g, id, t, in, start)
+	state, err := d.invoke(ctx, g, id, t, in, start, changed)
 	if budget != nil {
 		res.Tokens = budget.Spent()
 	}
@@ -319,9 +332,10 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string) Uni
 
 // invoke runs (or continues) the unit's thread, reporting progress and
 // answering escalations through Ask.
-func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], id string, t Task, in agents.TaskState, start time.Time) (agents.TaskState, error) {
+func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], id string, t Task, in agents.TaskState, start time.Time, changed chan<- struct{}) (agents.TaskState, error) {
 	thread := Thread(id)
 	state := in
+	recorded := -1 // the RetryCount last written to the file
 	var resume any
 	resuming := false
 	if snap, err := g.State(ctx, thread); err == nil && len(snap.Interrupts) > 0 {
@@ -343,6 +357,10 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 			switch ev.Kind {
 			case statgraph.EventUpdate:
 				state = ev.State
+				if state.RetryCount != recorded {
+					recorded = state.RetryCount
+					d.recordProgress(id, state, changed)
+				}
 				d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: state.Phase,
 					Attempt: state.RetryCount + boolInt(state.Phase == agents.PhaseExecuting), MaxAttempts: state.MaxRetries,
 					Tokens: state.Tokens, Elapsed: time.Since(start)})
@@ -382,6 +400,18 @@ func (d *Dispatcher) stopping() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// recordProgress writes a unit's retry_count and error_history to the file
+// after a verification, and asks the dispatch loop to save it.
+func (d *Dispatcher) recordProgress(id string, s agents.TaskState, changed chan<- struct{}) {
+	if d.File.SetRetryCount(id, s.RetryCount) != nil || d.File.SetErrorHistory(id, s.ErrorHistory) != nil {
+		return
+	}
+	select {
+	case changed <- struct{}{}:
+	default: // a save is already due
 	}
 }
 
@@ -440,6 +470,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 		cfg.Executor = agents.CommandExecutor{
 			Argv: t.Executor.Command, Workdir: workdir,
 			PromptDir: filepath.Join(stateDir, "prompts"),
+			AllowEnv:  d.AllowEnv,
 		}
 	}
 	g, err := agents.NewGraph(cfg, statgraph.WithCheckpointer(d.Checkpointer))
@@ -473,4 +504,17 @@ func ensureStateDir(dir string) error {
 		return nil
 	}
 	return os.WriteFile(ignore, []byte("# statgraph's run state: checkpoints, workspaces, prompts\n*\n"), 0o644)
+}
+
+// removeStaleTemps deletes temporary files a killed Save left next to the
+// tasks file. The caller holds the file's lock, so no Save is running.
+func removeStaleTemps(path string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "."+base+".tmp-*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
 }

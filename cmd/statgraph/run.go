@@ -81,6 +81,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
 	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
+	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return exitUsage, err
@@ -133,6 +134,11 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
 		Report: p.event, Stop: stop, Log: p.logWriter(),
+	}
+	for _, name := range strings.Split(*allowEnv, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			d.AllowEnv = append(d.AllowEnv, name)
+		}
 	}
 	if *budget > 0 {
 		d.Budget = llm.NewBudget(*budget, nil)

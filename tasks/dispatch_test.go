@@ -1,0 +1,80 @@
+package tasks_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// gitRepo makes a repository in dir with one commit of files.
+func gitRepo(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o755))
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+}
+
+// The dispatcher writes retry_count and error_history to tasks.json after
+// each verification, not only when the task ends: the stand-in agent's
+// second attempt waits until it can read them in the file.
+func TestDispatcherRecordsProgressAfterEachVerification(t *testing.T) {
+	dir := t.TempDir()
+	agent := `#!/bin/sh
+# $1 = attempt
+if [ "$1" = 1 ]; then echo "first try" > note.txt; exit 0; fi
+i=0
+while ! grep -q '"retry_count": 1' tasks.json.live 2>/dev/null; do
+	i=$((i+1)); [ $i -gt 200 ] && exit 3
+	cp "$TASKS_FILE" tasks.json.live 2>/dev/null
+	sleep 0.05
+done
+grep -q 'Retry 0: tests' tasks.json.live && touch fixed
+`
+	gitRepo(t, dir, map[string]string{
+		"agent.sh": agent,
+		"tasks.json": `{"tasks": [{"id": 1, "title": "progress", "max_retries": 3,
+  "test_cmd": ["test", "-f", "fixed"],
+  "executor": {"command": ["./agent.sh", "{attempt}"]}}]}`,
+	})
+	// A temporary file left by a Save that was killed.
+	stale := filepath.Join(dir, ".tasks.json.tmp-123")
+	require.NoError(t, os.WriteFile(stale, []byte("{"), 0o644))
+
+	path := filepath.Join(dir, "tasks.json")
+	t.Setenv("TASKS_FILE", path)
+	f, err := tasks.Load(path, "")
+	require.NoError(t, err)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, AllowEnv: []string{"TASKS_FILE"}}
+	sum, err := d.Run(ctx)
+	require.NoError(t, err)
+	require.Len(t, sum.Units, 1)
+	require.Equal(t, tasks.StatusDone, sum.Units[0].Status, "the agent saw the progress in tasks.json: %+v", sum.Units[0])
+	require.Equal(t, 2, sum.Units[0].Attempts)
+	_, err = os.Stat(stale)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, strings.Contains(string(b), `"retry_count": 2`), string(b))
+}
