@@ -180,7 +180,7 @@ func (s *gitScan) dir(rel string, parts []string, ps []gitignore.Pattern, ignore
 			switch {
 			case mode&fs.ModeSymlink != 0:
 				fm = filemode.Symlink
-			case mode&0o111 != 0:
+			case mode&0o100 != 0: // the owner's execute bit, as git and go-git read it
 				fm = filemode.Executable
 			}
 			entries = append(entries, object.TreeEntry{Name: name, Mode: fm, Hash: e.blob})
