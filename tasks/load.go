@@ -38,7 +38,9 @@ func Parse(name string, data []byte, tag string) (*File, error) {
 	d := &decoder{name: name, lines: newLineIndex(body)}
 	root, serr := parseTree(body)
 	if serr != nil {
-		d.add(serr.off, "", "invalid JSON: %s", serr.msg)
+		// Name the task the error is in when its id came before the error
+		// (a subtask's as "<task>.<sub>").
+		d.add(serr.off, strings.Join(serr.ids, "."), "invalid JSON: %s", serr.msg)
 		return nil, d.err()
 	}
 	f.root = root

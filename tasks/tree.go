@@ -106,6 +106,10 @@ const maxDepth = 1000
 type syntaxError struct {
 	off int
 	msg string
+	// ids holds, outermost first, the "id" members already read of the
+	// objects that were open at the error, so the problem can name the
+	// task it is in.
+	ids []string
 }
 
 // parser is a recursive-descent JSON parser over a byte slice.
@@ -114,6 +118,7 @@ type parser struct {
 	pos   int
 	depth int
 	err   *syntaxError
+	ids   []string // per open object: its "id" member's value, once read
 
 	// Allocation batching, which halves the time spent on large files:
 	// nodes come from slabs, and children collect on shared stacks before
@@ -139,7 +144,7 @@ func parseTree(data []byte) (*node, *syntaxError) {
 	p := &parser{data: data}
 	p.skipSpace()
 	if p.pos == len(data) {
-		return nil, &syntaxError{0, `the file is empty; want {"tasks": [...]}`}
+		return nil, &syntaxError{off: 0, msg: `the file is empty; want {"tasks": [...]}`}
 	}
 	root := p.value()
 	if p.err != nil {
@@ -147,14 +152,20 @@ func parseTree(data []byte) (*node, *syntaxError) {
 	}
 	p.skipSpace()
 	if p.pos < len(data) {
-		return nil, &syntaxError{p.pos, fmt.Sprintf("unexpected %s after the end of the top-level JSON value", p.describe())}
+		return nil, &syntaxError{off: p.pos, msg: fmt.Sprintf("unexpected %s after the end of the top-level JSON value", p.describe())}
 	}
 	return root, nil
 }
 
 func (p *parser) fail(off int, format string, args ...any) *node {
 	if p.err == nil {
-		p.err = &syntaxError{off, fmt.Sprintf(format, args...)}
+		var ids []string
+		for _, id := range p.ids {
+			if id != "" {
+				ids = append(ids, id)
+			}
+		}
+		p.err = &syntaxError{off, fmt.Sprintf(format, args...), ids}
 	}
 	return nil
 }
@@ -352,6 +363,8 @@ func (p *parser) object() *node {
 		return nil
 	}
 	defer func() { p.depth-- }()
+	p.ids = append(p.ids, "")
+	defer func() { p.ids = p.ids[:len(p.ids)-1] }()
 	p.pos++ // {
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
@@ -387,6 +400,12 @@ func (p *parser) object() *node {
 			return nil
 		}
 		p.members = append(p.members, member{key: key, keyRaw: keyRaw, keyOff: keyOff, val: v})
+		if key == "id" && (v.kind == kindString || v.kind == kindNumber) {
+			p.ids[len(p.ids)-1] = string(v.raw)
+			if v.kind == kindString {
+				p.ids[len(p.ids)-1] = v.str
+			}
+		}
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return p.fail(n.off, "object starting here is not closed before the end of file")

@@ -54,7 +54,10 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:5:44: task 3: subtasks[0] has no "id"; give it a number or a string`,
 		}},
 		{"syntax", []string{
-			`tasks.json:3:28: invalid JSON: trailing comma before '}': remove the comma after the last member`,
+			`tasks.json:3:28: task 1: invalid JSON: trailing comma before '}': remove the comma after the last member`,
+		}},
+		{"syntax_subtask", []string{
+			`tasks.json:5:30: task 2.1: invalid JSON: unexpected character '"' after object member "title", expecting ',' or '}'`,
 		}},
 		{"tag_missing", []string{
 			`tasks.json:1:1: tag "master" not found (tags present: master2, feature-x); choose one with --tag`,
