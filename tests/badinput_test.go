@@ -29,7 +29,7 @@ func TestBadInput(t *testing.T) {
 		{
 			name:    "malformed JSON",
 			content: "{\"tasks\": [\n  {\"id\": 1, \"title\": \"a\"},\n  {\"id\": 2, \"title\": \"b\",}\n]}\n",
-			want:    []string{"3:26: invalid JSON: trailing comma"},
+			want:    []string{"3:26: task 2: invalid JSON: trailing comma"},
 		},
 		{
 			name:    "truncated JSON",
