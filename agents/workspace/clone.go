@@ -14,8 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // openSource opens the user's repository read-only in spirit: nothing here
@@ -81,8 +79,8 @@ func sourceGitDir(source string) (string, error) {
 	return gitdir, nil
 }
 
-// shareObjects gives the new repository dst (at dstGit) the objects of the
-// source src (at srcGit). Every file under objects/ is hard-linked (object
+// shareObjects gives the new repository at dstGit, not opened yet, the
+// objects of the source src (at srcGit). Every file under objects/ is hard-linked (object
 // files are immutable, so the two repositories cannot disturb each other;
 // new objects of either side land in new files), or copied where the file
 // system refuses links. A shallow source's shallow file is copied along.
@@ -94,7 +92,7 @@ func sourceGitDir(source string) (string, error) {
 // handful of objects otherwise needs a directory each. Files that vanish
 // while walking (a concurrent git gc) are skipped, and a failed pack falls
 // back to links; the caller checks the base is readable.
-func shareObjects(ctx context.Context, src, dst *git.Repository, srcGit, dstGit string) error {
+func shareObjects(ctx context.Context, src *git.Repository, srcGit, dstGit string) error {
 	objects := filepath.Join(srcGit, "objects")
 	entries, err := os.ReadDir(objects)
 	if err != nil {
@@ -111,7 +109,7 @@ func shareObjects(ctx context.Context, src, dst *git.Repository, srcGit, dstGit 
 		}
 	}
 	if len(fanout) >= packMinDirs {
-		if loose, ok := smallLoose(objects, fanout); ok && packObjects(src, dst, loose) == nil {
+		if loose, ok := smallLoose(objects, fanout); ok && packObjects(src, dstGit, loose) == nil {
 			fanout = nil
 		}
 	}
@@ -172,22 +170,18 @@ func smallLoose(objects string, fanout []string) ([]plumbing.Hash, bool) {
 	return hashes, true
 }
 
-// packObjects writes the objects hashes of src into one new pack of dst,
-// without deltas.
-func packObjects(src, dst *git.Repository, hashes []plumbing.Hash) error {
-	pfw, ok := dst.Storer.(storer.PackfileWriter)
-	if !ok {
-		return errors.New("the repository cannot write packs")
+// packObjects writes the objects hashes of src into one new pack under
+// dstGit.
+func packObjects(src *git.Repository, dstGit string, hashes []plumbing.Hash) error {
+	objs := make([]plumbing.EncodedObject, len(hashes))
+	for i, h := range hashes {
+		o, err := src.Storer.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return err
+		}
+		objs[i] = o
 	}
-	pw, err := pfw.PackfileWriter()
-	if err != nil {
-		return err
-	}
-	if _, err := packfile.NewEncoder(pw, src.Storer, false).Encode(hashes, 0); err != nil {
-		pw.Close()
-		return err
-	}
-	return pw.Close()
+	return writePack(dstGit, objs)
 }
 
 // linkDirs links or copies the directories names of src to dst, several

@@ -182,12 +182,12 @@ func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, 
 	if err != nil {
 		return err
 	}
+	if err := shareObjects(ctx, src, srcGit, gitDir); err != nil {
+		return err
+	}
 	repo, err := git.PlainOpen(dir)
 	if err != nil {
 		return fmt.Errorf("workspace: open the new repository %s: %w", dir, err)
-	}
-	if err := shareObjects(ctx, src, repo, srcGit, gitDir); err != nil {
-		return err
 	}
 	if _, err := repo.CommitObject(base); err != nil {
 		return fmt.Errorf("workspace: base commit %s is missing after sharing the source's objects (did the source change meanwhile?): %w; try again", base, err)
