@@ -31,14 +31,18 @@
 // "now" by the file system's clock (on Linux by setting the mtime of .git
 // to now and reading it back, elsewhere by writing
 // .git/statgraph-scan-stamp); a file whose mtime is not strictly before the
-// stamp of the walk that hashed it is racy (it may change again within the same clock
-// tick without its stat changing, git's "racy git" problem) and is read
-// again by the next walk. Unchanged directories keep their tree hash, and
-// only objects the repository lacks are written. The cache lives in memory:
-// Prepare fills it from the checkout it writes, a reopened workspace starts
-// empty and its first walk reads every file once. The index is not read
-// for content; it is rewritten after a commit for git status and go-git's
-// Reset, and read only to know which ignored files are tracked.
+// stamp of the walk that hashed it is racy (it may change again within the
+// same clock tick without its stat changing, git's "racy git" problem) and
+// is read again by the next walk, so a file rewritten within the same
+// second, or the same timestamp tick, is never missed. Unchanged
+// directories keep their tree hash, and only the objects the repository
+// lacks are written, as one pack per commit (a new file costs far more
+// than its bytes). The cache lives in memory: Prepare fills it from the
+// checkout it writes; a reopened workspace starts empty and its first walk
+// reads every file once. The index is not trusted for content: Commit
+// rewrites it when the recorded tree differs from it, so git status in the
+// workspace and go-git's Reset see a clean tree, and reads it only to know
+// which ignored paths are tracked and which entries are submodules.
 //
 // # File operations for agents
 //
