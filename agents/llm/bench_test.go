@@ -3,6 +3,8 @@ package llm
 import (
 	"strings"
 	"testing"
+
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 )
 
 // BenchmarkBuildExecutorPrompt measures the prompt of a retry with a plan
@@ -23,18 +25,15 @@ func BenchmarkBuildExecutorPrompt(b *testing.B) {
 // BenchmarkExecute measures the client side of one executor attempt of two
 // turns (write_file, then finish) against a local server that answers at once.
 func BenchmarkExecute(b *testing.B) {
-	f := newFakeServer(b)
-	turns := []reply{
-		toolReply(10, [2]string{"write_file", `{"path":"a.go","content":"package a\n"}`}),
-		toolReply(10, [2]string{"finish", `{"summary":"done"}`}),
+	f := llmtest.NewServer(b)
+	turns := []llmtest.Reply{
+		llmtest.ToolCalls(10, llmtest.WriteFile("a.go", "package a\n")),
+		llmtest.ToolCalls(10, llmtest.Finish("done")),
 	}
 	c, _ := newTestClient(b, f, nil)
 	fsys := newFakeFS(nil)
 	for b.Loop() {
-		f.mu.Lock()
-		f.replies = append(f.replies[:0], turns...)
-		f.bodies = f.bodies[:0]
-		f.mu.Unlock()
+		f.Reset(turns...)
 		if _, err := c.Execute(b.Context(), fsys, execReq, nil); err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 )
 
 func TestNewRequiresModel(t *testing.T) {
@@ -36,7 +38,7 @@ func TestConfigFromEnv(t *testing.T) {
 }
 
 func TestChatRecordsUsage(t *testing.T) {
-	f := newFakeServer(t, textReply("hello", 40))
+	f := llmtest.NewServer(t, llmtest.Text("hello", 40))
 	c, sleeps := newTestClient(t, f, nil)
 	b := NewBudget(0, nil)
 	resp, err := c.Chat(t.Context(), userRequest("hi"), b)
@@ -44,11 +46,11 @@ func TestChatRecordsUsage(t *testing.T) {
 	assert.Equal(t, "hello", resp.Choices[0].Message.Content)
 	assert.Equal(t, Usage{Prompt: 30, Completion: 10, Total: 40}, UsageOf(resp))
 	assert.Equal(t, 40, b.Spent())
-	assert.Empty(t, sleeps.recorded())
-	reqs := f.requests()
+	assert.Empty(t, sleeps.Waits())
+	reqs := f.Requests()
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "test-model", reqs[0].Model, "the client's model fills an empty request model")
-	assert.Equal(t, []string{"Bearer " + testKey}, f.authHeaders())
+	assert.Equal(t, []string{"Bearer " + testKey}, f.AuthHeaders())
 }
 
 func TestChatHonoursRetryAfter(t *testing.T) {
@@ -65,15 +67,15 @@ func TestChatHonoursRetryAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			limited := errorReply(http.StatusTooManyRequests, "slow down", "rate_limit_exceeded")
-			limited.header = tt.header
-			f := newFakeServer(t, limited, textReply("ok", 10))
+			limited := llmtest.Error(http.StatusTooManyRequests, "slow down", "rate_limit_exceeded")
+			limited.Header = tt.header
+			f := llmtest.NewServer(t, limited, llmtest.Text("ok", 10))
 			c, sleeps := newTestClient(t, f, func(cfg *Config) { cfg.MaxBackoff = tt.maxWait })
 			resp, err := c.Chat(t.Context(), userRequest("hi"), nil)
 			require.NoError(t, err)
 			assert.Equal(t, "ok", resp.Choices[0].Message.Content)
-			assert.Len(t, f.requests(), 2)
-			assert.Equal(t, []time.Duration{tt.want}, sleeps.recorded())
+			assert.Len(t, f.Requests(), 2)
+			assert.Equal(t, []time.Duration{tt.want}, sleeps.Waits())
 		})
 	}
 }
@@ -109,9 +111,9 @@ func TestBackoffFullJitterWithinCap(t *testing.T) {
 
 func TestChatEndlessServerErrors(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	f := newFakeServer(t)
-	fail := errorReply(http.StatusInternalServerError, "upstream exploded", "")
-	f.fallback = &fail
+	f := llmtest.NewServer(t)
+	fail := llmtest.Error(http.StatusInternalServerError, "upstream exploded", "")
+	f.SetFallback(llmtest.Always(fail))
 	logs := &logRecorder{}
 	c, sleeps := newTestClient(t, f, func(cfg *Config) { cfg.Logf = logs.logf })
 	_, err := c.Chat(t.Context(), userRequest("hi"), nil)
@@ -122,69 +124,68 @@ func TestChatEndlessServerErrors(t *testing.T) {
 	assert.Equal(t, 4, apiErr.Attempts)
 	assert.Contains(t, err.Error(), "upstream exploded")
 	assert.Contains(t, err.Error(), "4 attempts")
-	assert.Len(t, f.requests(), 4, "one attempt and MaxRetries=3 retries")
-	assert.Len(t, sleeps.recorded(), 3)
+	assert.Len(t, f.Requests(), 4, "one attempt and MaxRetries=3 retries")
+	assert.Len(t, sleeps.Waits(), 3)
 	assert.Len(t, logs.lines(), 3, "one log line per retry")
-	f.srv.Close()
-	f.srv.Client().CloseIdleConnections()
+	f.Close()
 }
 
 func TestChatDoesNotRetryClientErrors(t *testing.T) {
 	tests := []struct {
 		name     string
-		reply    reply
+		reply    llmtest.Reply
 		sentinel error
 		kind     string
 		want     []string
 	}{
-		{"401", errorReply(401, "Incorrect API key provided", "invalid_api_key"), ErrAuth, KindAuth, []string{"HTTP 401", "check OPENAI_API_KEY"}},
-		{"403", errorReply(403, "not allowed", ""), ErrAuth, KindAuth, []string{"check OPENAI_API_KEY"}},
-		{"404 model", errorReply(404, "The model `test-model` does not exist", "model_not_found"), ErrNotFound, KindNotFound,
+		{"401", llmtest.Error(401, "Incorrect API key provided", "invalid_api_key"), ErrAuth, KindAuth, []string{"HTTP 401", "check OPENAI_API_KEY"}},
+		{"403", llmtest.Error(403, "not allowed", ""), ErrAuth, KindAuth, []string{"check OPENAI_API_KEY"}},
+		{"404 model", llmtest.Error(404, "The model `test-model` does not exist", "model_not_found"), ErrNotFound, KindNotFound,
 			[]string{`model "test-model" not found at http://`, "--model", "STATGRAPH_MODEL"}},
-		{"400 context length", errorReply(400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", "context_length_exceeded"),
+		{"400 context length", llmtest.Error(400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", "context_length_exceeded"),
 			ErrContextLength, KindContextLength, []string{"prompt too long: lower"}},
-		{"400 context length by wording", errorReply(400, "prompt is too long: 210000 tokens > 200000 maximum", ""), ErrContextLength, KindContextLength, []string{"prompt too long"}},
-		{"400 other", errorReply(400, "tools are not supported", ""), ErrBadRequest, KindBadRequest, []string{"supports tool calls"}},
-		{"429 quota", errorReply(429, "You exceeded your current quota", "insufficient_quota"), ErrRateLimited, KindRateLimited, []string{"quota is exhausted"}},
+		{"400 context length by wording", llmtest.Error(400, "prompt is too long: 210000 tokens > 200000 maximum", ""), ErrContextLength, KindContextLength, []string{"prompt too long"}},
+		{"400 other", llmtest.Error(400, "tools are not supported", ""), ErrBadRequest, KindBadRequest, []string{"supports tool calls"}},
+		{"429 quota", llmtest.Error(429, "You exceeded your current quota", "insufficient_quota"), ErrRateLimited, KindRateLimited, []string{"quota is exhausted"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeServer(t, tt.reply)
+			f := llmtest.NewServer(t, tt.reply)
 			c, sleeps := newTestClient(t, f, nil)
 			_, err := c.Chat(t.Context(), userRequest("hi"), nil)
 			require.ErrorIs(t, err, tt.sentinel)
 			var apiErr *APIError
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, tt.kind, apiErr.Kind)
-			assert.Equal(t, tt.reply.status, apiErr.Status)
+			assert.Equal(t, tt.reply.Status, apiErr.Status)
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
 			}
-			assert.Len(t, f.requests(), 1, "never retried")
-			assert.Empty(t, sleeps.recorded())
+			assert.Len(t, f.Requests(), 1, "never retried")
+			assert.Empty(t, sleeps.Waits())
 		})
 	}
 }
 
 func TestChatRetriesTimeouts(t *testing.T) {
-	slow := textReply("too late", 5)
-	slow.delay = 5 * time.Second
-	f := newFakeServer(t, slow, textReply("ok", 5))
+	slow := llmtest.Text("too late", 5)
+	slow.Delay = 5 * time.Second
+	f := llmtest.NewServer(t, slow, llmtest.Text("ok", 5))
 	c, sleeps := newTestClient(t, f, func(cfg *Config) { cfg.Timeout = 50 * time.Millisecond })
 	start := time.Now()
 	resp, err := c.Chat(t.Context(), userRequest("hi"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "ok", resp.Choices[0].Message.Content)
 	assert.Less(t, time.Since(start), 3*time.Second)
-	assert.Len(t, sleeps.recorded(), 1)
+	assert.Len(t, sleeps.Waits(), 1)
 }
 
 func TestChatConnectionRefused(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	url := dead.URL
 	dead.Close()
-	s := &sleepRecorder{}
-	c, err := New(Config{APIKey: testKey, BaseURL: url + "/v1", Model: "m", MaxRetries: 2, Sleep: s.sleep,
+	s := &llmtest.SleepRecorder{}
+	c, err := New(Config{APIKey: testKey, BaseURL: url + "/v1", Model: "m", MaxRetries: 2, Sleep: s.Sleep,
 		HTTPClient: &http.Client{Transport: &http.Transport{}}})
 	require.NoError(t, err)
 	_, err = c.Chat(t.Context(), userRequest("hi"), nil)
@@ -194,13 +195,13 @@ func TestChatConnectionRefused(t *testing.T) {
 	assert.Equal(t, KindConnection, apiErr.Kind)
 	assert.Equal(t, 3, apiErr.Attempts)
 	assert.Contains(t, err.Error(), "check OPENAI_BASE_URL")
-	assert.Len(t, s.recorded(), 2)
+	assert.Len(t, s.Waits(), 2)
 }
 
 func TestChatStopsWaitingWhenContextEnds(t *testing.T) {
-	limited := errorReply(http.StatusTooManyRequests, "slow down", "")
-	limited.header = map[string]string{"Retry-After": "20"}
-	f := newFakeServer(t, limited)
+	limited := llmtest.Error(http.StatusTooManyRequests, "slow down", "")
+	limited.Header = map[string]string{"Retry-After": "20"}
+	f := llmtest.NewServer(t, limited)
 	c, _ := newTestClient(t, f, func(cfg *Config) { cfg.Sleep = nil })
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
@@ -213,7 +214,7 @@ func TestChatStopsWaitingWhenContextEnds(t *testing.T) {
 
 func TestChatBudget(t *testing.T) {
 	t.Run("task budget spent mid-task", func(t *testing.T) {
-		f := newFakeServer(t, textReply("a", 60), textReply("b", 60), textReply("never sent", 60))
+		f := llmtest.NewServer(t, llmtest.Text("a", 60), llmtest.Text("b", 60), llmtest.Text("never sent", 60))
 		c, _ := newTestClient(t, f, nil)
 		b := NewBudget(100, nil)
 		var err error
@@ -226,11 +227,11 @@ func TestChatBudget(t *testing.T) {
 		require.ErrorIs(t, err, ErrBudget)
 		assert.Equal(t, 2, calls)
 		assert.Contains(t, err.Error(), "task budget of 100 tokens spent (120 used)")
-		assert.Len(t, f.requests(), 2, "the refused call never reached the server")
+		assert.Len(t, f.Requests(), 2, "the refused call never reached the server")
 		assert.LessOrEqual(t, b.Spent(), 100+60, "spend never exceeds budget plus one call")
 	})
 	t.Run("global budget shared by tasks", func(t *testing.T) {
-		f := newFakeServer(t, textReply("a", 50), textReply("b", 50))
+		f := llmtest.NewServer(t, llmtest.Text("a", 50), llmtest.Text("b", 50))
 		c, _ := newTestClient(t, f, nil)
 		global := NewBudget(80, nil)
 		task1, task2 := NewBudget(1000, global), NewBudget(1000, global)
@@ -292,9 +293,9 @@ func (l *logRecorder) lines() []string {
 }
 
 func TestAPIKeyNeverLeaks(t *testing.T) {
-	echo502 := reply{status: http.StatusBadGateway, body: "proxy error: upstream rejected Authorization: Bearer " + testKey}
-	echo401 := errorReply(http.StatusUnauthorized, "Incorrect API key provided: "+testKey+".", "invalid_api_key")
-	f := newFakeServer(t, echo502, echo401)
+	echo502 := llmtest.Reply{Status: http.StatusBadGateway, Body: "proxy error: upstream rejected Authorization: Bearer " + testKey}
+	echo401 := llmtest.Error(http.StatusUnauthorized, "Incorrect API key provided: "+testKey+".", "invalid_api_key")
+	f := llmtest.NewServer(t, echo502, echo401)
 	logs := &logRecorder{}
 	c, _ := newTestClient(t, f, func(cfg *Config) { cfg.Logf = logs.logf })
 	_, err := c.Chat(t.Context(), userRequest("hi"), nil)
@@ -308,8 +309,8 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	for _, l := range logs.lines() {
 		assert.NotContains(t, l, testKey)
 	}
-	for _, b := range f.rawBodies() {
+	for _, b := range f.RawBodies() {
 		assert.NotContains(t, b, testKey)
 	}
-	assert.Equal(t, []string{"Bearer " + testKey, "Bearer " + testKey}, f.authHeaders(), "the key goes only in the Authorization header")
+	assert.Equal(t, []string{"Bearer " + testKey, "Bearer " + testKey}, f.AuthHeaders(), "the key goes only in the Authorization header")
 }

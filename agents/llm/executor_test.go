@@ -13,6 +13,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 )
 
 // fakeFS is an in-memory FileSystem that refuses paths leaving the root or
@@ -139,9 +141,9 @@ func toolMessages(req openai.ChatCompletionRequest) []openai.ChatCompletionMessa
 var execReq = ExecRequest{Task: testTask, Attempt: 1, MaxAttempts: 3}
 
 func TestExecuteWritesAndFinishes(t *testing.T) {
-	f := newFakeServer(t,
-		toolReply(50, [2]string{"write_file", `{"path":"parse.go","content":"package p\n"}`}),
-		toolReply(40, [2]string{"finish", `{"summary":"added parse.go"}`}),
+	f := llmtest.NewServer(t,
+		llmtest.ToolCalls(50, llmtest.WriteFile("parse.go", "package p\n")),
+		llmtest.ToolCalls(40, llmtest.Finish("added parse.go")),
 	)
 	c, _ := newTestClient(t, f, nil)
 	fsys := newFakeFS(nil)
@@ -152,7 +154,7 @@ func TestExecuteWritesAndFinishes(t *testing.T) {
 	assert.Equal(t, 90, budget.Spent())
 	assert.Equal(t, map[string]string{"parse.go": "package p\n"}, fsys.snapshot())
 
-	reqs := f.requests()
+	reqs := f.Requests()
 	require.Len(t, reqs, 2)
 	var names []string
 	for _, tl := range reqs[0].Tools {
@@ -176,15 +178,15 @@ func TestExecuteWritesAndFinishes(t *testing.T) {
 }
 
 func TestExecuteReturnsToolErrorsToTheModel(t *testing.T) {
-	f := newFakeServer(t,
-		toolReply(10,
-			[2]string{"write_file", `{"path":"../outside.txt","content":"x"}`},
-			[2]string{"replace_in_file", `{"path":"main.go","old":"missing","new":"y"}`},
-			[2]string{"delete_file", `{"path":"main.go"}`},
-			[2]string{"read_file", `{"path":`},
+	f := llmtest.NewServer(t,
+		llmtest.ToolCalls(10,
+			llmtest.WriteFile("../outside.txt", "x"),
+			llmtest.Call{Name: "replace_in_file", Arguments: `{"path":"main.go","old":"missing","new":"y"}`},
+			llmtest.Call{Name: "delete_file", Arguments: `{"path":"main.go"}`},
+			llmtest.Call{Name: "read_file", Arguments: `{"path":`},
 		),
-		toolReply(10, [2]string{"replace_in_file", `{"path":"main.go","old":"return 2","new":"return 3"}`}),
-		toolReply(10, [2]string{"finish", `{"summary":"fixed"}`}),
+		llmtest.ToolCalls(10, llmtest.Call{Name: "replace_in_file", Arguments: `{"path":"main.go","old":"return 2","new":"return 3"}`}),
+		llmtest.ToolCalls(10, llmtest.Finish("fixed")),
 	)
 	c, _ := newTestClient(t, f, nil)
 	fsys := newFakeFS(map[string]string{"main.go": "func f() int { return 2 }"})
@@ -194,7 +196,7 @@ func TestExecuteReturnsToolErrorsToTheModel(t *testing.T) {
 	assert.Equal(t, 6, res.ToolCalls)
 	assert.Equal(t, map[string]string{"main.go": "func f() int { return 3 }"}, fsys.snapshot(), "outside.txt was not created")
 
-	reqs := f.requests()
+	reqs := f.Requests()
 	require.Len(t, reqs, 3)
 	tools := toolMessages(reqs[1])
 	require.Len(t, tools, 4)
@@ -212,9 +214,9 @@ func TestExecuteReturnsToolErrorsToTheModel(t *testing.T) {
 }
 
 func TestExecuteTurnLimit(t *testing.T) {
-	f := newFakeServer(t)
-	loop := toolReply(10, [2]string{"list_files", `{"dir":"."}`})
-	f.fallback = &loop
+	f := llmtest.NewServer(t)
+	loop := llmtest.ToolCalls(10, llmtest.Call{Name: "list_files", Arguments: `{"dir":"."}`})
+	f.SetFallback(llmtest.Always(loop))
 	c, _ := newTestClient(t, f, nil)
 	req := execReq
 	req.MaxTurns = 3
@@ -223,40 +225,40 @@ func TestExecuteTurnLimit(t *testing.T) {
 	assert.False(t, res.Finished)
 	assert.Equal(t, 3, res.Turns)
 	assert.Contains(t, res.Summary, "turn limit of 3 reached")
-	assert.Len(t, f.requests(), 3)
-	assert.Equal(t, "a.go", toolMessages(f.requests()[2])[1].Content)
+	assert.Len(t, f.Requests(), 3)
+	assert.Equal(t, "a.go", toolMessages(f.Requests()[2])[1].Content)
 }
 
 func TestExecuteNudgesTextOnlyReplies(t *testing.T) {
-	f := newFakeServer(t, textReply("I will now edit the file.", 5), toolReply(5, [2]string{"finish", `{"summary":"nothing to do"}`}))
+	f := llmtest.NewServer(t, llmtest.Text("I will now edit the file.", 5), llmtest.ToolCalls(5, llmtest.Finish("nothing to do")))
 	c, _ := newTestClient(t, f, nil)
 	res, err := c.Execute(t.Context(), newFakeFS(nil), execReq, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "nothing to do", res.Summary)
-	msgs := f.requests()[1].Messages
+	msgs := f.Requests()[1].Messages
 	assert.Equal(t, openai.ChatMessageRoleUser, msgs[len(msgs)-1].Role)
 	assert.Contains(t, msgs[len(msgs)-1].Content, "call finish")
 }
 
 func TestExecuteCapsToolOutput(t *testing.T) {
-	f := newFakeServer(t,
-		toolReply(5, [2]string{"read_file", `{"path":"big.txt"}`}),
-		toolReply(5, [2]string{"finish", `{"summary":"read"}`}),
+	f := llmtest.NewServer(t,
+		llmtest.ToolCalls(5, llmtest.Call{Name: "read_file", Arguments: `{"path":"big.txt"}`}),
+		llmtest.ToolCalls(5, llmtest.Finish("read")),
 	)
 	c, _ := newTestClient(t, f, nil)
 	req := execReq
 	req.MaxToolOutput = 1000
 	_, err := c.Execute(t.Context(), newFakeFS(map[string]string{"big.txt": strings.Repeat("é", 50_000)}), req, nil)
 	require.NoError(t, err)
-	out := toolMessages(f.requests()[1])[0].Content
+	out := toolMessages(f.Requests()[1])[0].Content
 	assert.Contains(t, out, "[output truncated: 1000 of 100000 bytes shown")
 	assert.Less(t, len(out), 1200)
 }
 
 func TestExecuteBudgetExhausted(t *testing.T) {
-	f := newFakeServer(t)
-	loop := toolReply(60, [2]string{"list_files", `{"dir":"."}`})
-	f.fallback = &loop
+	f := llmtest.NewServer(t)
+	loop := llmtest.ToolCalls(60, llmtest.Call{Name: "list_files", Arguments: `{"dir":"."}`})
+	f.SetFallback(llmtest.Always(loop))
 	c, _ := newTestClient(t, f, nil)
 	budget := NewBudget(100, nil)
 	res, err := c.Execute(t.Context(), newFakeFS(nil), execReq, budget)
@@ -264,12 +266,12 @@ func TestExecuteBudgetExhausted(t *testing.T) {
 	assert.Contains(t, err.Error(), "executor: task 7, turn 3")
 	assert.Contains(t, err.Error(), "task budget of 100 tokens spent (120 used)")
 	assert.Equal(t, 2, res.Turns)
-	assert.Len(t, f.requests(), 2)
+	assert.Len(t, f.Requests(), 2)
 	assert.LessOrEqual(t, budget.Spent(), 100+60)
 }
 
 func TestExecutePromptCarriesAttemptAndFeedback(t *testing.T) {
-	f := newFakeServer(t, toolReply(5, [2]string{"finish", `{"summary":"ok"}`}))
+	f := llmtest.NewServer(t, llmtest.ToolCalls(5, llmtest.Finish("ok")))
 	c, _ := newTestClient(t, f, nil)
 	req := ExecRequest{
 		Task:        testTask,
@@ -280,7 +282,7 @@ func TestExecutePromptCarriesAttemptAndFeedback(t *testing.T) {
 	}
 	_, err := c.Execute(t.Context(), newFakeFS(nil), req, nil)
 	require.NoError(t, err)
-	prompt := f.requests()[0].Messages[1].Content
+	prompt := f.Requests()[0].Messages[1].Content
 	assert.Equal(t, BuildExecutorPrompt(req), prompt)
 	for _, s := range []string{"Task 7: Fix Parse for empty input", "Attempt 2 of 3", "--- FAIL: TestParseEmpty", "parse_test.go:12: got panic",
 		"1. add the check\n2. add a test", "Files: parse.go", "Return ErrEmpty"} {
@@ -313,10 +315,10 @@ func TestBuildExecutorPrompt(t *testing.T) {
 }
 
 func TestExecuteNeverSendsTheAPIKey(t *testing.T) {
-	f := newFakeServer(t,
-		toolReply(5, [2]string{"read_file", `{"path":".env"}`}),
-		toolReply(5, [2]string{"finish", `{"summary":"done"}`}),
-		errorReply(401, "Incorrect API key provided: "+testKey, "invalid_api_key"),
+	f := llmtest.NewServer(t,
+		llmtest.ToolCalls(5, llmtest.Call{Name: "read_file", Arguments: `{"path":".env"}`}),
+		llmtest.ToolCalls(5, llmtest.Finish("done")),
+		llmtest.Error(401, "Incorrect API key provided: "+testKey, "invalid_api_key"),
 	)
 	logs := &logRecorder{}
 	c, _ := newTestClient(t, f, func(cfg *Config) { cfg.Logf = logs.logf })
@@ -328,7 +330,7 @@ func TestExecuteNeverSendsTheAPIKey(t *testing.T) {
 	require.ErrorIs(t, err, ErrAuth)
 	assert.NotContains(t, err.Error(), testKey)
 	assert.NotContains(t, fmt.Sprintf("%v %+v", err, errors.Unwrap(err)), testKey)
-	bodies := f.rawBodies()
+	bodies := f.RawBodies()
 	require.Len(t, bodies, 3)
 	for i, b := range bodies {
 		assert.NotContains(t, b, testKey, "request %d", i)
@@ -337,7 +339,7 @@ func TestExecuteNeverSendsTheAPIKey(t *testing.T) {
 	for _, l := range logs.lines() {
 		assert.NotContains(t, l, testKey)
 	}
-	for _, h := range f.authHeaders() {
+	for _, h := range f.AuthHeaders() {
 		assert.Equal(t, "Bearer "+testKey, h)
 	}
 }

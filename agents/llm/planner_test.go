@@ -10,6 +10,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 )
 
 var testTask = TaskInfo{
@@ -26,23 +28,23 @@ func TestPlan(t *testing.T) {
 	want := Plan{Summary: "Return ErrEmpty", Steps: []string{"add the check", "add a test"}, Files: []string{"parse.go"}, TestStrategy: "go test ./..."}
 	tests := []struct {
 		name     string
-		replies  []reply
+		replies  []llmtest.Reply
 		requests int
 		usage    int
 		repair   string // text the repair request must contain; "" = no repair
 	}{
-		{"plain JSON", []reply{textReply(goodPlan, 100)}, 1, 100, ""},
-		{"inside a code fence", []reply{textReply("Here is the plan:\n```json\n"+goodPlan+"\n```\n", 100)}, 1, 100, ""},
-		{"invalid JSON then repaired", []reply{textReply(`{"summary": "x", "steps": [`, 100), textReply(goodPlan, 120)}, 2, 220,
+		{"plain JSON", []llmtest.Reply{llmtest.Text(goodPlan, 100)}, 1, 100, ""},
+		{"inside a code fence", []llmtest.Reply{llmtest.Text("Here is the plan:\n```json\n"+goodPlan+"\n```\n", 100)}, 1, 100, ""},
+		{"invalid JSON then repaired", []llmtest.Reply{llmtest.Text(`{"summary": "x", "steps": [`, 100), llmtest.Text(goodPlan, 120)}, 2, 220,
 			"the JSON object does not parse: unexpected end of JSON input"},
-		{"missing fields then repaired", []reply{textReply(`{"summary":"x","files":[]}`, 100), textReply(goodPlan, 120)}, 2, 220,
+		{"missing fields then repaired", []llmtest.Reply{llmtest.Text(`{"summary":"x","files":[]}`, 100), llmtest.Text(goodPlan, 120)}, 2, 220,
 			"missing or empty field(s): steps, test_strategy"},
-		{"prose then repaired", []reply{textReply("I would change parse.go.", 10), textReply(goodPlan, 120)}, 2, 130,
+		{"prose then repaired", []llmtest.Reply{llmtest.Text("I would change parse.go.", 10), llmtest.Text(goodPlan, 120)}, 2, 130,
 			"the answer holds no JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeServer(t, tt.replies...)
+			f := llmtest.NewServer(t, tt.replies...)
 			c, _ := newTestClient(t, f, nil)
 			budget := NewBudget(0, nil)
 			plan, usage, err := c.Plan(t.Context(), testTask, "parse.go  1.2 KiB\n", budget)
@@ -50,7 +52,7 @@ func TestPlan(t *testing.T) {
 			assert.Equal(t, want, plan)
 			assert.Equal(t, tt.usage, usage.Total)
 			assert.Equal(t, tt.usage, budget.Spent())
-			reqs := f.requests()
+			reqs := f.Requests()
 			require.Len(t, reqs, tt.requests)
 			first := reqs[0].Messages[1].Content
 			for _, s := range []string{"Task 7: Fix Parse for empty input", "Parse panics", "Return ErrEmpty instead.", "TestParseEmpty", "parse.go  1.2 KiB"} {
@@ -62,7 +64,7 @@ func TestPlan(t *testing.T) {
 				require.Len(t, msgs, 4)
 				assert.Equal(t, openai.ChatMessageRoleAssistant, msgs[2].Role)
 				var bad openai.ChatCompletionResponse
-				require.NoError(t, json.Unmarshal([]byte(tt.replies[0].body), &bad))
+				require.NoError(t, json.Unmarshal([]byte(tt.replies[0].Body), &bad))
 				assert.Equal(t, bad.Choices[0].Message.Content, msgs[2].Content, "the bad answer is sent back")
 				assert.Equal(t, openai.ChatMessageRoleUser, msgs[3].Role)
 				assert.Contains(t, msgs[3].Content, tt.repair)
@@ -72,7 +74,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestPlanInvalidTwice(t *testing.T) {
-	f := newFakeServer(t, textReply("not json", 10), textReply(`{"summary": ""}`, 10))
+	f := llmtest.NewServer(t, llmtest.Text("not json", 10), llmtest.Text(`{"summary": ""}`, 10))
 	c, _ := newTestClient(t, f, nil)
 	_, usage, err := c.Plan(t.Context(), testTask, "", nil)
 	require.ErrorIs(t, err, ErrInvalidPlan)
@@ -80,15 +82,15 @@ func TestPlanInvalidTwice(t *testing.T) {
 		assert.Contains(t, err.Error(), s)
 	}
 	assert.Equal(t, 20, usage.Total)
-	assert.Len(t, f.requests(), 2, "exactly one repair round")
+	assert.Len(t, f.Requests(), 2, "exactly one repair round")
 }
 
 func TestPlanJSONModeAndErrors(t *testing.T) {
-	f := newFakeServer(t, textReply(goodPlan, 10), errorReply(401, "bad key", ""))
+	f := llmtest.NewServer(t, llmtest.Text(goodPlan, 10), llmtest.Error(401, "bad key", ""))
 	c, _ := newTestClient(t, f, func(cfg *Config) { cfg.JSONMode = true })
 	_, _, err := c.Plan(t.Context(), testTask, "", nil)
 	require.NoError(t, err)
-	reqs := f.requests()
+	reqs := f.Requests()
 	require.NotNil(t, reqs[0].ResponseFormat)
 	assert.Equal(t, openai.ChatCompletionResponseFormatTypeJSONObject, reqs[0].ResponseFormat.Type)
 
@@ -100,7 +102,7 @@ func TestPlanJSONModeAndErrors(t *testing.T) {
 	spent.Add(Usage{Total: 5})
 	_, _, err = c.Plan(t.Context(), testTask, "", spent)
 	require.ErrorIs(t, err, ErrBudget)
-	assert.Len(t, f.requests(), 2, "a spent budget makes no request")
+	assert.Len(t, f.Requests(), 2, "a spent budget makes no request")
 }
 
 func TestParsePlanAcceptsTestStrategyAlias(t *testing.T) {
