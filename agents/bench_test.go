@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/verifier"
@@ -27,18 +28,18 @@ const benchAttempts = 5
 // instantModel answers at once: the planner with a plan, an executor turn
 // with a write_file of new content (so every attempt makes a commit) and the
 // turn after it with finish.
-func instantModel(b *testing.B) *modelServer {
-	m := newModelServer(b)
+func instantModel(b *testing.B) *llmtest.Server {
+	m := llmtest.NewServer(b)
 	var n atomic.Int64
-	m.next = func(req openai.ChatCompletionRequest) answer {
+	m.SetFallback(func(req openai.ChatCompletionRequest) llmtest.Reply {
 		switch {
 		case len(req.Tools) == 0:
 			return planAnswer()
 		case req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool:
-			return tools(finish("wrote the attempt file"))
+			return llmtest.ToolCalls(tokensPerCall, llmtest.Finish("wrote the attempt file"))
 		}
-		return tools(writeFile("bench/attempt.txt", fmt.Sprintf("attempt %d\n", n.Add(1))))
-	}
+		return llmtest.ToolCalls(tokensPerCall, llmtest.WriteFile("bench/attempt.txt", fmt.Sprintf("attempt %d\n", n.Add(1))))
+	})
 	return m
 }
 
@@ -69,11 +70,11 @@ var trueCheck = []verifier.Check{{Name: "true", Kind: verifier.KindTest, Command
 // check and the planner.
 func BenchmarkAttemptOverhead(b *testing.B) {
 	ctx := context.Background()
-	s := &sleeps{}
+	s := &llmtest.SleepRecorder{}
 
 	b.Run("attempt", func(b *testing.B) {
 		ws := benchWorkspace(b, "bench-attempt")
-		c := instantModel(b).client(b, s, nil)
+		c := newClient(b, instantModel(b), s, nil)
 		checks := ChecksVerifier{Checks: trueCheck, Workdir: ws.Dir()}
 		// The verifier runs the real check, then fails all but the last
 		// attempt so the loop goes round.
@@ -166,7 +167,7 @@ func BenchmarkAttemptOverhead(b *testing.B) {
 
 	b.Run("model round trips", func(b *testing.B) {
 		ws := benchWorkspace(b, "bench-model")
-		e := LLMExecutor{Client: instantModel(b).client(b, s, nil), FS: ws.FS()}
+		e := LLMExecutor{Client: newClient(b, instantModel(b), s, nil), FS: ws.FS()}
 		st := TaskState{Task: task("bench"), MaxRetries: 3}
 		b.ResetTimer()
 		for range b.N {
@@ -188,7 +189,7 @@ func BenchmarkAttemptOverhead(b *testing.B) {
 
 	b.Run("planner", func(b *testing.B) {
 		ws := benchWorkspace(b, "bench-plan")
-		p := LLMPlanner{Client: instantModel(b).client(b, s, nil), Workdir: ws.Dir()}
+		p := LLMPlanner{Client: newClient(b, instantModel(b), s, nil), Workdir: ws.Dir()}
 		b.ResetTimer()
 		for range b.N {
 			if _, err := p.Plan(ctx, TaskState{Task: task("bench")}); err != nil {

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/agents/workspace"
 )
 
@@ -40,12 +42,25 @@ func TestNewGraphNeedsExecutorAndVerifier(t *testing.T) {
 
 // attemptN writes add.go still wrong, differently each time, so every
 // attempt makes progress and fails.
-func attemptN(n int) answer {
+func attemptN(n int) llmtest.Reply {
 	src := strings.Replace(stillWrong, "(first try)", fmt.Sprintf("(try %d)", n), 1)
-	return tools(writeFile("add.go", src), finish(fmt.Sprintf("try %d", n)))
+	return llmtest.ToolCalls(tokensPerCall, llmtest.WriteFile("add.go", src), llmtest.Finish(fmt.Sprintf("try %d", n)))
 }
 
-var fixAnswer = tools(writeFile("add.go", fixedAdd), finish("Add adds now"))
+// attemptPrompts returns the user prompt of the first turn of every executor
+// attempt, in order: requests that offer tools and carry only the system
+// and user messages.
+func attemptPrompts(reqs []openai.ChatCompletionRequest) []string {
+	var out []string
+	for _, r := range reqs {
+		if len(r.Tools) > 0 && len(r.Messages) == 2 {
+			out = append(out, r.Messages[1].Content)
+		}
+	}
+	return out
+}
+
+var fixAnswer = llmtest.ToolCalls(tokensPerCall, llmtest.WriteFile("add.go", fixedAdd), llmtest.Finish("Add adds now"))
 
 // TestRetryLoop runs the whole graph with the LLM planner and executor on a
 // scripted model, a real workspace and real go test and go vet checks, and
@@ -54,7 +69,7 @@ func TestRetryLoop(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name       string
-		answers    []answer
+		answers    []llmtest.Reply
 		maxRetries int
 		retries    int
 		phase      string
@@ -62,7 +77,7 @@ func TestRetryLoop(t *testing.T) {
 		check      func(t *testing.T, r *rig, out TaskState)
 	}{{
 		name:    "pass on the first try",
-		answers: []answer{planAnswer(), fixAnswer}, maxRetries: 3,
+		answers: []llmtest.Reply{planAnswer(), fixAnswer}, maxRetries: 3,
 		retries: 1, phase: PhaseDone,
 		check: func(t *testing.T, r *rig, out TaskState) {
 			assert.Nil(t, out.FailedAt)
@@ -75,10 +90,10 @@ func TestRetryLoop(t *testing.T) {
 		},
 	}, {
 		name:    "fail once then pass",
-		answers: []answer{planAnswer(), attemptN(1), fixAnswer}, maxRetries: 3,
+		answers: []llmtest.Reply{planAnswer(), attemptN(1), fixAnswer}, maxRetries: 3,
 		retries: 2, phase: PhaseDone, history: []string{"TestAdd"},
 		check: func(t *testing.T, r *rig, out TaskState) {
-			prompts := attemptPrompts(r.srv.requests())
+			prompts := attemptPrompts(r.srv.Requests())
 			require.Len(t, prompts, 2)
 			assert.Contains(t, prompts[0], "Attempt 1 of 3")
 			assert.Contains(t, prompts[1], "Attempt 2 of 3")
@@ -91,7 +106,7 @@ func TestRetryLoop(t *testing.T) {
 		},
 	}, {
 		name:    "fail three times",
-		answers: []answer{planAnswer(), attemptN(1), attemptN(2), attemptN(3)}, maxRetries: 3,
+		answers: []llmtest.Reply{planAnswer(), attemptN(1), attemptN(2), attemptN(3)}, maxRetries: 3,
 		retries: 3, phase: PhaseFailed, history: []string{"TestAdd", "TestAdd", "TestAdd"},
 		check: func(t *testing.T, r *rig, out TaskState) {
 			require.NotNil(t, out.FailedAt)
@@ -101,22 +116,22 @@ func TestRetryLoop(t *testing.T) {
 		},
 	}, {
 		name:    "lint passes, tests fail",
-		answers: []answer{planAnswer(), attemptN(1), fixAnswer}, maxRetries: 3,
+		answers: []llmtest.Reply{planAnswer(), attemptN(1), fixAnswer}, maxRetries: 3,
 		retries: 2, phase: PhaseDone, history: []string{"tests"},
 		check: func(t *testing.T, r *rig, out TaskState) {
 			assert.NotContains(t, out.ErrorHistory[0], "lint")
 		},
 	}, {
 		name: "tests pass, lint fails",
-		answers: []answer{
+		answers: []llmtest.Reply{
 			planAnswer(),
-			tools(writeFile("add.go", fixedAdd), writeFile("twice.go", vetBad), finish("fixed Add, added Twice")),
-			tools(writeFile("twice.go", vetOK), finish("fixed Twice")),
+			llmtest.ToolCalls(tokensPerCall, llmtest.WriteFile("add.go", fixedAdd), llmtest.WriteFile("twice.go", vetBad), llmtest.Finish("fixed Add, added Twice")),
+			llmtest.ToolCalls(tokensPerCall, llmtest.WriteFile("twice.go", vetOK), llmtest.Finish("fixed Twice")),
 		},
 		maxRetries: 3, retries: 2, phase: PhaseDone, history: []string{"lint"},
 		check: func(t *testing.T, r *rig, out TaskState) {
 			assert.NotContains(t, out.ErrorHistory[0], "tests")
-			assert.Contains(t, attemptPrompts(r.srv.requests())[1], "twice.go", "the lint finding's file reaches the model")
+			assert.Contains(t, attemptPrompts(r.srv.Requests())[1], "twice.go", "the lint finding's file reaches the model")
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,7 +147,7 @@ func TestRetryLoop(t *testing.T) {
 				assert.True(t, strings.HasPrefix(out.ErrorHistory[k], fmt.Sprintf("Retry %d: ", k)), "entry %d: %q", k, out.ErrorHistory[k])
 				assert.Contains(t, out.ErrorHistory[k], want)
 			}
-			assert.Equal(t, len(tc.answers)-1, len(attemptPrompts(r.srv.requests())), "one executor call per attempt")
+			assert.Equal(t, len(tc.answers)-1, len(attemptPrompts(r.srv.Requests())), "one executor call per attempt")
 			var numbers []int
 			for _, a := range out.Attempts {
 				numbers = append(numbers, a.N)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/statgraph"
 )
 
@@ -22,13 +23,13 @@ import (
 // the task cleanly, with an error that says why.
 func TestModelServerTrouble(t *testing.T) {
 	t.Parallel()
-	always500 := func(openai.ChatCompletionRequest) answer {
-		return apiError(http.StatusInternalServerError, "the server had an error", nil)
+	always500 := func(openai.ChatCompletionRequest) llmtest.Reply {
+		return llmtest.Error(http.StatusInternalServerError, "the server had an error", "")
 	}
 	for _, tc := range []struct {
 		name     string
-		answers  []answer
-		next     func(openai.ChatCompletionRequest) answer
+		answers  []llmtest.Reply
+		next     llmtest.ReplyFunc
 		budget   int
 		requests int
 		err      error           // nil: the task must pass
@@ -37,8 +38,8 @@ func TestModelServerTrouble(t *testing.T) {
 		retries  int             // how many waits a failing task asked for
 	}{{
 		name: "429 with Retry-After then success",
-		answers: []answer{
-			apiError(http.StatusTooManyRequests, "rate limit reached", map[string]string{"Retry-After": "1"}),
+		answers: []llmtest.Reply{
+			llmtest.Error(http.StatusTooManyRequests, "rate limit reached", "").WithHeader("Retry-After", "1"),
 			planAnswer(), fixAnswer,
 		},
 		requests: 3, waits: []time.Duration{time.Second},
@@ -47,14 +48,14 @@ func TestModelServerTrouble(t *testing.T) {
 		requests: 3, err: llm.ErrServer, errText: "HTTP 500, 3 attempts", retries: 2,
 	}, {
 		name:     "401",
-		answers:  []answer{apiError(http.StatusUnauthorized, "Incorrect API key provided", nil)},
+		answers:  []llmtest.Reply{llmtest.Error(http.StatusUnauthorized, "Incorrect API key provided", "")},
 		requests: 1, err: llm.ErrAuth, errText: "HTTP 401",
 	}, {
 		name: "budget spent mid-task",
-		answers: []answer{
+		answers: []llmtest.Reply{
 			planAnswer(),
-			tools(writeFile("add.go", stillWrong)),
-			tools(writeFile("notes.txt", "thinking")),
+			llmtest.ToolCalls(tokensPerCall, llmtest.WriteFile("add.go", stillWrong)),
+			llmtest.ToolCalls(tokensPerCall, llmtest.WriteFile("notes.txt", "thinking")),
 		},
 		budget: 250, requests: 3, err: llm.ErrBudget, errText: "task budget of 250 tokens spent (300 used)",
 	}} {
@@ -65,13 +66,13 @@ func TestModelServerTrouble(t *testing.T) {
 				budget = llm.NewBudget(tc.budget, nil)
 			}
 			r := newRig(t, "t5", rigOptions{checks: grepCheck(), budget: budget}, tc.answers...)
-			r.srv.next = tc.next
+			r.srv.SetFallback(tc.next)
 			out, err := r.run(t, "t5", 3)
-			assert.Equal(t, tc.requests, r.srv.count(), "requests made")
+			assert.Equal(t, tc.requests, r.srv.Count(), "requests made")
 			if tc.err == nil {
 				require.NoError(t, err)
 				assert.Equal(t, PhaseDone, out.Phase)
-				assert.Equal(t, tc.waits, r.sleeps.recorded(), "the client waits as Retry-After asks")
+				assert.Equal(t, tc.waits, r.sleeps.Waits(), "the client waits as Retry-After asks")
 				return
 			}
 			require.Error(t, err)
@@ -81,7 +82,7 @@ func TestModelServerTrouble(t *testing.T) {
 			var ne *statgraph.NodeError
 			require.True(t, errors.As(err, &ne), "a node error: %v", err)
 			assert.Nil(t, ne.Panic)
-			assert.Len(t, r.sleeps.recorded(), tc.retries, "a wait before each retry and no retry of errors it cannot fix")
+			assert.Len(t, r.sleeps.Waits(), tc.retries, "a wait before each retry and no retry of errors it cannot fix")
 			if budget != nil {
 				assert.LessOrEqual(t, budget.Spent(), tc.budget+100, "spend passes the budget by at most one call")
 				assert.Equal(t, NodeExecutor, ne.Node)
@@ -97,7 +98,7 @@ func TestToolEscapeRefused(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, "t8", rigOptions{checks: grepCheck()},
 		planAnswer(),
-		tools(writeFile("../outside.txt", "escaped")),
+		llmtest.ToolCalls(tokensPerCall, llmtest.WriteFile("../outside.txt", "escaped")),
 		fixAnswer,
 	)
 	out, err := r.run(t, "t8", 3)
@@ -108,7 +109,7 @@ func TestToolEscapeRefused(t *testing.T) {
 	_, statErr := os.Stat(outside)
 	assert.ErrorIs(t, statErr, os.ErrNotExist, "%s must not be created", outside)
 
-	reqs := r.srv.requests()
+	reqs := r.srv.Requests()
 	require.Len(t, reqs, 3)
 	msgs := reqs[2].Messages
 	last := msgs[len(msgs)-1]
@@ -124,12 +125,12 @@ func TestPlanRepair(t *testing.T) {
 	t.Parallel()
 	t.Run("invalid then valid", func(t *testing.T) {
 		t.Parallel()
-		r := newRig(t, "t9", rigOptions{checks: grepCheck()}, text("Sure! Here is my plan: fix it."), planAnswer(), fixAnswer)
+		r := newRig(t, "t9", rigOptions{checks: grepCheck()}, llmtest.Text("Sure! Here is my plan: fix it.", tokensPerCall), planAnswer(), fixAnswer)
 		out, err := r.run(t, "t9", 3)
 		require.NoError(t, err)
 		assert.Equal(t, PhaseDone, out.Phase)
 		assert.Equal(t, []string{"add.go"}, out.Plan.Files)
-		reqs := r.srv.requests()
+		reqs := r.srv.Requests()
 		require.Len(t, reqs, 3)
 		repair := reqs[1].Messages
 		assert.Greater(t, len(repair), len(reqs[0].Messages), "the repair round continues the conversation")
@@ -138,11 +139,11 @@ func TestPlanRepair(t *testing.T) {
 	})
 	t.Run("invalid twice", func(t *testing.T) {
 		t.Parallel()
-		r := newRig(t, "t9", rigOptions{checks: grepCheck()}, text("no plan"), text(`{"summary": "half`))
+		r := newRig(t, "t9", rigOptions{checks: grepCheck()}, llmtest.Text("no plan", tokensPerCall), llmtest.Text(`{"summary": "half`, tokensPerCall))
 		_, err := r.run(t, "t9", 3)
 		require.Error(t, err)
 		assert.ErrorIs(t, err, llm.ErrInvalidPlan)
 		assert.ErrorContains(t, err, "plan task t9")
-		assert.Equal(t, 2, r.srv.count(), "the executor never runs")
+		assert.Equal(t, 2, r.srv.Count(), "the executor never runs")
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/verifier"
@@ -20,9 +21,9 @@ const feedbackCap = 1500
 // rig is one task wired the way the CLI wires it: the LLM planner and
 // executor on a scripted model server, a real workspace, and real checks.
 type rig struct {
-	srv    *modelServer
+	srv    *llmtest.Server
 	ws     *workspace.Workspace
-	sleeps *sleeps
+	sleeps *llmtest.SleepRecorder
 	log    *syncBuffer // Config.Log and the llm client's Logf
 	cfg    Config
 }
@@ -35,10 +36,10 @@ type rigOptions struct {
 }
 
 // newRig prepares workspace id and a model server answering queue.
-func newRig(t testing.TB, id string, o rigOptions, queue ...answer) *rig {
+func newRig(t testing.TB, id string, o rigOptions, queue ...llmtest.Reply) *rig {
 	t.Helper()
-	r := &rig{srv: newModelServer(t, queue...), ws: newWorkspace(t, id, nil), sleeps: &sleeps{}, log: &syncBuffer{}}
-	c := r.srv.client(t, r.sleeps, func(cfg *llm.Config) {
+	r := &rig{srv: llmtest.NewServer(t, queue...), ws: newWorkspace(t, id, nil), sleeps: &llmtest.SleepRecorder{}, log: &syncBuffer{}}
+	c := newClient(t, r.srv, r.sleeps, func(cfg *llm.Config) {
 		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(r.log, format+"\n", args...) }
 		if o.client != nil {
 			o.client(cfg)
@@ -60,6 +61,34 @@ func newRig(t testing.TB, id string, o rigOptions, queue ...answer) *rig {
 		Log:       r.log,
 	}
 	return r
+}
+
+// tokensPerCall is what every scripted model answer of these tests costs.
+const tokensPerCall = 100
+
+// newClient returns an llm client of srv with model "test-model", two
+// retries and sleeps as its Sleep; edit may adjust the config.
+func newClient(t testing.TB, srv *llmtest.Server, sleeps *llmtest.SleepRecorder, edit func(*llm.Config)) *llm.Client {
+	t.Helper()
+	cfg := llm.Config{
+		APIKey:     "sk-test-not-a-secret",
+		BaseURL:    srv.BaseURL(),
+		Model:      llmtest.Model,
+		MaxRetries: 2,
+		HTTPClient: srv.Client(),
+		Sleep:      sleeps.Sleep,
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	c, err := llm.New(cfg)
+	require.NoError(t, err)
+	return c
+}
+
+// planAnswer answers the planner with a valid plan.
+func planAnswer() llmtest.Reply {
+	return llmtest.Text(`{"summary":"make Add add","steps":["change a - b to a + b in add.go"],"files":["add.go"],"test_strategy":"go test ./..."}`, tokensPerCall)
 }
 
 // task is the task every rig works on.

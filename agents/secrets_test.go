@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -28,19 +30,19 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", canary)
 	for _, tc := range []struct {
 		name    string
-		answers []answer
+		answers []llmtest.Reply
 		failed  bool // the run ends with an error
 		logs    string
 	}{{
 		name: "retry, fail, fix",
-		answers: []answer{
-			apiError(http.StatusTooManyRequests, "Rate limit reached for key "+canary, map[string]string{"Retry-After": "1"}),
+		answers: []llmtest.Reply{
+			llmtest.Error(http.StatusTooManyRequests, "Rate limit reached for key "+canary, "").WithHeader("Retry-After", "1"),
 			planAnswer(), attemptN(1), fixAnswer,
 		},
 		logs: "Rate limit reached for key",
 	}, {
 		name:    "401 echoing the key",
-		answers: []answer{apiError(http.StatusUnauthorized, "Incorrect API key provided: "+canary, nil)},
+		answers: []llmtest.Reply{llmtest.Error(http.StatusUnauthorized, "Incorrect API key provided: "+canary, "")},
 		failed:  true,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,8 +60,8 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 			require.NoError(t, err)
 			out, err := g.Invoke(ctx, TaskState{Task: task("t10"), MaxRetries: 3}, statgraph.WithThread("t10"))
 
-			require.NotEmpty(t, r.srv.authHeaders())
-			assert.Equal(t, "Bearer "+canary, r.srv.authHeaders()[0], "the canary is the key in use")
+			require.NotEmpty(t, r.srv.AuthHeaders())
+			assert.Equal(t, "Bearer "+canary, r.srv.AuthHeaders()[0], "the canary is the key in use")
 			if tc.failed {
 				require.ErrorIs(t, err, llm.ErrAuth)
 				assert.NotContains(t, err.Error(), canary, "error")
@@ -77,7 +79,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 
 			assert.Contains(t, r.log.String(), tc.logs)
 			assert.NotContains(t, r.log.String(), canary, "log")
-			assert.NotContains(t, r.srv.raw(), canary, "request bodies")
+			assert.NotContains(t, strings.Join(r.srv.RawBodies(), "\n"), canary, "request bodies")
 			assert.NotContains(t, git(t, r.ws.Dir(), "log", "-p", "--all"), canary, "commits")
 
 			cps, err := cp.List(ctx, "t10", 0)
