@@ -37,6 +37,7 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 	if err != nil {
 		return "", false, err
 	}
+	defer scan.abandon()
 	ref, tip, err := w.tip()
 	if err != nil {
 		return "", false, err

@@ -73,6 +73,7 @@ type gitScan struct {
 	// write stores them together.
 	pending []plumbing.EncodedObject
 	queued  map[plumbing.Hash]bool
+	written bool // write succeeded
 }
 
 // scanTree records the working tree (tracked files, and untracked files
@@ -283,8 +284,16 @@ func (s *gitScan) write(extra ...plumbing.EncodedObject) error {
 		s.w.scan = scanState{}
 		return fmt.Errorf("workspace: write objects in %s: %w", s.w.dir, err)
 	}
-	s.pending, s.queued = nil, map[plumbing.Hash]bool{}
+	s.pending, s.queued, s.written = nil, map[plumbing.Hash]bool{}, true
 	return nil
+}
+
+// abandon drops the workspace's caches unless write succeeded: they name
+// queued objects that are not in the store.
+func (s *gitScan) abandon() {
+	if !s.written {
+		s.w.scan = scanState{}
+	}
 }
 
 // writeObjects stores objs in st, as one pack when there are several.

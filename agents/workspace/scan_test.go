@@ -406,3 +406,22 @@ func TestTreeHashSeesWhatCommitLeavesOut(t *testing.T) {
 	assert.True(t, changed)
 	assert.NotContains(t, runGit(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"), "run.log")
 }
+
+func TestCommitAfterAFailedCommitWritesEveryObject(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "fail", Root: t.TempDir()})
+	ctx := context.Background()
+	head := filepath.Join(w.Dir(), ".git", "HEAD")
+	good := readFile(t, head)
+	require.NoError(t, w.FS().WriteFile("new/dir/file.txt", "new\n"))
+	require.NoError(t, os.WriteFile(head, []byte("ref: refs/heads/statgraph/nowhere\n"), 0o644))
+	_, _, err := w.Commit(ctx, 1, "fails: HEAD names no commit")
+	require.Error(t, err)
+
+	require.NoError(t, os.WriteFile(head, []byte(good), 0o644))
+	_, changed, err := w.Commit(ctx, 1, "again")
+	require.NoError(t, err)
+	require.True(t, changed)
+	assert.Equal(t, "new", runGit(t, w.Dir(), "show", "HEAD:new/dir/file.txt"))
+	runGit(t, w.Dir(), "fsck", "--strict")
+}
