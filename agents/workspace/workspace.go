@@ -65,8 +65,10 @@ type Workspace struct {
 // checked out on branch statgraph/<TaskID>.
 //
 // A new workspace is a local clone whose object files are hard links to the
-// source's (copies when the file system cannot link), like `git clone --local`;
-// the working tree is then checked out from the base commit. It is built in a
+// source's (copies when the file system cannot link), like `git clone --local`,
+// except that a small source's few loose objects are copied into one pack;
+// the working tree is then checked out from the base commit, which also
+// fills the stat cache, so the first Commit reads no file. It is built in a
 // temporary directory and renamed into place, so a crash never leaves a
 // half-made workspace under its final name. Prepare reads the source
 // repository and never changes its branches, index or working tree; the only
