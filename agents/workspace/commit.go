@@ -208,3 +208,43 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	}
 	return patch.String(), nil
 }
+
+// DiffCommit returns the unified diff that commit hash made against its
+// first parent (against the empty tree for a root commit), e.g. one
+// attempt's change. It is "" for a commit that changed nothing.
+func (w *Workspace) DiffCommit(ctx context.Context, hash string) (string, error) {
+	if err := w.lock(ctx); err != nil {
+		return "", err
+	}
+	defer w.mu.Unlock()
+	c, err := w.repo.CommitObject(plumbing.NewHash(hash))
+	if err != nil {
+		return "", fmt.Errorf("workspace: commit %s: %w", hash, err)
+	}
+	to, err := c.Tree()
+	if err != nil {
+		return "", fmt.Errorf("workspace: commit %s: %w", hash, err)
+	}
+	var from *object.Tree
+	if c.NumParents() > 0 {
+		p, err := c.Parent(0)
+		if err != nil {
+			return "", fmt.Errorf("workspace: parent of %s: %w", hash, err)
+		}
+		if p.TreeHash == c.TreeHash {
+			return "", nil
+		}
+		if from, err = p.Tree(); err != nil {
+			return "", fmt.Errorf("workspace: parent of %s: %w", hash, err)
+		}
+	}
+	changes, err := object.DiffTreeWithOptions(ctx, from, to, nil)
+	if err != nil {
+		return "", fmt.Errorf("workspace: diff %s: %w", hash, err)
+	}
+	patch, err := changes.PatchContext(ctx)
+	if err != nil {
+		return "", fmt.Errorf("workspace: diff %s: %w", hash, err)
+	}
+	return patch.String(), nil
+}

@@ -389,3 +389,28 @@ func TestPrepareRefusesForeignDirectory(t *testing.T) {
 	_, err = Prepare(context.Background(), Options{Source: t.TempDir(), TaskID: "8"})
 	require.ErrorContains(t, err, "Source must be the top directory of a git repository")
 }
+
+func TestDiffCommitShowsOneAttempt(t *testing.T) {
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "dc"})
+	ctx := context.Background()
+
+	require.NoError(t, w.FS().WriteFile("a.txt", "alpha\nfirst\n"))
+	h1, _, err := w.Commit(ctx, 1, "first")
+	require.NoError(t, err)
+	require.NoError(t, w.FS().WriteFile("second.txt", "two\n"))
+	h2, _, err := w.Commit(ctx, 2, "second")
+	require.NoError(t, err)
+
+	d1, err := w.DiffCommit(ctx, h1)
+	require.NoError(t, err)
+	assert.Contains(t, d1, "+first\n")
+	assert.NotContains(t, d1, "second.txt")
+	d2, err := w.DiffCommit(ctx, h2)
+	require.NoError(t, err)
+	assert.Contains(t, d2, "diff --git a/second.txt b/second.txt")
+	assert.NotContains(t, d2, "+first")
+
+	_, err = w.DiffCommit(ctx, "0123456789012345678901234567890123456789")
+	require.Error(t, err)
+}

@@ -122,6 +122,15 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	s := snap.State
+	var ws *workspace.Workspace
+	if dir := filepath.Join(filepath.Dir(store), "work", id); !*noDiff {
+		if _, err := os.Stat(dir); err == nil {
+			if ws, err = workspace.Prepare(ctx, workspace.Options{Source: repo, TaskID: id, Root: filepath.Dir(dir)}); err != nil {
+				return fmt.Errorf("open workspace of task %s: %w", id, err)
+			}
+			defer ws.Close()
+		}
+	}
 	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", id, s.Task.Title, s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
 	if s.Plan.Summary != "" {
 		fmt.Fprintf(stdout, "plan: %s\n", s.Plan.Summary)
@@ -141,6 +150,11 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, e := range a.Errors {
 			fmt.Fprintf(stdout, "  error: %s\n", e)
 		}
+		if ws != nil && a.Commit != "" {
+			if d, err := ws.DiffCommit(ctx, a.Commit); err == nil && d != "" {
+				fmt.Fprintf(stdout, "  diff of this attempt:\n%s\n", indent(d, "    "))
+			}
+		}
 		if a.Feedback != "" {
 			fmt.Fprintf(stdout, "  feedback sent back:\n%s\n", indent(a.Feedback, "    "))
 		}
@@ -151,18 +165,9 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stdout, "  %s\n", h)
 		}
 	}
-	if *noDiff {
+	if ws == nil {
 		return nil
 	}
-	dir := filepath.Join(filepath.Dir(store), "work", id)
-	if _, err := os.Stat(dir); err != nil {
-		return nil
-	}
-	ws, err := workspace.Prepare(ctx, workspace.Options{Source: repo, TaskID: id, Root: filepath.Dir(dir)})
-	if err != nil {
-		return fmt.Errorf("open workspace of task %s: %w", id, err)
-	}
-	defer ws.Close()
 	diff, err := ws.Diff(ctx)
 	if err != nil {
 		return err
