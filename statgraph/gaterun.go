@@ -109,39 +109,54 @@ func (r *run[S]) beforeExec(sl *slot[S], n *node[S]) bool {
 	sl.dec = nil
 	switch n.kind {
 	case gateKind:
-		info.attempt, info.calls, info.raised = 1, 0, nil
-		inline := len(r.slots) == 1 && r.emit != nil
-		if inline && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: 1}) {
-			sl.err = r.stopped()
-			return true
-		}
-		if r.emit == nil {
-			r.evalGate(sl, n)
-			return true
-		}
-		t0 := time.Now()
-		r.evalGate(sl, n)
-		sl.dur = time.Since(t0)
-		if inline {
-			r.emitEnd(sl, n.idx)
-		}
+		r.runGate(sl, n)
 		return true
 	case validatorKind:
-		if n.val.key == nil {
-			return false
-		}
-		gi.key = n.val.key(r.state)
-		kept := r.gs.verdicts[n.val.slot]
-		if !kept.ok || !kept.v.Passed || kept.v.Key != gi.key {
-			return false
-		}
-		var zero S
-		gi.verdict, gi.hasVerdict = kept.v, true
-		gi.verdict.Reused = true
-		sl.out, sl.err, sl.dur = zero, nil, 0
-		return true
+		return n.val.key != nil && r.reuseVerdict(sl, n)
 	}
 	return false
+}
+
+// runGate runs gate n in slot sl. It is apart from beforeExec, and not
+// inlined, so that the frame of a parallel node's goroutine stays small.
+//
+//go:noinline
+func (r *run[S]) runGate(sl *slot[S], n *node[S]) {
+	info := &sl.nctx.info
+	info.attempt, info.calls, info.raised = 1, 0, nil
+	inline := len(r.slots) == 1 && r.emit != nil
+	if inline && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: 1}) {
+		sl.err = r.stopped()
+		return
+	}
+	if r.emit == nil {
+		r.evalGate(sl, n)
+		return
+	}
+	t0 := time.Now()
+	r.evalGate(sl, n)
+	sl.dur = time.Since(t0)
+	if inline {
+		r.emitEnd(sl, n.idx)
+	}
+}
+
+// reuseVerdict keeps validator n's earlier passing verdict when its input
+// key is unchanged (RerunFailedOnly), reporting whether it did.
+//
+//go:noinline
+func (r *run[S]) reuseVerdict(sl *slot[S], n *node[S]) bool {
+	gi := sl.nctx.info.gate
+	gi.key = n.val.key(r.state)
+	kept := r.gs.verdicts[n.val.slot]
+	if !kept.ok || !kept.v.Passed || kept.v.Key != gi.key {
+		return false
+	}
+	var zero S
+	gi.verdict, gi.hasVerdict = kept.v, true
+	gi.verdict.Reused = true
+	sl.out, sl.err, sl.dur = zero, nil, 0
+	return true
 }
 
 // evalGate decides what gate n does, from the verdicts recorded before this
