@@ -113,6 +113,9 @@ type DeltaCodec[S any] interface {
 	ApplyDelta(prev S, delta []byte) (S, error)
 }
 
-// FullEvery is how often, at most, the engine stores a full state between
-// delta-encoded checkpoints, bounding the rows a load reads.
-const FullEvery = 32
+// FullEvery bounds the run of delta-encoded checkpoints between two full
+// states, and so the rows a load reads. Within it the engine writes a full
+// state again once the deltas since the last one add up to its size, so
+// that the cost of the full writes, spread over the steps, stays in
+// proportion to what the steps changed.
+const FullEvery = 256

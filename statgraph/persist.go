@@ -13,14 +13,16 @@ import (
 // saver writes a run's checkpoints. It remembers the last state saved so
 // that the next checkpoint can be a delta against it.
 type saver[S any] struct {
-	g         *Graph[S]
-	cp        Checkpointer
-	thread    string
-	lastID    int64 // the thread's highest checkpoint id
-	parent    int64 // the checkpoint the next one follows (lastID, except after a fork)
-	prev      S     // state of checkpoint parent
-	havePrev  bool  // prev is valid
-	sinceFull int   // delta checkpoints written since the last full one
+	g          *Graph[S]
+	cp         Checkpointer
+	thread     string
+	lastID     int64 // the thread's highest checkpoint id
+	parent     int64 // the checkpoint the next one follows (lastID, except after a fork)
+	prev       S     // state of checkpoint parent
+	havePrev   bool  // prev is valid
+	sinceFull  int   // delta checkpoints written since the last full one
+	fullBytes  int   // size of the last full state written
+	deltaBytes int   // bytes of the deltas written since then
 	// sinceCounters counts checkpoints written since the last one with
 	// Counters.
 	sinceCounters int
@@ -92,14 +94,20 @@ func (s *saver[S]) encode(cp *Checkpoint, state S) error {
 		cp.Value = state
 		return nil
 	}
+	// A delta is written while the deltas since the last full state add up
+	// to less than that state's size, so the full writes cost no more than
+	// the deltas did (a step's cost follows what changed, amortised), and
+	// for at most FullEvery-1 checkpoints in a row (a load reads a bounded
+	// number of rows).
 	if s.g.delta != nil && s.havePrev && s.sinceFull < FullEvery-1 {
 		d, ok, err := s.g.delta.MarshalDelta(s.prev, state)
 		if err != nil {
 			return fmt.Errorf("statgraph: encode state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 		}
-		if ok {
+		if ok && s.deltaBytes+len(d) < s.fullBytes {
 			cp.State, cp.Delta = d, true
 			s.sinceFull++
+			s.deltaBytes += len(d)
 			return nil
 		}
 	}
@@ -107,7 +115,7 @@ func (s *saver[S]) encode(cp *Checkpoint, state S) error {
 	if err != nil {
 		return fmt.Errorf("statgraph: encode state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 	}
-	cp.State, s.sinceFull = b, 0
+	cp.State, s.sinceFull, s.fullBytes, s.deltaBytes = b, 0, len(b), 0
 	return nil
 }
 
