@@ -13,7 +13,7 @@ import (
 // written back as they were. null counts as absent for every optional field.
 
 // settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "workdir", "executor", "model", "on_exhausted", "budget_tokens"}
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "workdir", "executor", "model", "on_exhausted", "budget_tokens"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -120,6 +120,7 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.BudgetTokens = d.count(obj, "budget_tokens", id)
 	s.TestCmd = d.command(obj, "test_cmd", id)
 	s.LintCmd = d.command(obj, "lint_cmd", id)
+	s.Checks = d.checks(obj, id)
 	s.Workdir = d.str(obj, "workdir", id)
 	s.Model = d.str(obj, "model", id)
 	s.Executor = d.executor(obj, id)
@@ -160,6 +161,9 @@ func (s Defaults) merge(base Defaults) Defaults {
 	if s.LintCmd.IsZero() {
 		s.LintCmd = base.LintCmd
 	}
+	if len(s.Checks) == 0 {
+		s.Checks = base.Checks
+	}
 	if s.Workdir == "" {
 		s.Workdir = base.Workdir
 	}
@@ -177,7 +181,7 @@ func (s Defaults) merge(base Defaults) Defaults {
 
 func (t *Task) applySettings(s Defaults) {
 	t.MaxRetries, t.BudgetTokens = s.MaxRetries, s.BudgetTokens
-	t.TestCmd, t.LintCmd = s.TestCmd, s.LintCmd
+	t.TestCmd, t.LintCmd, t.Checks = s.TestCmd, s.LintCmd, s.Checks
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
 }
 
@@ -185,7 +189,7 @@ func (t *Task) applySettings(s Defaults) {
 func (t *Task) settings() Defaults {
 	return Defaults{
 		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens,
-		TestCmd: t.TestCmd, LintCmd: t.LintCmd,
+		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
 	}
 }
@@ -372,4 +376,61 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// checkKeys are the members of a check object.
+var checkKeys = []string{"name", "cmd", "kind", "mode", "timeout"}
+
+// checks decodes the checks field: an array of check objects.
+func (d *decoder) checks(obj *node, id string) []Check {
+	v := obj.get("checks")
+	if v == nil || v.kind == kindNull {
+		return nil
+	}
+	const want = `want an array of {"name": ..., "cmd": ..., "kind": "test|lint|other", "mode": "blocking|advisory|informational", "timeout": "10m"}`
+	if v.kind != kindArray {
+		d.add(v.off, id, `"checks" is %s; %s`, describe(v), want)
+		return nil
+	}
+	var out []Check
+	names := map[string]bool{}
+	for i, c := range v.elems {
+		if c.kind != kindObject {
+			d.add(c.off, id, "checks[%d] is %s; %s", i, describe(c), want)
+			continue
+		}
+		d.uniqueKeys(c, id)
+		for _, m := range c.members {
+			if !contains(checkKeys, m.key) {
+				d.add(m.keyOff, id, "checks[%d]: unknown field %q (known: %s)", i, m.key, strings.Join(checkKeys, ", "))
+			}
+		}
+		ck := Check{Name: d.str(c, "name", id), Cmd: d.command(c, "cmd", id), Kind: d.str(c, "kind", id), Mode: d.str(c, "mode", id), Timeout: 10 * time.Minute}
+		switch {
+		case ck.Name == "":
+			d.add(c.off, id, `checks[%d] has no "name"; give it a short name such as "race"`, i)
+		case names[ck.Name]:
+			d.add(c.off, id, "checks[%d]: a check named %q comes earlier; names must be unique", i, ck.Name)
+		}
+		names[ck.Name] = true
+		if ck.Cmd.IsZero() && c.get("cmd") == nil {
+			d.add(c.off, id, `checks[%d] has no "cmd"; give a string (sh -c) or an array (run directly)`, i)
+		}
+		if ck.Kind != "" && ck.Kind != "test" && ck.Kind != "lint" && ck.Kind != "other" {
+			d.add(c.get("kind").off, id, `checks[%d]: unknown kind %q (want "test", "lint" or "other")`, i, ck.Kind)
+		}
+		if ck.Mode != "" && ck.Mode != "blocking" && ck.Mode != "advisory" && ck.Mode != "informational" {
+			d.add(c.get("mode").off, id, `checks[%d]: unknown mode %q (want "blocking", "advisory" or "informational")`, i, ck.Mode)
+		}
+		if t := d.str(c, "timeout", id); t != "" {
+			dur, err := time.ParseDuration(t)
+			if err != nil || dur <= 0 {
+				d.add(c.get("timeout").off, id, `checks[%d]: timeout %q is not a positive duration such as "90s" or "10m"`, i, t)
+			} else {
+				ck.Timeout = dur
+			}
+		}
+		out = append(out, ck)
+	}
+	return out
 }

@@ -322,7 +322,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 	}
 	switch state.Phase {
 	case agents.PhaseDone:
-		return finish(Result{Status: StatusDone, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(Result{Status: StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case agents.PhaseSkipped:
 		return finish(Result{Status: StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	}
@@ -440,6 +440,12 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 	if !t.LintCmd.IsZero() {
 		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: t.LintCmd.Argv, Shell: t.LintCmd.Shell, Timeout: 10 * time.Minute}})
 	}
+	for _, c := range t.Checks {
+		checks = append(checks, verifier.Check{
+			Name: c.Name, Kind: verifier.Kind(c.Kind), Mode: verifier.Mode(c.Mode),
+			Command: verifier.Command{Argv: c.Cmd.Argv, Shell: c.Cmd.Shell, Timeout: c.Timeout},
+		})
+	}
 	cfg := agents.Config{
 		Verifier:  agents.ChecksVerifier{Checks: checks, Workdir: workdir},
 		Workspace: ws,
@@ -517,4 +523,15 @@ func removeStaleTemps(path string) {
 	for _, m := range matches {
 		os.Remove(m)
 	}
+}
+
+// warningsNote sums up the advisory failures of a task that is done anyway.
+func warningsNote(w []string) string {
+	switch len(w) {
+	case 0:
+		return ""
+	case 1:
+		return "done with a warning: " + oneLine(w[0])
+	}
+	return fmt.Sprintf("done with %d warnings, first: %s", len(w), oneLine(w[0]))
 }

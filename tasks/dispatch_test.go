@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,4 +78,51 @@ grep -q 'Retry 0: tests' tasks.json.live && touch fixed
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.True(t, strings.Contains(string(b), `"retry_count": 2`), string(b))
+}
+
+// Checks from tasks.json carry their enforcement mode: a failing blocking
+// check sends the task back to the executor, a failing advisory one is a
+// warning on a task that is done.
+func TestDispatcherCheckModes(t *testing.T) {
+	dir := t.TempDir()
+	gitRepo(t, dir, map[string]string{
+		"agent.sh": "#!/bin/sh\n[ \"$1\" = 2 ] && touch fixed\nexit 0\n",
+		"tasks.json": `{"tasks": [{"id": 1, "title": "modes", "max_retries": 3,
+  "executor": {"command": ["./agent.sh", "{attempt}"]},
+  "checks": [
+    {"name": "must", "cmd": ["test", "-f", "fixed"], "kind": "test"},
+    {"name": "style", "cmd": "echo 'style: too long'; exit 1", "kind": "lint", "mode": "advisory"},
+    {"name": "fyi", "cmd": ["false"], "mode": "informational", "timeout": "30s"}
+  ]}]}`,
+	})
+	path := filepath.Join(dir, "tasks.json")
+	f, err := tasks.Load(path, "")
+	require.NoError(t, err)
+	task, _ := f.Task("1")
+	require.Len(t, task.Checks, 3)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	sum, err := (&tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1}).Run(ctx)
+	require.NoError(t, err)
+	u := sum.Units[0]
+	require.Equal(t, tasks.StatusDone, u.Status)
+	require.Equal(t, 2, u.Attempts, "the blocking check failed once")
+	require.Contains(t, u.Reason, "done with a warning")
+	require.Contains(t, u.Reason, "style")
+
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var saved struct {
+		Tasks []struct {
+			ErrorHistory []string `json:"error_history"`
+		} `json:"tasks"`
+	}
+	require.NoError(t, json.Unmarshal(b, &saved))
+	hist := saved.Tasks[0].ErrorHistory
+	require.Len(t, hist, 1)
+	require.Contains(t, hist[0], "must: exit status 1")
+	require.NotContains(t, hist[0], "style", "an advisory failure does not enter the history")
+	require.NotContains(t, hist[0], "fyi")
 }

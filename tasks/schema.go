@@ -88,6 +88,26 @@ type Defaults struct {
 	Model        string
 	OnExhausted  string
 	BudgetTokens *int
+	Checks       []Check
+}
+
+// Check is one more command the verifier runs besides test_cmd and lint_cmd,
+// with its own enforcement mode. In JSON:
+//
+//	"checks": [{"name": "race", "cmd": ["go", "test", "-race", "./..."], "kind": "test",
+//	            "mode": "advisory", "timeout": "5m"}]
+//
+// cmd is a string (sh -c) or an array (run directly); kind is "test",
+// "lint" or "other" (default); mode is "blocking" (default: a failure sends
+// the task back to the executor), "advisory" (a failure is recorded as a
+// warning and does not block) or "informational" (shown only); timeout is a
+// Go duration, default 10m.
+type Check struct {
+	Name    string
+	Cmd     Command
+	Kind    string
+	Mode    string
+	Timeout time.Duration
 }
 
 // Task is one entry of tasks.json, or one of its subtasks.
@@ -117,6 +137,7 @@ type Task struct {
 	Model        string
 	OnExhausted  string // "" means OnExhaustedFail
 	BudgetTokens *int   // nil: no per-task budget
+	Checks       []Check
 
 	RetryCount   int
 	ErrorHistory []string

@@ -32,7 +32,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it`,
 		}},
 		{"defaults", []string{
-			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, workdir, executor, model, on_exhausted, budget_tokens)`,
+			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, workdir, executor, model, on_exhausted, budget_tokens)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm" or {"command": ["program", "arg", ...]}`,
 		}},
 		{"dupkeys", []string{
@@ -55,6 +55,16 @@ func TestParseBadFiles(t *testing.T) {
 		}},
 		{"syntax", []string{
 			`tasks.json:3:28: task 1: invalid JSON: trailing comma before '}': remove the comma after the last member`,
+		}},
+		{"checks", []string{
+			`tasks.json:2:26: "checks" is an object; want an array of {"name": ..., "cmd": ..., "kind": "test|lint|other", "mode": "blocking|advisory|informational", "timeout": "10m"}`,
+			`tasks.json:5:7: task 1: checks[0] has no "name"; give it a short name such as "race"`,
+			`tasks.json:6:64: task 1: checks[1]: unknown kind "unit" (want "test", "lint" or "other")`,
+			`tasks.json:6:80: task 1: checks[1]: unknown mode "maybe" (want "blocking", "advisory" or "informational")`,
+			`tasks.json:6:100: task 1: checks[1]: timeout "soon" is not a positive duration such as "90s" or "10m"`,
+			`tasks.json:7:7: task 1: checks[2]: a check named "race" comes earlier; names must be unique`,
+			`tasks.json:7:39: task 1: checks[2]: unknown field "colour" (known: name, cmd, kind, mode, timeout)`,
+			`tasks.json:8:7: task 1: checks[3] is a string ("go vet"); want an array of {"name": ..., "cmd": ..., "kind": "test|lint|other", "mode": "blocking|advisory|informational", "timeout": "10m"}`,
 		}},
 		{"syntax_subtask", []string{
 			`tasks.json:5:30: task 2.1: invalid JSON: unexpected character '"' after object member "title", expecting ',' or '}'`,
