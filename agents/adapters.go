@@ -153,3 +153,43 @@ func (c ChecksVerifier) Verify(ctx context.Context, _ TaskState) (Verification, 
 	}
 	return out, nil
 }
+
+// ReviewVerifier adds an advisory LLM review to another Verifier: when the
+// checks pass, the model reads the attempt's diff against the task and, if
+// it does not approve, its feedback becomes a warning. A review never
+// blocks the task (the design keeps reviews advisory) and a review that
+// cannot be had (model error, budget, unreadable answer) is a warning too,
+// not a failure of the verification.
+type ReviewVerifier struct {
+	Checks    Verifier
+	Client    *llm.Client
+	Workspace interface {
+		Diff(ctx context.Context) (string, error)
+	}
+	Budget *llm.Budget
+}
+
+// Verify runs the checks, then the review.
+func (r ReviewVerifier) Verify(ctx context.Context, s TaskState) (Verification, error) {
+	v, err := r.Checks.Verify(ctx, s)
+	if err != nil || !v.Passed() {
+		return v, err
+	}
+	diff, err := r.Workspace.Diff(ctx)
+	if err != nil {
+		return v, err
+	}
+	if strings.TrimSpace(diff) == "" {
+		return v, nil
+	}
+	rev, _, err := r.Client.Review(ctx, s.Task.Info(), s.Plan, diff, r.Budget)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return v, err
+	case err != nil:
+		v.Warnings = append(v.Warnings, "review: not done: "+err.Error())
+	case !rev.Approve:
+		v.Warnings = append(v.Warnings, "review: "+rev.Feedback)
+	}
+	return v, nil
+}

@@ -13,7 +13,7 @@ import (
 // written back as they were. null counts as absent for every optional field.
 
 // settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "workdir", "executor", "model", "on_exhausted", "budget_tokens"}
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -121,6 +121,7 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.TestCmd = d.command(obj, "test_cmd", id)
 	s.LintCmd = d.command(obj, "lint_cmd", id)
 	s.Checks = d.checks(obj, id)
+	s.Review = d.boolean(obj, "review", id)
 	s.Workdir = d.str(obj, "workdir", id)
 	s.Model = d.str(obj, "model", id)
 	s.Executor = d.executor(obj, id)
@@ -164,6 +165,9 @@ func (s Defaults) merge(base Defaults) Defaults {
 	if len(s.Checks) == 0 {
 		s.Checks = base.Checks
 	}
+	if s.Review == nil {
+		s.Review = base.Review
+	}
 	if s.Workdir == "" {
 		s.Workdir = base.Workdir
 	}
@@ -181,7 +185,7 @@ func (s Defaults) merge(base Defaults) Defaults {
 
 func (t *Task) applySettings(s Defaults) {
 	t.MaxRetries, t.BudgetTokens = s.MaxRetries, s.BudgetTokens
-	t.TestCmd, t.LintCmd, t.Checks = s.TestCmd, s.LintCmd, s.Checks
+	t.TestCmd, t.LintCmd, t.Checks, t.Review = s.TestCmd, s.LintCmd, s.Checks, s.Review
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
 }
 
@@ -189,7 +193,7 @@ func (t *Task) applySettings(s Defaults) {
 func (t *Task) settings() Defaults {
 	return Defaults{
 		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens,
-		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks,
+		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks, Review: t.Review,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
 	}
 }
@@ -433,4 +437,18 @@ func (d *decoder) checks(obj *node, id string) []Check {
 		out = append(out, ck)
 	}
 	return out
+}
+
+// boolean returns the boolean field key, or nil when absent or null.
+func (d *decoder) boolean(obj *node, key, id string) *bool {
+	v := obj.get(key)
+	if v == nil || v.kind == kindNull {
+		return nil
+	}
+	if v.kind != kindBool {
+		d.add(v.off, id, "%q is %s; want true or false", key, describe(v))
+		return nil
+	}
+	b := string(v.raw) == "true"
+	return &b
 }

@@ -479,6 +479,12 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 			AllowEnv:  d.AllowEnv,
 		}
 	}
+	if t.Review != nil && *t.Review {
+		if client == nil {
+			return nil, nil, errors.New("task asks for a review (\"review\": true) but no model is configured: pass --model NAME or set STATGRAPH_MODEL, or remove \"review\"")
+		}
+		cfg.Verifier = agents.ReviewVerifier{Checks: cfg.Verifier, Client: client, Workspace: ws, Budget: budget}
+	}
 	g, err := agents.NewGraph(cfg, statgraph.WithCheckpointer(d.Checkpointer))
 	return g, budget, err
 }

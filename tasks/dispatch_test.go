@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -125,4 +127,41 @@ func TestDispatcherCheckModes(t *testing.T) {
 	require.Contains(t, hist[0], "must: exit status 1")
 	require.NotContains(t, hist[0], "style", "an advisory failure does not enter the history")
 	require.NotContains(t, hist[0], "fyi")
+}
+
+// A task that asks for a review fails with a clear message when no model is
+// configured, and runs the review (advisory) when one is.
+func TestDispatcherReview(t *testing.T) {
+	dir := t.TempDir()
+	gitRepo(t, dir, map[string]string{
+		"agent.sh": "#!/bin/sh\necho fixed > fixed\n",
+		"tasks.json": `{"defaults": {"review": true}, "tasks": [{"id": 1, "title": "review me", "max_retries": 2,
+  "executor": {"command": ["./agent.sh"]}, "test_cmd": ["test", "-f", "fixed"]}]}`,
+	})
+	path := filepath.Join(dir, "tasks.json")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	require.NoError(t, err)
+	defer st.Close()
+
+	f, err := tasks.Load(path, "")
+	require.NoError(t, err)
+	sum, err := (&tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1}).Run(ctx)
+	require.NoError(t, err)
+	require.Equal(t, tasks.StatusFailed, sum.Units[0].Status)
+	require.Contains(t, sum.Units[0].Reason, `asks for a review ("review": true) but no model is configured`)
+
+	srv := llmtest.NewServer(t,
+		llmtest.Text(`{"summary": "s", "steps": ["a"], "files": [], "test_strategy": "t"}`, 10),
+		llmtest.Text(`{"approve": false, "feedback": "the file name is odd"}`, 10))
+	f, err = tasks.Load(path, "")
+	require.NoError(t, err)
+	require.NoError(t, f.SetStatus("1", tasks.StatusPending, ""))
+	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1,
+		Model: llm.Config{BaseURL: srv.BaseURL(), Model: llmtest.Model, HTTPClient: srv.Client()}}
+	sum, err = d.Run(ctx)
+	require.NoError(t, err)
+	require.Equal(t, tasks.StatusDone, sum.Units[0].Status, "%+v", sum.Units[0])
+	require.Equal(t, "done with a warning: review: the file name is odd", sum.Units[0].Reason)
+	require.Equal(t, 2, srv.Count(), "a plan and a review")
 }

@@ -89,6 +89,7 @@ type Defaults struct {
 	OnExhausted  string
 	BudgetTokens *int
 	Checks       []Check
+	Review       *bool
 }
 
 // Check is one more command the verifier runs besides test_cmd and lint_cmd,
@@ -138,6 +139,7 @@ type Task struct {
 	OnExhausted  string // "" means OnExhaustedFail
 	BudgetTokens *int   // nil: no per-task budget
 	Checks       []Check
+	Review       *bool // true: an advisory LLM review of each passing attempt's diff
 
 	RetryCount   int
 	ErrorHistory []string

@@ -32,7 +32,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it`,
 		}},
 		{"defaults", []string{
-			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, workdir, executor, model, on_exhausted, budget_tokens)`,
+			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm" or {"command": ["program", "arg", ...]}`,
 		}},
 		{"dupkeys", []string{
@@ -58,6 +58,7 @@ func TestParseBadFiles(t *testing.T) {
 		}},
 		{"checks", []string{
 			`tasks.json:2:26: "checks" is an object; want an array of {"name": ..., "cmd": ..., "kind": "test|lint|other", "mode": "blocking|advisory|informational", "timeout": "10m"}`,
+			`tasks.json:4:39: task 1: "review" is a string ("yes"); want true or false`,
 			`tasks.json:5:7: task 1: checks[0] has no "name"; give it a short name such as "race"`,
 			`tasks.json:6:64: task 1: checks[1]: unknown kind "unit" (want "test", "lint" or "other")`,
 			`tasks.json:6:80: task 1: checks[1]: unknown mode "maybe" (want "blocking", "advisory" or "informational")`,

@@ -33,6 +33,9 @@ var (
 	// ErrInvalidPlan: the model's plan was not valid JSON with the required
 	// fields, even after one repair round.
 	ErrInvalidPlan = errors.New("llm: invalid plan")
+	// ErrInvalidReview: the model's review was not the JSON asked for,
+	// even after one repair round.
+	ErrInvalidReview = errors.New("llm: invalid review")
 )
 
 // Kinds of [APIError]; each maps to one sentinel error.
