@@ -50,29 +50,19 @@ func (c *Client) Plan(ctx context.Context, task TaskInfo, repoView string, budge
 	if c.cfg.JSONMode {
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
-	var total Usage
-	var answer string
-	var parseErr error
-	for round := 1; round <= 2; round++ {
-		resp, err := c.Chat(ctx, req, budget)
-		if err != nil {
-			return Plan{}, total, fmt.Errorf("planner: task %s: %w", task.ID, err)
-		}
-		total = total.plus(UsageOf(resp))
-		answer = ""
-		if len(resp.Choices) > 0 {
-			answer = resp.Choices[0].Message.Content
-		}
-		var plan Plan
-		if plan, parseErr = parsePlan(answer); parseErr == nil {
-			return plan, total, nil
-		}
-		req.Messages = append(req.Messages,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: answer},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: fmt.Sprintf(
-				"Your answer could not be used as a plan: %v. Answer again with only the JSON object "+
-					`{"summary": ..., "steps": [...], "files": [...], "test_strategy": ...}, no prose and no code fences.`, parseErr)},
-		)
+	var plan Plan
+	answer, total, parseErr, err := c.chatRepair(ctx, req, budget, func(answer string) (err error) {
+		plan, err = parsePlan(answer)
+		return err
+	}, func(parseErr error) string {
+		return fmt.Sprintf("Your answer could not be used as a plan: %v. Answer again with only the JSON object "+
+			`{"summary": ..., "steps": [...], "files": [...], "test_strategy": ...}, no prose and no code fences.`, parseErr)
+	})
+	switch {
+	case err != nil:
+		return Plan{}, total, fmt.Errorf("planner: task %s: %w", task.ID, err)
+	case parseErr == nil:
+		return plan, total, nil
 	}
 	return Plan{}, total, fmt.Errorf("%w: task %s: model %s answered twice without a usable plan (%v); its last answer began %q: try a stronger model or enable JSON mode",
 		ErrInvalidPlan, task.ID, c.cfg.Model, parseErr, head(answer, 200))
@@ -167,4 +157,31 @@ func head(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// chatRepair sends req and hands the answer to parse; when parse fails, the
+// model gets the answer back with repair(parse error) and one more try. It
+// returns the last answer, the usage of both calls, parse's last error, and
+// the error of a call that failed.
+func (c *Client) chatRepair(ctx context.Context, req openai.ChatCompletionRequest, budget *Budget,
+	parse func(answer string) error, repair func(parseErr error) string) (answer string, total Usage, parseErr, err error) {
+	for round := 1; round <= 2; round++ {
+		resp, err := c.Chat(ctx, req, budget)
+		if err != nil {
+			return answer, total, parseErr, err
+		}
+		total = total.plus(UsageOf(resp))
+		answer = ""
+		if len(resp.Choices) > 0 {
+			answer = resp.Choices[0].Message.Content
+		}
+		if parseErr = parse(answer); parseErr == nil {
+			return answer, total, nil, nil
+		}
+		req.Messages = append(req.Messages,
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: answer},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repair(parseErr)},
+		)
+	}
+	return answer, total, parseErr, nil
 }

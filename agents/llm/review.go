@@ -43,27 +43,18 @@ func (c *Client) Review(ctx context.Context, task TaskInfo, plan Plan, diff stri
 	if c.cfg.JSONMode {
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
-	var total Usage
-	var parseErr error
-	for round := 1; round <= 2; round++ {
-		resp, err := c.Chat(ctx, req, budget)
-		if err != nil {
-			return Review{}, total, fmt.Errorf("review: task %s: %w", task.ID, err)
-		}
-		total = total.plus(UsageOf(resp))
-		answer := ""
-		if len(resp.Choices) > 0 {
-			answer = resp.Choices[0].Message.Content
-		}
-		var r Review
-		if r, parseErr = parseReview(answer); parseErr == nil {
-			return r, total, nil
-		}
-		req.Messages = append(req.Messages,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: answer},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: fmt.Sprintf(
-				`Your answer could not be read: %v. Answer again with only {"approve": true|false, "feedback": "..."}.`, parseErr)},
-		)
+	var r Review
+	_, total, parseErr, err := c.chatRepair(ctx, req, budget, func(answer string) (err error) {
+		r, err = parseReview(answer)
+		return err
+	}, func(parseErr error) string {
+		return fmt.Sprintf(`Your answer could not be read: %v. Answer again with only {"approve": true|false, "feedback": "..."}.`, parseErr)
+	})
+	switch {
+	case err != nil:
+		return Review{}, total, fmt.Errorf("review: task %s: %w", task.ID, err)
+	case parseErr == nil:
+		return r, total, nil
 	}
 	return Review{}, total, fmt.Errorf("%w: task %s: model %s answered twice without a usable review (%v)", ErrInvalidReview, task.ID, c.cfg.Model, parseErr)
 }
