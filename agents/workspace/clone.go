@@ -21,7 +21,7 @@ import (
 func openSource(source string) (*git.Repository, error) {
 	repo, err := git.PlainOpenWithOptions(source, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
-		return nil, fmt.Errorf("workspace: open source repository %s: %w; Source must be the top directory of a git repository", source, err)
+		return nil, fmt.Errorf("%w: open source repository %s: %w; Source must be the top directory of a git repository", ErrNotRepository, source, err)
 	}
 	return repo, nil
 }
@@ -32,7 +32,7 @@ func resolveBase(src *git.Repository, source, base string) (plumbing.Hash, error
 	if base == "" {
 		head, err := src.Head()
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("workspace: source %s has no HEAD commit: %w; commit something first or set Options.Base", source, err)
+			return plumbing.ZeroHash, fmt.Errorf("%w: source %s has no HEAD commit (%v); commit something first or set Options.Base", ErrNoCommit, source, err)
 		}
 		return head.Hash(), nil
 	}
@@ -291,4 +291,19 @@ func makeRoot(root string) error {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	return f.Close()
+}
+
+// CheckSource reports whether dir can be the source of workspaces: the top
+// directory of a git repository with a HEAD commit. It returns the HEAD
+// commit's hash, or an error saying what to do. It changes nothing.
+func CheckSource(dir string) (string, error) {
+	src, err := openSource(dir)
+	if err != nil {
+		return "", err
+	}
+	h, err := resolveBase(src, dir, "")
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
 }

@@ -39,6 +39,10 @@ var (
 	ErrBranchCheckedOut = errors.New("workspace: the source repository has the task branch checked out")
 	// ErrDiverged: the task branch in the source repository has commits the workspace does not have.
 	ErrDiverged = errors.New("workspace: the task branch in the source repository has commits the workspace does not have")
+	// ErrNotRepository: the source is not the top directory of a git repository.
+	ErrNotRepository = errors.New("workspace: not a git repository")
+	// ErrNoCommit: the source repository has no HEAD commit to start from.
+	ErrNoCommit = errors.New("workspace: the repository has no commit yet")
 )
 
 // PathError records a file operation that failed, the path it was given and

@@ -414,3 +414,19 @@ func TestDiffCommitShowsOneAttempt(t *testing.T) {
 	_, err = w.DiffCommit(ctx, "0123456789012345678901234567890123456789")
 	require.Error(t, err)
 }
+
+func TestCheckSource(t *testing.T) {
+	src := newSource(t)
+	head, err := CheckSource(src)
+	require.NoError(t, err)
+	assert.Equal(t, runGit(t, src, "rev-parse", "HEAD"), head)
+
+	empty := t.TempDir()
+	runGit(t, empty, "init", "-q")
+	_, err = CheckSource(empty)
+	require.ErrorContains(t, err, "has no HEAD commit")
+	require.ErrorContains(t, err, "commit something first")
+
+	_, err = CheckSource(t.TempDir())
+	require.ErrorContains(t, err, "Source must be the top directory of a git repository")
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -91,8 +92,18 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if err != nil {
 		return exitUsage, err
 	}
-	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
-		return exitUsage, usagef("%s is not a git repository: statgraph works in per-task branches; run git init and commit, or pass --repo", repo)
+	// Check the repository before anything is written: tasks start from
+	// its HEAD commit, each on its own branch.
+	if _, err := workspace.CheckSource(repo); err != nil {
+		abs, _ := filepath.Abs(repo)
+		switch {
+		case errors.Is(err, workspace.ErrNotRepository):
+			return exitUsage, usagef("%s is not the top directory of a git repository: statgraph works on per-task branches of your repository; "+
+				"run git init, add and commit your files there, or pass --repo DIR", abs)
+		case errors.Is(err, workspace.ErrNoCommit):
+			return exitUsage, usagef("the repository %s has no commit yet: tasks start from its HEAD commit; commit your files first (git add -A && git commit -m init)", abs)
+		}
+		return exitUsage, usageError{err.Error()}
 	}
 	lock, err := tasks.Lock(file)
 	if err != nil {
