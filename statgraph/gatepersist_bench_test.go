@@ -1,0 +1,68 @@
+package statgraph_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// retryLoop is a gated retry loop: coder runs, check fails until coder has
+// run passAt times, and the gate sends the run back to coder. Every cycle
+// is three super-steps, so three checkpoints, and adds one attempt, one
+// gate decision and one advisory warning to the gate state.
+func retryLoop(passAt int) *statgraph.Builder[cycleState] {
+	return statgraph.New[cycleState]().
+		AddNode("coder", func(_ context.Context, s cycleState) (cycleState, error) {
+			s.Version++
+			return s, nil
+		}).
+		AddValidator("check", func(_ context.Context, s cycleState) (statgraph.Verdict, error) {
+			return statgraph.Verdict{Passed: s.Version >= passAt, Feedback: fmt.Sprintf("version %d is too low", s.Version)}, nil
+		}).
+		AddValidator("style", func(_ context.Context, s cycleState) (statgraph.Verdict, error) {
+			return statgraph.Verdict{Feedback: fmt.Sprintf("version %d could read better", s.Version)}, nil
+		}, statgraph.WithMode(statgraph.ModeAdvisory)).
+		AddGate("gate", statgraph.GateConfig[cycleState]{Validators: []string{"check", "style"}, RetryTarget: "coder", MaxRetries: passAt + 1}).
+		AddEdge(statgraph.Start, "coder").AddEdge("coder", "check").AddEdge("coder", "style").
+		AddEdge("check", "gate").AddEdge("style", "gate").AddEdge("gate", statgraph.End)
+}
+
+// BenchmarkGateExtra runs a gated retry loop of n retries on an encoding
+// in-memory store and reports the bytes of gate state (Checkpoint.Extra)
+// written per checkpoint, on average and over the last 100 checkpoints, and
+// the time per checkpoint. The per-checkpoint figures must not grow with n.
+func BenchmarkGateExtra(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("retries=%d", n), func(b *testing.B) {
+			cp := &statgraph.MemoryCheckpointer{Encode: true}
+			g := mustCompile(b, retryLoop(n+1), statgraph.WithCheckpointer(cp))
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := cp.DeleteThread(ctx, "t"); err != nil {
+					b.Fatal(err)
+				}
+				out, err := g.Invoke(ctx, cycleState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(3*n+10))
+				if err != nil || out.Version != n+1 {
+					b.Fatal(err, out)
+				}
+			}
+			list, err := cp.List(ctx, "t", 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			total, last := 0, 0
+			for i, c := range list {
+				total += len(c.Extra)
+				if i < 100 {
+					last += len(c.Extra)
+				}
+			}
+			b.ReportMetric(float64(total)/float64(len(list)), "extraB/ckpt")
+			b.ReportMetric(float64(last)/float64(min(100, len(list))), "lastExtraB/ckpt")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(list)), "ns/ckpt")
+		})
+	}
+}
