@@ -31,8 +31,8 @@ type gateRun[S any] struct {
 	delay   time.Duration // the longest backoff asked for in the current step
 	restart bool          // a gate retried Start in the current step
 
-	cache []byte // encoding of the state as of the last checkpoint
-	dirty bool   // changed since cache was made
+	dirty bool       // changed since the last checkpoint
+	save  extraSaver // what the last checkpoint holds (gatepersist.go)
 }
 
 type verdictSlot struct {
@@ -576,6 +576,7 @@ func (gs *gateRun[S]) retry(s int, feedback string, count bool) {
 	t.Pending = true
 	if t.Last >= 0 {
 		gs.history[t.Last].feedback = t.Hint
+		gs.feedbackChanged(t.Last)
 	}
 }
 

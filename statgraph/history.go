@@ -29,7 +29,7 @@ func (g *Graph[S]) State(ctx context.Context, thread string) (Snapshot[S], error
 	if err != nil {
 		return Snapshot[S]{}, err
 	}
-	return g.snapshot(ctx, cp)
+	return g.snapshot(ctx, cp, nil)
 }
 
 // History returns the snapshots of thread, newest first; limit <= 0 means
@@ -39,18 +39,22 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Snapshot[S], 0, len(list))
-	for _, cp := range list {
-		s, err := g.snapshot(ctx, cp)
+	// Oldest first, so that each checkpoint's gate state is its parent's,
+	// from memo, plus its own increment.
+	memo := map[int64]*gateDoc{}
+	out := make([]Snapshot[S], len(list))
+	for i := len(list) - 1; i >= 0; i-- {
+		s, err := g.snapshot(ctx, list[i], memo)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, s)
+		out[i] = s
 	}
 	return out, nil
 }
 
-func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint) (Snapshot[S], error) {
+// snapshot returns the snapshot of checkpoint cp; memo is as for loadExtra.
+func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint, memo map[int64]*gateDoc) (Snapshot[S], error) {
 	state, err := loadState(ctx, g.checkpointer(), g.codec, cp)
 	if err != nil {
 		return Snapshot[S]{}, err
@@ -62,7 +66,7 @@ func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint) (Snapshot[S], e
 	if s.Counters, err = loadCounters(ctx, g.checkpointer(), cp); err != nil {
 		return Snapshot[S]{}, err
 	}
-	if s.Gates, s.Warnings, err = gateRecord(cp); err != nil {
+	if s.Gates, s.Warnings, err = gateRecord(ctx, g.checkpointer(), cp, memo); err != nil {
 		return Snapshot[S]{}, err
 	}
 	for _, in := range cp.Interrupts {
@@ -105,7 +109,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 		}
 	}
 	if r.gs != nil {
-		if err := r.gs.load(latest); err != nil {
+		if err := r.gs.load(ctx, g.cfg.checkpointer, latest); err != nil {
 			return 0, err
 		}
 	}

@@ -78,6 +78,9 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 	if err := s.cp.Put(r.ctx, cp); err != nil {
 		return fmt.Errorf("statgraph: save checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 	}
+	if r.gs != nil {
+		r.gs.stored()
+	}
 	s.lastID, s.parent, s.prev, s.havePrev = cp.ID, cp.ID, r.state, true
 	if r.emit != nil {
 		if !r.emit(Event[S]{Kind: EventCheckpoint, Step: step, CheckpointID: cp.ID, Thread: s.thread}) {
@@ -164,7 +167,7 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 		}
 	}
 	if r.gs != nil {
-		if err := r.gs.load(c); err != nil {
+		if err := r.gs.load(ctx, s.cp, c); err != nil {
 			return false, err
 		}
 	}
