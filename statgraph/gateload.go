@@ -35,12 +35,15 @@ type extraLink struct {
 // empty gate state.
 //
 // memo, when not nil, maps checkpoint ids to their rebuilt state; loadExtra
-// adds c's. The documents in it are shared and must not be modified.
+// adds c's when c has Extra. The documents in it are shared and must not be modified.
 //
 // Undecodable documents and broken chains return an error wrapping
 // ErrCorruptCheckpoint that names the thread and checkpoint; errors of cp
 // are returned wrapped as they are.
 func loadExtra(ctx context.Context, cp Checkpointer, c *Checkpoint, tries bool, memo map[int64]*gateDoc) (*gateDoc, error) {
+	if len(c.Extra) == 0 {
+		return &gateDoc{}, nil // not memoised: no increment may follow it
+	}
 	var chain []extraLink // increments, newest first
 	var base *gateDoc
 	shared := false // base is memo's: copy its lists before appending
@@ -50,11 +53,7 @@ func loadExtra(ctx context.Context, cp Checkpointer, c *Checkpoint, tries bool, 
 			break
 		}
 		if len(cur.Extra) == 0 {
-			if cur != c {
-				return nil, corruptExtra(chain[len(chain)-1].c, fmt.Errorf("its parent %d, the base of its increment, holds no gate state", cur.ID))
-			}
-			base = &gateDoc{}
-			break
+			return nil, corruptExtra(chain[len(chain)-1].c, fmt.Errorf("its parent %d, the base of its increment, holds no gate state", cur.ID))
 		}
 		var x gateExtra
 		if err := json.Unmarshal(cur.Extra, &x); err != nil {

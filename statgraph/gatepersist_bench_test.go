@@ -9,16 +9,20 @@ import (
 	"github.com/statgraph/statgraph/statgraph"
 )
 
-// retryLoop is a gated retry loop: coder runs, check fails until coder has
-// run passAt times, and the gate sends the run back to coder. Every cycle
-// is three super-steps, so three checkpoints, and adds one attempt, one
-// gate decision and one advisory warning to the gate state.
-func retryLoop(passAt int) *statgraph.Builder[cycleState] {
+// bumpVersion is the coder of retryLoop in the benchmarks.
+func bumpVersion(_ context.Context, s cycleState) (cycleState, error) {
+	s.Version++
+	return s, nil
+}
+
+// retryLoop is a gated retry loop: coder (which must add one to Version)
+// runs, check fails until coder has run passAt times, and the gate sends
+// the run back to coder. Every cycle is three super-steps, so three
+// checkpoints, and adds one attempt, one gate decision and one advisory
+// warning to the gate state.
+func retryLoop(passAt int, coder statgraph.NodeFunc[cycleState]) *statgraph.Builder[cycleState] {
 	return statgraph.New[cycleState]().
-		AddNode("coder", func(_ context.Context, s cycleState) (cycleState, error) {
-			s.Version++
-			return s, nil
-		}).
+		AddNode("coder", coder).
 		AddValidator("check", func(_ context.Context, s cycleState) (statgraph.Verdict, error) {
 			return statgraph.Verdict{Passed: s.Version >= passAt, Feedback: fmt.Sprintf("version %d is too low", s.Version)}, nil
 		}).
@@ -40,7 +44,7 @@ func BenchmarkGateExtra(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("retries=%d", n), func(b *testing.B) {
 			cp := &statgraph.MemoryCheckpointer{Encode: true}
-			g := mustCompile(b, retryLoop(n+1), statgraph.WithCheckpointer(cp))
+			g := mustCompile(b, retryLoop(n+1, bumpVersion), statgraph.WithCheckpointer(cp))
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
