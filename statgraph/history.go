@@ -18,7 +18,9 @@ type Snapshot[S any] struct {
 	Interrupts   []Interruption
 	Counters     map[string]int // executions per node so far
 	// Gates and Warnings are the run's gate decisions and warnings so far
-	// (see Result); empty for a graph without gates.
+	// (see Result); empty for a graph without gates. The snapshots of one
+	// History call may share these slices' memory: copy them before
+	// changing them.
 	Gates    []GateOutcome
 	Warnings []Warning
 }
