@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // The gate state of a run is kept in Checkpoint.Extra as a JSON document.
@@ -78,6 +79,9 @@ type extraSaver struct {
 	// full; stored takes them as written.
 	next     []byte
 	nextFull bool
+	// tries, gates and warnings hold the JSON of the list entries encoded
+	// so far, by index; nil where not encoded yet or changed since.
+	tries, gates, warnings [][]byte
 }
 
 // counts returns the current lengths of the lists.
@@ -102,9 +106,14 @@ func (gs *gateRun[S]) extra() ([]byte, error) {
 			x.Verdicts = append(x.Verdicts, vs.v)
 		}
 	}
+	head, err := json.Marshal(x)
+	if err != nil {
+		return nil, err
+	}
+	head = head[:len(head)-1] // the lists follow
 	if inc {
 		from := sv.saved
-		b, err := gs.encodeExtra(&x, &from)
+		b, err := gs.encodeExtra(head, &from)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +122,7 @@ func (gs *gateRun[S]) extra() ([]byte, error) {
 			return b, nil
 		}
 	}
-	b, err := gs.encodeExtra(&x, nil)
+	b, err := gs.encodeExtra(head, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -121,35 +130,94 @@ func (gs *gateRun[S]) extra() ([]byte, error) {
 	return b, nil
 }
 
-// encodeExtra fills x's lists from the entries after from (all of them
-// when from is nil, for a full document) and encodes it.
-func (gs *gateRun[S]) encodeExtra(x *gateExtra, from *extraCounts) ([]byte, error) {
-	x.From, x.Feedback = from, nil
-	start := extraCounts{}
-	if from != nil {
+// encodeExtra completes head, an encoded gateExtra without its closing
+// brace, with the list entries after from (all of them when from is nil,
+// for a full document). Entries are encoded once and kept, so that a full
+// document costs a copy of the bytes.
+func (gs *gateRun[S]) encodeExtra(head []byte, from *extraCounts) ([]byte, error) {
+	sv := &gs.save
+	var start extraCounts
+	var buf []byte
+	if from == nil {
+		buf = append(make([]byte, 0, len(head)+sv.fullBytes+sv.incBytes+64), head...)
+	} else {
 		start = *from
-		for _, i := range gs.save.patched {
-			x.Feedback = append(x.Feedback, feedbackJSON{Index: i, Feedback: gs.history[i].feedback})
-		}
-	}
-	x.Tries = make([]tryJSON, 0, len(gs.history)-start.Tries)
-	for i := start.Tries; i < len(gs.history); i++ {
-		t := &gs.history[i]
-		if t.enc == nil {
-			b, err := gs.g.codec.Marshal(t.out)
-			if err != nil {
-				return nil, fmt.Errorf("attempt %d of node %q: %w", t.try, t.node, err)
+		buf = append(make([]byte, 0, len(head)+256), head...)
+		buf = append(buf, `,"from":{"tries":`...)
+		buf = strconv.AppendInt(buf, int64(start.Tries), 10)
+		buf = append(buf, `,"gates":`...)
+		buf = strconv.AppendInt(buf, int64(start.Gates), 10)
+		buf = append(buf, `,"warnings":`...)
+		buf = strconv.AppendInt(buf, int64(start.Warnings), 10)
+		buf = append(buf, '}')
+		if len(sv.patched) > 0 {
+			fb := make([]feedbackJSON, len(sv.patched))
+			for k, i := range sv.patched {
+				fb[k] = feedbackJSON{Index: i, Feedback: gs.history[i].feedback}
 			}
-			t.enc = b
+			b, err := json.Marshal(fb)
+			if err != nil {
+				return nil, err
+			}
+			buf = append(append(buf, `,"feedback":`...), b...)
 		}
-		x.Tries = append(x.Tries, tryJSON{Node: t.node, Context: t.context, Try: t.try, Step: t.step, Output: t.enc, Feedback: t.feedback})
 	}
-	x.Gates = make([]GateOutcome, 0, len(gs.log)-start.Gates)
-	for _, o := range gs.log[start.Gates:] {
-		x.Gates = append(x.Gates, *o)
+	buf, err := appendEntries(buf, `,"tries":[`, &sv.tries, start.Tries, len(gs.history), gs.tryEntry)
+	if err != nil {
+		return nil, err
 	}
-	x.Warnings = gs.warnings[start.Warnings:]
-	return json.Marshal(x)
+	if buf, err = appendEntries(buf, `,"gates":[`, &sv.gates, start.Gates, len(gs.log), func(i int) ([]byte, error) {
+		return json.Marshal(gs.log[i])
+	}); err != nil {
+		return nil, err
+	}
+	if buf, err = appendEntries(buf, `,"warnings":[`, &sv.warnings, start.Warnings, len(gs.warnings), func(i int) ([]byte, error) {
+		return json.Marshal(&gs.warnings[i])
+	}); err != nil {
+		return nil, err
+	}
+	return append(buf, '}'), nil
+}
+
+// tryEntry encodes attempt i, its output with the graph's Codec.
+func (gs *gateRun[S]) tryEntry(i int) ([]byte, error) {
+	t := &gs.history[i]
+	if t.enc == nil {
+		b, err := gs.g.codec.Marshal(t.out)
+		if err != nil {
+			return nil, fmt.Errorf("attempt %d of node %q: %w", t.try, t.node, err)
+		}
+		t.enc = b
+	}
+	return json.Marshal(tryJSON{Node: t.node, Context: t.context, Try: t.try, Step: t.step, Output: t.enc, Feedback: t.feedback})
+}
+
+// appendEntries appends open (`,"name":[`), the JSON of entries from to
+// n-1 and the closing bracket to buf, or nothing when there are none. The
+// JSON of entry i is cache[i], made with encode when missing.
+func appendEntries(buf []byte, open string, cache *[][]byte, from, n int, encode func(i int) ([]byte, error)) ([]byte, error) {
+	if from >= n {
+		return buf, nil
+	}
+	if len(*cache) < n {
+		*cache = append(*cache, make([][]byte, n-len(*cache))...)
+	}
+	buf = append(buf, open...)
+	for i := from; i < n; i++ {
+		e := (*cache)[i]
+		if e == nil {
+			var err error
+			if e, err = encode(i); err != nil {
+				return nil, err
+			}
+			(*cache)[i] = e
+		}
+		if i > from {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, e...)
+	}
+	return append(buf, ']'), nil
 }
 
 // stored records that the document extra returned was written: the next
@@ -173,9 +241,13 @@ func (gs *gateRun[S]) stored() {
 }
 
 // feedbackChanged notes that the feedback of attempt i changed, so that the
-// next increment carries it when the attempt was already written.
+// attempt is encoded again and the next increment carries the feedback
+// when the attempt was already written.
 func (gs *gateRun[S]) feedbackChanged(i int) {
 	sv := &gs.save
+	if i < len(sv.tries) {
+		sv.tries[i] = nil
+	}
 	if sv.based && i < sv.saved.Tries && !slices.Contains(sv.patched, i) {
 		sv.patched = append(sv.patched, i)
 	}
