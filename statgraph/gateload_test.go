@@ -12,7 +12,7 @@ import (
 // gateLoadChain stores a full gate document at checkpoint 1 (one attempt,
 // one decision) and increments 2 (a second attempt; feedback for the
 // first) and 3 (a decision and a warning), each on its predecessor.
-func gateLoadChain(t *testing.T) *codecTestStore {
+func gateLoadChain(t testing.TB) *codecTestStore {
 	t.Helper()
 	store := &codecTestStore{}
 	put := func(id int64, x gateExtra) {
@@ -118,5 +118,38 @@ func TestLoadExtraErrors(t *testing.T) {
 		require.ErrorIs(t, err, boom)
 		assert.NotErrorIs(t, err, ErrCorruptCheckpoint)
 		assert.ErrorContains(t, err, `loading parent 2 of checkpoint 3 of thread "t"`)
+	})
+}
+
+// FuzzLoadExtra loads arbitrary bytes as the gate state of the newest
+// checkpoint of a chain and of its parent: a load returns the state or an
+// ErrCorruptCheckpoint, and never panics.
+func FuzzLoadExtra(f *testing.F) {
+	seed := gateLoadChain(f)
+	for _, c := range seed.cps {
+		f.Add(c.Extra, false)
+	}
+	f.Add([]byte(`{"v":2,"from":{"tries":-1}}`), true)
+	f.Add([]byte(`{"v":2,"from":{"tries":2,"gates":1,"warnings":0},"feedback":[{"index":-5}]}`), false)
+	f.Fuzz(func(t *testing.T, extra []byte, parent bool) {
+		store := gateLoadChain(t)
+		id := int64(3)
+		if parent {
+			id = 2
+		}
+		store.cps[id].Extra = extra
+		for _, tries := range []bool{true, false} {
+			d, err := loadExtra(t.Context(), store, store.cps[3], tries, map[int64]*gateDoc{})
+			if err != nil {
+				require.ErrorIs(t, err, ErrCorruptCheckpoint)
+				continue
+			}
+			require.GreaterOrEqual(t, d.n.Tries, 0)
+			if tries {
+				require.Len(t, d.tries, d.n.Tries)
+			}
+			require.Len(t, d.gates, d.n.Gates)
+			require.Len(t, d.warnings, d.n.Warnings)
+		}
 	})
 }
