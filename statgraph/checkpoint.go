@@ -72,7 +72,8 @@ type Checkpoint struct {
 	Interrupts []PendingInterrupt
 	Resumes    map[string][]byte
 	// Extra is engine bookkeeping (gate counters, attempt history, warnings)
-	// encoded as JSON. Stores keep it as opaque bytes.
+	// encoded as JSON; like State it may be an increment against Parent's.
+	// Stores keep it as opaque bytes.
 	Extra []byte
 }
 

@@ -1,8 +1,10 @@
 package statgraph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -54,12 +56,12 @@ func (m *MemoryCheckpointer) Get(_ context.Context, thread string, id int64) (*C
 	if id == 0 {
 		return list[len(list)-1], nil
 	}
-	for _, cp := range list {
-		if cp.ID == id {
-			return cp, nil
-		}
+	// IDs increase along the list (Put refuses anything else).
+	i, found := slices.BinarySearchFunc(list, id, func(cp *Checkpoint, id int64) int { return cmp.Compare(cp.ID, id) })
+	if !found {
+		return nil, fmt.Errorf("thread %q checkpoint %d: %w", thread, id, ErrNoCheckpoint)
 	}
-	return nil, fmt.Errorf("thread %q checkpoint %d: %w", thread, id, ErrNoCheckpoint)
+	return list[i], nil
 }
 
 // List returns thread's checkpoints, newest first.
