@@ -1,0 +1,82 @@
+package tasks
+
+// This file turns a unit's settings into the orchestrator's agents and checks.
+
+import (
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// graph compiles the orchestrator graph for unit t in workspace ws.
+func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
+	workdir := ws.Dir()
+	if t.Workdir != "" {
+		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
+	}
+	limit := 0
+	if t.BudgetTokens != nil {
+		limit = *t.BudgetTokens
+	}
+	budget := llm.NewBudget(limit, d.Budget)
+	var checks []verifier.Check
+	if !t.TestCmd.IsZero() {
+		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: t.TestCmd.Argv, Shell: t.TestCmd.Shell, Timeout: 10 * time.Minute}})
+	}
+	if !t.LintCmd.IsZero() {
+		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: t.LintCmd.Argv, Shell: t.LintCmd.Shell, Timeout: 10 * time.Minute}})
+	}
+	for _, c := range t.Checks {
+		checks = append(checks, verifier.Check{
+			Name: c.Name, Kind: verifier.Kind(c.Kind), Mode: verifier.Mode(c.Mode),
+			Command: verifier.Command{Argv: c.Cmd.Argv, Shell: c.Cmd.Shell, Timeout: c.Timeout},
+		})
+	}
+	cfg := agents.Config{
+		Verifier:  agents.ChecksVerifier{Checks: checks, Workdir: workdir},
+		Workspace: ws,
+		Budget:    budget,
+		Log:       d.Log,
+	}
+	model := d.Model
+	if t.Model != "" {
+		model.Model = t.Model
+	}
+	var client *llm.Client
+	if model.Model != "" {
+		c, err := llm.New(model)
+		if err != nil {
+			return nil, nil, err
+		}
+		client = c
+		cfg.Planner = agents.LLMPlanner{Client: c, Workdir: workdir, Budget: budget}
+	}
+	if t.Executor.IsLLM() {
+		if client == nil {
+			return nil, nil, errors.New("task needs a model but none is configured: pass --model NAME or set STATGRAPH_MODEL " +
+				"(with OPENAI_BASE_URL for a local server such as Ollama, and OPENAI_API_KEY if it needs one), " +
+				"or give the task an \"executor\": {\"command\": [...]}")
+		}
+		cfg.Executor = agents.LLMExecutor{Client: client, FS: ws.FS(), Budget: budget}
+	} else {
+		cfg.Executor = agents.CommandExecutor{
+			Argv: t.Executor.Command, Workdir: workdir,
+			PromptDir: filepath.Join(stateDir, "prompts"),
+			AllowEnv:  d.AllowEnv,
+		}
+	}
+	if t.Review != nil && *t.Review {
+		if client == nil {
+			return nil, nil, errors.New("task asks for a review (\"review\": true) but no model is configured: pass --model NAME or set STATGRAPH_MODEL, or remove \"review\"")
+		}
+		cfg.Verifier = agents.ReviewVerifier{Checks: cfg.Verifier, Client: client, Workspace: ws, Budget: budget}
+	}
+	g, err := agents.NewGraph(cfg, statgraph.WithCheckpointer(d.Checkpointer))
+	return g, budget, err
+}
