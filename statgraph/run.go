@@ -112,8 +112,8 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.ctx = ctx
-	// One allocation holds the per-node tables and the two frontiers (which
-	// grow apart only when a step has more than n nodes, never).
+	// One allocation holds the two per-node tables and the two frontiers; a
+	// frontier never holds more than n nodes, so each fits in its quarter.
 	n := len(r.g.nodes)
 	ints := make([]int, 4*n)
 	r.seen, r.counters = ints[:n:n], ints[n:2*n:2*n]
