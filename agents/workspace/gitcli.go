@@ -1,0 +1,70 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// ErrNoGit: the git program is not on PATH. The workspace itself works
+// through go-git; the git program is needed for what go-git does not do
+// crash-safely or at all: publishing a branch into the user's repository
+// (git's own fetch writes packs and refs under temporary names and renames
+// them into place) and three-way merges.
+var ErrNoGit = errors.New("workspace: the git program is not on PATH; install git (apt-get install git) and try again")
+
+// gitEnv is the environment git runs with: the parent's, minus anything that
+// would point git at another repository, change what it reads from the
+// user's configuration beyond their identity, or prompt on a terminal.
+func gitEnv() []string {
+	env := make([]string, 0, len(os.Environ())+3)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "GIT_") && !isGitIdentityVar(name) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+}
+
+func isGitIdentityVar(name string) bool {
+	switch name {
+	case "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+		"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE":
+		return true
+	}
+	return false
+}
+
+// runGit runs the git program in dir with args and returns its standard
+// output. A non-zero exit is an error carrying git's standard error, so the
+// caller can say what went wrong. Cancelling ctx kills git; git's own
+// lock files and temporary names keep the repository consistent when that
+// happens.
+func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	path, err := exec.LookPath("git")
+	if err != nil {
+		return nil, ErrNoGit
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = dir
+	cmd.Env = gitEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return stdout.Bytes(), ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return stdout.Bytes(), fmt.Errorf("git %s in %s: %s", strings.Join(args, " "), dir, msg)
+	}
+	return stdout.Bytes(), nil
+}
