@@ -16,6 +16,21 @@
 // Output is captured with a fixed memory bound, keeping its head and tail
 // and saying how many bytes were dropped in between.
 //
+// A Command with a Sandbox runs inside bubblewrap (bwrap, Debian's
+// "bubblewrap" package), for code statgraph did not write: checks and agent
+// CLIs. Only the workspace, a private /tmp and the task's cache directory
+// are writable; the workspace's .git stays read-only; statgraph's state
+// directory is hidden; the command gets its own PID namespace (the caller's
+// /proc/<pid>/environ is out of reach) and dies, with everything it started,
+// when it ends or when the caller dies, kill -9 included; network is kept or
+// reduced to a private loopback. bwrap rather than namespaces set up from Go:
+// it is small, packaged and audited, and gets the ordering of user, mount and
+// PID namespace set-up, the pivot_root and the parent-death signal right,
+// which a Go process (multi-threaded, so unable to unshare its own mount
+// namespace safely) cannot do without a re-exec helper of its own. Tool
+// caches are private per task (see Sandbox for why and how).
+// SandboxAvailable tells whether bwrap works on this machine.
+//
 // Verify runs a set of Checks concurrently. Each check has a Kind (test,
 // lint or other; other counts towards TestsPassed) and an enforcement Mode:
 // blocking failures fail the Verification, advisory ones become Warnings,

@@ -60,6 +60,9 @@ type Command struct {
 	// what the cap drops, from a single goroutine. A Tee write error stops
 	// further writes to Tee but not the capture.
 	Tee io.Writer
+	// Sandbox, if set, runs the command confined by bubblewrap as the
+	// Sandbox type describes; nil runs it unconfined.
+	Sandbox *Sandbox
 }
 
 // Result is the outcome of a command that started.
@@ -86,9 +89,10 @@ type Result struct {
 // main process ends, any process left in its group is killed, so nothing Run
 // starts outlives it. A non-zero exit, a timeout and a cancellation are
 // reported in the Result with a nil error; the error is non-nil only when the
-// command is malformed or cannot be started (it names the program and why).
-// The child's environment is filtered as described in FilterEnv. Run is safe
-// for concurrent use.
+// command is malformed or cannot be started (it names the program and why;
+// for a sandboxed command whose sandbox cannot be set up it wraps
+// ErrSandboxUnavailable). The child's environment is filtered as described
+// in FilterEnv. Run is safe for concurrent use.
 func Run(ctx context.Context, c Command) (Result, error) {
 	argv, err := c.argv()
 	if err != nil {
@@ -111,9 +115,18 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}
 	defer pr.Close()
 
+	env := FilterEnv(os.Environ(), c.AllowEnv)
+	if c.Sandbox != nil {
+		var senv []string
+		if argv, senv, err = c.Sandbox.wrap(argv, c.Dir); err != nil {
+			pw.Close()
+			return Result{}, err
+		}
+		env = append(env, senv...)
+	}
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = append(FilterEnv(os.Environ(), c.AllowEnv), c.Env...)
+	cmd.Env = append(env, c.Env...)
 	cmd.Stdin = c.Stdin
 	cmd.Stdout = pw
 	cmd.Stderr = pw

@@ -1,0 +1,208 @@
+package verifier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Sandbox confines a Command with bubblewrap (bwrap): Linux mount, PID and
+// (optionally) network namespaces around the process and everything it
+// starts. Inside:
+//
+//   - the whole filesystem is visible read-only, except the directories
+//     listed in Hide, which are empty;
+//   - Workspace and CacheDir are writable; the paths in ReadOnly (such as
+//     the workspace's .git) are bound read-only on top, so a check cannot
+//     plant hooks or rewrite refs;
+//   - /tmp is a private, empty tmpfs and TMPDIR points at it;
+//   - /proc shows only the sandbox's own processes, so the caller's process
+//     and its environment (/proc/<pid>/environ) are out of reach;
+//   - when the command ends, times out or is cancelled, or when the calling
+//     process dies (SIGKILL included), every process inside is killed: the
+//     namespace's first process dies with bwrap (--die-with-parent) and the
+//     kernel kills the rest of a PID namespace with it;
+//   - without Network, only a private loopback interface exists;
+//   - the process runs in a new session, so it cannot push keystrokes into
+//     the caller's terminal.
+//
+// Tool caches go under CacheDir, which statgraph gives each task: Go's build
+// cache (GOCACHE), a module cache (GOMODCACHE) filled from the user's own
+// module download cache through GOPROXY=file://... (read-only, falling back
+// to the configured GOPROXY), npm's cache (npm_config_cache) and
+// XDG_CACHE_HOME. A task therefore cannot poison another task's caches or
+// the user's, at the price of compiling the standard library once per task.
+type Sandbox struct {
+	// Workspace is the directory the command may change. Required.
+	Workspace string
+	// ReadOnly lists paths bound read-only after Workspace and CacheDir,
+	// for parts of the workspace that must not change (its .git) and for
+	// files inside a hidden directory the command must read (a prompt
+	// file). Paths that do not exist are skipped.
+	ReadOnly []string
+	// Hide lists directories shown empty inside the sandbox (statgraph's
+	// state directory: the run store, other tasks' workspaces). Workspace,
+	// CacheDir and ReadOnly paths inside them are bound back. Paths that do
+	// not exist are skipped.
+	Hide []string
+	// CacheDir is a writable directory for the tool caches described
+	// above; "" leaves the caches alone (the parent's cache variables, if
+	// allowed, point into read-only places, so builds may fail).
+	CacheDir string
+	// Network keeps the host's network; false leaves only loopback.
+	Network bool
+}
+
+// ErrSandboxUnavailable is wrapped by the errors of SandboxAvailable and of
+// Run for a sandboxed command when bubblewrap is missing or cannot set up
+// its namespaces.
+var ErrSandboxUnavailable = errors.New("the sandbox (bubblewrap) cannot run here")
+
+// installHint says how to get a working sandbox.
+const installHint = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), " +
+	"or pass --no-sandbox to run checks and agent CLIs unprotected"
+
+// SandboxAvailable starts `true` in a sandbox once, with every namespace a
+// sandboxed Command uses, and returns nil when that works. Otherwise the
+// error wraps ErrSandboxUnavailable and says what to install or enable. It
+// takes ~15 ms, looks bwrap up on the current PATH each call and is safe
+// for concurrent use.
+func SandboxAvailable() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return fmt.Errorf("%w: bwrap is not on PATH; %s", ErrSandboxUnavailable, installHint)
+	}
+	args := append(baseArgs(false), "--", "true")
+	out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimSpace(string(out))
+	hint := installHint
+	if strings.Contains(msg, "ermission") || strings.Contains(msg, "namespace") {
+		hint = "enable unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later also " +
+			"sysctl -w kernel.apparmor_restrict_unprivileged_userns=0), or pass --no-sandbox to run checks and agent CLIs unprotected"
+	}
+	return fmt.Errorf("%w: %s %s failed: %v: %s; %s", ErrSandboxUnavailable, bwrap, strings.Join(args, " "), err, msg, hint)
+}
+
+// baseArgs are the namespaces and mounts every sandbox starts from.
+func baseArgs(network bool) []string {
+	args := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"}
+	if !network {
+		args = append(args, "--unshare-net")
+	}
+	return append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+}
+
+// wrap returns the bwrap command line that runs argv in dir inside s, and
+// the environment entries the sandbox sets (TMPDIR and the tool caches).
+func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
+	if s.Workspace == "" {
+		return nil, nil, errors.New("verifier: sandbox has no Workspace; set the directory the command may change")
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, nil, fmt.Errorf("verifier: %w: bwrap is not on PATH; %s", ErrSandboxUnavailable, installHint)
+	}
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return nil, nil, fmt.Errorf("verifier: sandbox working directory: %w", err)
+		}
+	}
+	abs := func(p string) (string, bool) {
+		p, err := filepath.Abs(p)
+		if err != nil {
+			return "", false
+		}
+		_, err = os.Lstat(p)
+		return p, err == nil
+	}
+	args := append([]string{bwrap}, baseArgs(s.Network)...)
+	for _, h := range s.Hide {
+		if p, ok := abs(h); ok {
+			args = append(args, "--tmpfs", p)
+		}
+	}
+	ws, ok := abs(s.Workspace)
+	if !ok {
+		return nil, nil, fmt.Errorf("verifier: sandbox workspace %s does not exist", s.Workspace)
+	}
+	args = append(args, "--bind", ws, ws)
+	env := []string{"TMPDIR=/tmp"}
+	if s.CacheDir != "" {
+		cache, err := filepath.Abs(s.CacheDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("verifier: sandbox cache directory: %w", err)
+		}
+		env = append(env, cacheEnv(cache)...)
+		for _, sub := range []string{"go-build", "gomod", "npm", "xdg"} {
+			if err := os.MkdirAll(filepath.Join(cache, sub), 0o755); err != nil {
+				return nil, nil, fmt.Errorf("verifier: sandbox cache directory: %w", err)
+			}
+		}
+		args = append(args, "--bind", cache, cache)
+	}
+	for _, r := range s.ReadOnly {
+		if p, ok := abs(r); ok {
+			args = append(args, "--ro-bind", p, p)
+		}
+	}
+	if d, err := filepath.Abs(dir); err == nil {
+		dir = d
+	}
+	args = append(args, "--chdir", dir, "--")
+	return append(args, argv...), env, nil
+}
+
+// cacheEnv returns the tool-cache variables for a sandbox whose cache
+// directory is cache.
+func cacheEnv(cache string) []string {
+	env := []string{
+		"GOCACHE=" + filepath.Join(cache, "go-build"),
+		"GOMODCACHE=" + filepath.Join(cache, "gomod"),
+		"npm_config_cache=" + filepath.Join(cache, "npm"),
+		"XDG_CACHE_HOME=" + filepath.Join(cache, "xdg"),
+		// -modcacherw keeps the module cache removable by statgraph.
+		"GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -modcacherw"),
+	}
+	if dl := userModDownloads(); dl != "" {
+		proxy := os.Getenv("GOPROXY")
+		if proxy == "" {
+			proxy = "https://proxy.golang.org,direct"
+		}
+		env = append(env, "GOPROXY=file://"+dl+","+proxy)
+	}
+	return env
+}
+
+// userModDownloads returns the user's module download cache
+// (<GOMODCACHE>/cache/download), or "" when there is none. It follows the
+// go command's own defaults: $GOMODCACHE, else the first $GOPATH entry's
+// pkg/mod, else $HOME/go/pkg/mod.
+func userModDownloads() string {
+	mod := os.Getenv("GOMODCACHE")
+	if mod == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return ""
+			}
+			gopath = filepath.Join(home, "go")
+		}
+		mod = filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
+	}
+	dl := filepath.Join(mod, "cache", "download")
+	if st, err := os.Stat(dl); err != nil || !st.IsDir() {
+		return ""
+	}
+	return dl
+}
