@@ -13,7 +13,7 @@ import (
 // written back as they were. null counts as absent for every optional field.
 
 // settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens"}
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "sandbox"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -122,6 +122,7 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.LintCmd = d.command(obj, "lint_cmd", id)
 	s.Checks = d.checks(obj, id)
 	s.Review = d.boolean(obj, "review", id)
+	s.Sandbox = d.sandbox(obj, id)
 	s.Workdir = d.str(obj, "workdir", id)
 	s.Model = d.str(obj, "model", id)
 	s.Executor = d.executor(obj, id)
@@ -168,6 +169,9 @@ func (s Defaults) merge(base Defaults) Defaults {
 	if s.Review == nil {
 		s.Review = base.Review
 	}
+	if s.Sandbox.Network == nil {
+		s.Sandbox.Network = base.Sandbox.Network
+	}
 	if s.Workdir == "" {
 		s.Workdir = base.Workdir
 	}
@@ -185,7 +189,7 @@ func (s Defaults) merge(base Defaults) Defaults {
 
 func (t *Task) applySettings(s Defaults) {
 	t.MaxRetries, t.BudgetTokens = s.MaxRetries, s.BudgetTokens
-	t.TestCmd, t.LintCmd, t.Checks, t.Review = s.TestCmd, s.LintCmd, s.Checks, s.Review
+	t.TestCmd, t.LintCmd, t.Checks, t.Review, t.Sandbox = s.TestCmd, s.LintCmd, s.Checks, s.Review, s.Sandbox
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
 }
 
@@ -193,7 +197,7 @@ func (t *Task) applySettings(s Defaults) {
 func (t *Task) settings() Defaults {
 	return Defaults{
 		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens,
-		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks, Review: t.Review,
+		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks, Review: t.Review, Sandbox: t.Sandbox,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
 	}
 }
@@ -451,4 +455,24 @@ func (d *decoder) boolean(obj *node, key, id string) *bool {
 	}
 	b := string(v.raw) == "true"
 	return &b
+}
+
+// sandbox decodes the sandbox field: {"network": true|false}.
+func (d *decoder) sandbox(obj *node, id string) SandboxSettings {
+	const want = `want {"network": true} or {"network": false}`
+	v := obj.get("sandbox")
+	if v == nil || v.kind == kindNull {
+		return SandboxSettings{}
+	}
+	if v.kind != kindObject {
+		d.add(v.off, id, `"sandbox" is %s; %s`, describe(v), want)
+		return SandboxSettings{}
+	}
+	d.uniqueKeys(v, id)
+	for _, m := range v.members {
+		if m.key != "network" {
+			d.add(m.keyOff, id, "unknown sandbox field %q; %s", m.key, want)
+		}
+	}
+	return SandboxSettings{Network: d.boolean(v, "network", id)}
 }

@@ -164,3 +164,23 @@ func TestExecutorExpand(t *testing.T) {
 	assert.Equal(t, "agent --prompt={prompt_file} {workdir} try {attempt} of {task_id} {unknown}", e.String())
 	assert.Equal(t, "llm", Executor{}.String())
 }
+
+// TestSandboxNetworkSetting: network is on unless the defaults or the task
+// turn it off; a task's own setting wins over the defaults, and subtasks
+// inherit their parent's.
+func TestSandboxNetworkSetting(t *testing.T) {
+	f, err := Parse("tasks.json", []byte(`{"defaults": {"sandbox": {"network": false}}, "tasks": [
+  {"id": 1, "title": "inherits off"},
+  {"id": 2, "title": "on", "sandbox": {"network": true}, "subtasks": [{"id": 1, "title": "inherits on"}]}
+]}`), "")
+	require.NoError(t, err)
+	for id, want := range map[string]bool{"1": false, "2": true, "2.1": true} {
+		task, ok := f.Task(id)
+		require.True(t, ok, id)
+		assert.Equal(t, want, task.Sandbox.NetworkOn(), "task %s", id)
+	}
+	f, err = Parse("tasks.json", []byte(`{"tasks": [{"id": 1, "title": "default"}]}`), "")
+	require.NoError(t, err)
+	task, _ := f.Task("1")
+	assert.True(t, task.Sandbox.NetworkOn(), "network is on by default")
+}

@@ -90,7 +90,23 @@ type Defaults struct {
 	BudgetTokens *int
 	Checks       []Check
 	Review       *bool
+	Sandbox      SandboxSettings
 }
+
+// SandboxSettings is a task's "sandbox" object: how its checks and agent
+// CLI are confined. In JSON:
+//
+//	"sandbox": {"network": false}
+//
+// network false leaves the sandbox only a private loopback interface; nil
+// (absent) means true, since agent CLIs need their model endpoint and
+// checks may fetch dependencies.
+type SandboxSettings struct {
+	Network *bool
+}
+
+// NetworkOn reports whether the sandbox keeps the host's network.
+func (s SandboxSettings) NetworkOn() bool { return s.Network == nil || *s.Network }
 
 // Check is one more command the verifier runs besides test_cmd and lint_cmd,
 // with its own enforcement mode. In JSON:
@@ -140,6 +156,7 @@ type Task struct {
 	BudgetTokens *int   // nil: no per-task budget
 	Checks       []Check
 	Review       *bool // true: an advisory LLM review of each passing attempt's diff
+	Sandbox      SandboxSettings
 
 	RetryCount   int
 	ErrorHistory []string

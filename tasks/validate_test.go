@@ -32,7 +32,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it`,
 		}},
 		{"defaults", []string{
-			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens)`,
+			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, sandbox)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm" or {"command": ["program", "arg", ...]}`,
 		}},
 		{"dupkeys", []string{
@@ -66,6 +66,11 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:7:7: task 1: checks[2]: a check named "race" comes earlier; names must be unique`,
 			`tasks.json:7:39: task 1: checks[2]: unknown field "colour" (known: name, cmd, kind, mode, timeout)`,
 			`tasks.json:8:7: task 1: checks[3] is a string ("go vet"); want an array of {"name": ..., "cmd": ..., "kind": "test|lint|other", "mode": "blocking|advisory|informational", "timeout": "10m"}`,
+		}},
+		{"sandbox", []string{
+			`tasks.json:2:27: "sandbox" is a string ("off"); want {"network": true} or {"network": false}`,
+			`tasks.json:4:52: task 1: "network" is a string ("no"); want true or false`,
+			`tasks.json:5:41: task 2: unknown sandbox field "net"; want {"network": true} or {"network": false}`,
 		}},
 		{"syntax_subtask", []string{
 			`tasks.json:5:30: task 2.1: invalid JSON: unexpected character '"' after object member "title", expecting ',' or '}'`,
