@@ -73,6 +73,9 @@ type CommandExecutor struct {
 	// AllowEnv names environment variables to pass through although they
 	// look like secrets (e.g. the agent CLI's own API key).
 	AllowEnv []string
+	// Sandbox confines the agent CLI (see verifier.Sandbox); nil runs it
+	// unconfined. The prompt file must be readable inside it.
+	Sandbox *verifier.Sandbox
 }
 
 // Execute runs the command once. A non-zero exit is not an error: the
@@ -103,7 +106,7 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
 	}
-	res, err := verifier.Run(ctx, verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, AllowEnv: c.AllowEnv, MaxOutput: 64 << 10})
+	res, err := verifier.Run(ctx, verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, AllowEnv: c.AllowEnv, MaxOutput: 64 << 10, Sandbox: c.Sandbox})
 	if err != nil {
 		return "", fmt.Errorf("command executor: %w", err)
 	}

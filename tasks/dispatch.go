@@ -17,6 +17,7 @@ import (
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // Dispatcher runs the units of a tasks file through the orchestrator graph:
@@ -64,6 +65,11 @@ type Dispatcher struct {
 	// Log receives the orchestrator's own lines ("task 3 FAILED after 3
 	// attempts"); nil discards them.
 	Log io.Writer
+	// NoSandbox runs checks and agent CLIs without the sandbox (see
+	// verifier.Sandbox); Run then writes one warning to Log saying what is
+	// unprotected. Without it, Run refuses to start when the sandbox cannot
+	// be set up (verifier.SandboxAvailable).
+	NoSandbox bool
 }
 
 // EventKind says what a dispatcher Event reports.
@@ -121,10 +127,19 @@ func Thread(unit string) string { return "task-" + unit }
 // Run dispatches every runnable unit (pending, in-progress or interrupted)
 // until none is left that can run. When ctx is cancelled, running units
 // stop after their current node, are checkpointed and marked interrupted,
-// and Run returns ctx's error with the summary so far.
+// and Run returns ctx's error with the summary so far. When the sandbox
+// cannot be set up and NoSandbox is false, Run changes nothing and returns
+// an error wrapping verifier.ErrSandboxUnavailable.
 func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	if d.Checkpointer == nil {
 		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")
+	}
+	if d.NoSandbox {
+		d.logf("warning: --no-sandbox: checks and agent CLIs run unprotected: they can write anywhere you can " +
+			"(your repository and its .git, $HOME), read statgraph's environment through /proc, " +
+			"leave processes running after the run, and use the network\n")
+	} else if err := verifier.SandboxAvailable(); err != nil {
+		return Summary{}, fmt.Errorf("statgraph refuses to run checks without a sandbox: %w", err)
 	}
 	repo := d.Repo
 	if repo == "" {
@@ -257,6 +272,13 @@ func (d *Dispatcher) summary(units []Unit, results map[string]*UnitResult) Summa
 	return s
 }
 
+// logf writes one line to Log, if any.
+func (d *Dispatcher) logf(format string, args ...any) {
+	if d.Log != nil {
+		fmt.Fprintf(d.Log, format, args...)
+	}
+}
+
 func (d *Dispatcher) report(e Event) {
 	if d.Report != nil {
 		d.Report(e)
@@ -292,7 +314,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
 	}
 	defer ws.Close()
-	g, budget, err := d.graph(t, ws, stateDir)
+	g, budget, err := d.graph(t, ws, repo, stateDir)
 	if err != nil {
 		return fail(agents.TaskState{}, err)
 	}

@@ -14,8 +14,9 @@ import (
 	"github.com/statgraph/statgraph/verifier"
 )
 
-// graph compiles the orchestrator graph for unit t in workspace ws.
-func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
+// graph compiles the orchestrator graph for unit t of repository repo in
+// workspace ws.
+func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, repo, stateDir string) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
 	workdir := ws.Dir()
 	if t.Workdir != "" {
 		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
@@ -25,17 +26,19 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 		limit = *t.BudgetTokens
 	}
 	budget := llm.NewBudget(limit, d.Budget)
+	promptDir := filepath.Join(stateDir, "prompts")
+	sb := d.sandbox(t, ws, repo, stateDir, promptDir)
 	var checks []verifier.Check
 	if !t.TestCmd.IsZero() {
-		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: t.TestCmd.Argv, Shell: t.TestCmd.Shell, Timeout: 10 * time.Minute}})
+		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: t.TestCmd.Argv, Shell: t.TestCmd.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
 	}
 	if !t.LintCmd.IsZero() {
-		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: t.LintCmd.Argv, Shell: t.LintCmd.Shell, Timeout: 10 * time.Minute}})
+		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: t.LintCmd.Argv, Shell: t.LintCmd.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
 	}
 	for _, c := range t.Checks {
 		checks = append(checks, verifier.Check{
 			Name: c.Name, Kind: verifier.Kind(c.Kind), Mode: verifier.Mode(c.Mode),
-			Command: verifier.Command{Argv: c.Cmd.Argv, Shell: c.Cmd.Shell, Timeout: c.Timeout},
+			Command: verifier.Command{Argv: c.Cmd.Argv, Shell: c.Cmd.Shell, Timeout: c.Timeout, Sandbox: sb},
 		})
 	}
 	cfg := agents.Config{
@@ -67,8 +70,9 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 	} else {
 		cfg.Executor = agents.CommandExecutor{
 			Argv: t.Executor.Command, Workdir: workdir,
-			PromptDir: filepath.Join(stateDir, "prompts"),
+			PromptDir: promptDir,
 			AllowEnv:  d.AllowEnv,
+			Sandbox:   sb,
 		}
 	}
 	if t.Review != nil && *t.Review {
@@ -79,4 +83,23 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 	}
 	g, err := agents.NewGraph(cfg, statgraph.WithCheckpointer(d.Checkpointer))
 	return g, budget, err
+}
+
+// sandbox returns the sandbox of unit t's checks and agent CLI, or nil with
+// NoSandbox: the workspace is writable and its .git read-only, the user's
+// repository is read-only (and visible even under /tmp), the state
+// directory (run store, other units' workspaces) is hidden except the
+// prompt files, and the unit's tool caches live in <stateDir>/cache/<id>.
+// One Sandbox is shared by the unit's commands; Run only reads it.
+func (d *Dispatcher) sandbox(t Task, ws *workspace.Workspace, repo, stateDir, promptDir string) *verifier.Sandbox {
+	if d.NoSandbox {
+		return nil
+	}
+	return &verifier.Sandbox{
+		Workspace: ws.Dir(),
+		ReadOnly:  []string{repo, filepath.Join(ws.Dir(), ".git"), promptDir},
+		Hide:      []string{stateDir},
+		CacheDir:  filepath.Join(stateDir, "cache", t.ID),
+		Network:   t.Sandbox.NetworkOn(),
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -40,15 +41,18 @@ import (
 type Sandbox struct {
 	// Workspace is the directory the command may change. Required.
 	Workspace string
-	// ReadOnly lists paths bound read-only after Workspace and CacheDir,
-	// for parts of the workspace that must not change (its .git) and for
-	// files inside a hidden directory the command must read (a prompt
-	// file). Paths that do not exist are skipped.
+	// ReadOnly lists paths bound read-only: parts of the workspace that
+	// must not change (its .git), files inside a hidden directory the
+	// command must read (a prompt file), and places under /tmp that must
+	// stay visible (the user's repository, when it lives there). Paths that
+	// do not exist are skipped.
 	ReadOnly []string
 	// Hide lists directories shown empty inside the sandbox (statgraph's
-	// state directory: the run store, other tasks' workspaces). Workspace,
-	// CacheDir and ReadOnly paths inside them are bound back. Paths that do
-	// not exist are skipped.
+	// state directory: the run store, other tasks' workspaces). Paths that
+	// do not exist are skipped.
+	//
+	// Workspace, CacheDir, ReadOnly and Hide are mounted outermost path
+	// first, so each path nested in another keeps its own mode.
 	Hide []string
 	// CacheDir is a writable directory for the tool caches described
 	// above; "" leaves the caches alone (the parent's cache variables, if
@@ -125,17 +129,16 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 		_, err = os.Lstat(p)
 		return p, err == nil
 	}
-	args := append([]string{bwrap}, baseArgs(s.Network)...)
-	for _, h := range s.Hide {
-		if p, ok := abs(h); ok {
-			args = append(args, "--tmpfs", p)
-		}
-	}
 	ws, ok := abs(s.Workspace)
 	if !ok {
 		return nil, nil, fmt.Errorf("verifier: sandbox workspace %s does not exist", s.Workspace)
 	}
-	args = append(args, "--bind", ws, ws)
+	mounts := []mount{{"--bind", ws}}
+	for _, h := range s.Hide {
+		if p, ok := abs(h); ok {
+			mounts = append(mounts, mount{"--tmpfs", p})
+		}
+	}
 	env := []string{"TMPDIR=/tmp"}
 	if s.CacheDir != "" {
 		cache, err := filepath.Abs(s.CacheDir)
@@ -148,11 +151,25 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 				return nil, nil, fmt.Errorf("verifier: sandbox cache directory: %w", err)
 			}
 		}
-		args = append(args, "--bind", cache, cache)
+		mounts = append(mounts, mount{"--bind", cache})
 	}
 	for _, r := range s.ReadOnly {
 		if p, ok := abs(r); ok {
-			args = append(args, "--ro-bind", p, p)
+			mounts = append(mounts, mount{"--ro-bind", p})
+		}
+	}
+	// Outermost first, so that a path nested in another keeps its own mode
+	// (the workspace's .git inside the workspace, the workspace inside the
+	// hidden state directory inside a read-only repository).
+	slices.SortStableFunc(mounts, func(a, b mount) int {
+		return strings.Count(a.path, string(filepath.Separator)) - strings.Count(b.path, string(filepath.Separator))
+	})
+	args := append([]string{bwrap}, baseArgs(s.Network)...)
+	for _, m := range mounts {
+		if m.op == "--tmpfs" {
+			args = append(args, m.op, m.path)
+		} else {
+			args = append(args, m.op, m.path, m.path)
 		}
 	}
 	if d, err := filepath.Abs(dir); err == nil {
@@ -161,6 +178,9 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	args = append(args, "--chdir", dir, "--")
 	return append(args, argv...), env, nil
 }
+
+// mount is one bwrap mount option on path (bound at the same path).
+type mount struct{ op, path string }
 
 // cacheEnv returns the tool-cache variables for a sandbox whose cache
 // directory is cache.

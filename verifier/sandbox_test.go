@@ -52,7 +52,7 @@ func userRepo(t testing.TB) (repo, ws string, sb *Sandbox) {
 	gitRun(t, repo, "clone", "-q", repo, ws)
 	return repo, ws, &Sandbox{
 		Workspace: ws,
-		ReadOnly:  []string{filepath.Join(ws, ".git")},
+		ReadOnly:  []string{repo, filepath.Join(ws, ".git")},
 		Hide:      []string{state},
 		CacheDir:  filepath.Join(state, "cache", "1"),
 		Network:   true,
@@ -73,6 +73,7 @@ echo pwned > ../../../planted.txt
 echo pwned > ../../runs.db
 echo tmp > "$TMPDIR/scratch" && cat "$TMPDIR/scratch"
 echo ok > inside.txt
+cat ../../../README
 exit 0
 `
 
@@ -124,6 +125,7 @@ func TestSandboxConfinesHostileCheck(t *testing.T) {
 		require.NoError(t, err, "the workspace is writable")
 		assert.Equal(t, "ok\n", string(inside))
 		assert.Contains(t, out, "tmp\n", "the private TMPDIR is writable")
+		assert.Contains(t, out, "user's repo\n", "the user's repository is readable")
 	})
 }
 
@@ -215,7 +217,7 @@ func TestSandboxParentHelper(t *testing.T) {
 	c := Command{Argv: append([]string{"sh", "-c", os.Getenv("SANDBOX_HELPER_SCRIPT"), "sh"}, strings.Fields(os.Getenv("SANDBOX_HELPER_ARGS"))...), Dir: ws}
 	if os.Getenv("SANDBOX_HELPER_OFF") == "" {
 		state := filepath.Dir(filepath.Dir(ws))
-		c.Sandbox = &Sandbox{Workspace: ws, ReadOnly: []string{filepath.Join(ws, ".git")}, Hide: []string{state},
+		c.Sandbox = &Sandbox{Workspace: ws, ReadOnly: []string{filepath.Dir(state), filepath.Join(ws, ".git")}, Hide: []string{state},
 			CacheDir: filepath.Join(state, "cache", "1"), Network: true}
 	}
 	res, err := Run(context.Background(), c)

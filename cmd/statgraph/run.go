@@ -18,6 +18,7 @@ import (
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // common holds the flags shared by the commands that read a tasks file.
@@ -83,6 +84,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
 	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
+	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return exitUsage, err
@@ -104,6 +106,13 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 			return exitUsage, usagef("the repository %s has no commit yet: tasks start from its HEAD commit; commit your files first (git add -A && git commit -m init)", abs)
 		}
 		return exitUsage, usageError{err.Error()}
+	}
+	// Refuse before anything is written when checks cannot be sandboxed
+	// (the dispatcher checks again, for callers of the library).
+	if !*noSandbox {
+		if err := verifier.SandboxAvailable(); err != nil {
+			return exitUsage, usagef("statgraph refuses to run checks without a sandbox; nothing was changed: %v", err)
+		}
 	}
 	lock, err := tasks.Lock(file)
 	if err != nil {
@@ -144,7 +153,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	p := newProgress(stdout, tty)
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
-		Report: p.event, Stop: stop, Log: p.logWriter(),
+		Report: p.event, Stop: stop, Log: p.logWriter(), NoSandbox: *noSandbox,
 	}
 	for _, name := range strings.Split(*allowEnv, ",") {
 		if name = strings.TrimSpace(name); name != "" {
@@ -165,6 +174,8 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	case errors.Is(err, tasks.ErrStopped) || errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "statgraph: interrupted; run `statgraph resume` to continue")
 		return exitInterrupted, nil
+	case errors.Is(err, verifier.ErrSandboxUnavailable):
+		return exitUsage, usageError{err.Error()}
 	case err != nil:
 		return exitFailed, err
 	case sum.Failed():

@@ -1,0 +1,93 @@
+package tasks_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
+	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// plantingTasks is a tasks file whose test command, written as a model
+// would write a hostile test, plants a pre-commit hook in the user's
+// repository (the workspace is <repo>/.statgraph/work/1) and a file beside
+// tasks.json, then passes.
+const plantingTasks = `{"tasks": [{"id": 1, "title": "plant", "max_retries": 1,
+  "executor": {"command": ["true"]},
+  "test_cmd": "mkdir -p ../../../.git/hooks; echo 'echo pwned' > ../../../.git/hooks/pre-commit; echo pwned > ../../../planted.txt; true"}]}`
+
+// runDispatcher runs the tasks file in a fresh repository and returns the
+// repository, what the dispatcher logged, and Run's error.
+func runDispatcher(t *testing.T, noSandbox bool) (string, string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	gitRepo(t, dir, map[string]string{"tasks.json": plantingTasks})
+	f, err := tasks.Load(filepath.Join(dir, "tasks.json"), "")
+	require.NoError(t, err)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	var log bytes.Buffer
+	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Log: &log, NoSandbox: noSandbox}
+	sum, err := d.Run(ctx)
+	if err == nil {
+		require.Len(t, sum.Units, 1)
+		require.Equal(t, tasks.StatusDone, sum.Units[0].Status, "%+v", sum.Units[0])
+	}
+	return dir, log.String(), err
+}
+
+// TestDispatcherSandboxesChecks: through the dispatcher, a check cannot
+// write outside its workspace; with NoSandbox it can, and the run says so
+// once.
+func TestDispatcherSandboxesChecks(t *testing.T) {
+	t.Run("sandboxed", func(t *testing.T) {
+		repo, log, err := runDispatcher(t, false)
+		require.NoError(t, err)
+		assert.NoFileExists(t, filepath.Join(repo, ".git", "hooks", "pre-commit"))
+		assert.NoFileExists(t, filepath.Join(repo, "planted.txt"))
+		assert.NotContains(t, log, "--no-sandbox")
+	})
+	t.Run("no sandbox", func(t *testing.T) {
+		repo, log, err := runDispatcher(t, true)
+		require.NoError(t, err)
+		assert.FileExists(t, filepath.Join(repo, ".git", "hooks", "pre-commit"), "unprotected, as the warning says")
+		assert.Equal(t, 1, strings.Count(log, "warning: --no-sandbox"), "warned once: %s", log)
+	})
+}
+
+// TestDispatcherWithoutBwrap: with bwrap missing from PATH the dispatcher
+// refuses to run, changing nothing and saying what to install; with
+// NoSandbox it runs and warns once.
+func TestDispatcherWithoutBwrap(t *testing.T) {
+	bin := t.TempDir()
+	for _, tool := range []string{"git", "sh", "true", "mkdir", "echo"} {
+		p, err := exec.LookPath(tool)
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(p, filepath.Join(bin, tool)))
+	}
+	t.Setenv("PATH", bin)
+
+	repo, _, err := runDispatcher(t, false)
+	require.ErrorIs(t, err, verifier.ErrSandboxUnavailable)
+	assert.Contains(t, err.Error(), "apt-get install bubblewrap")
+	assert.Contains(t, err.Error(), "--no-sandbox")
+	assert.NoDirExists(t, filepath.Join(repo, ".statgraph"), "nothing was written")
+	b, rerr := os.ReadFile(filepath.Join(repo, "tasks.json"))
+	require.NoError(t, rerr)
+	assert.Equal(t, plantingTasks, string(b), "tasks.json is unchanged")
+
+	_, log, err := runDispatcher(t, true)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(log, "warning: --no-sandbox"), "warned once: %s", log)
+}
