@@ -70,6 +70,11 @@ type Dispatcher struct {
 	// unprotected. Without it, Run refuses to start when the sandbox cannot
 	// be set up (verifier.SandboxAvailable).
 	NoSandbox bool
+	// GoCacheProg is the program (and first arguments) serving
+	// verifier.ServeGoCache, so that sandboxed go commands reuse the user's
+	// build cache read-only (see verifier.Sandbox); nil gives each unit a
+	// fresh build cache of its own.
+	GoCacheProg []string
 }
 
 // EventKind says what a dispatcher Event reports.

@@ -101,5 +101,7 @@ func (d *Dispatcher) sandbox(t Task, ws *workspace.Workspace, repo, stateDir, pr
 		Hide:      []string{stateDir},
 		CacheDir:  filepath.Join(stateDir, "cache", t.ID),
 		Network:   t.Sandbox.NetworkOn(),
+
+		GoCacheProg: d.GoCacheProg,
 	}
 }

@@ -33,11 +33,12 @@ import (
 //     the caller's terminal.
 //
 // Tool caches go under CacheDir, which statgraph gives each task: Go's build
-// cache (GOCACHE), a module cache (GOMODCACHE) filled from the user's own
+// cache (GOCACHE, layered over the user's read-only one through GoCacheProg),
+// a module cache (GOMODCACHE) filled from the user's own
 // module download cache through GOPROXY=file://... (read-only, falling back
 // to the configured GOPROXY), npm's cache (npm_config_cache) and
 // XDG_CACHE_HOME. A task therefore cannot poison another task's caches or
-// the user's, at the price of compiling the standard library once per task.
+// the user's.
 type Sandbox struct {
 	// Workspace is the directory the command may change. Required.
 	Workspace string
@@ -60,6 +61,13 @@ type Sandbox struct {
 	CacheDir string
 	// Network keeps the host's network; false leaves only loopback.
 	Network bool
+	// GoCacheProg, if set, is the absolute path of a program and its first
+	// arguments that serve ServeGoCache when given two more: a lower
+	// (read-only) and an upper (private) build cache. With it, and when the
+	// user has a build cache, go commands in the sandbox reuse the user's
+	// cache read-only and write only CacheDir's; without it a task's first
+	// build compiles everything, the standard library included.
+	GoCacheProg []string
 }
 
 // ErrSandboxUnavailable is wrapped by the errors of SandboxAvailable and of
@@ -145,7 +153,11 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("verifier: sandbox cache directory: %w", err)
 		}
-		env = append(env, cacheEnv(cache)...)
+		cenv, visible := s.cacheEnv(cache)
+		env = append(env, cenv...)
+		for _, p := range visible {
+			mounts = append(mounts, mount{"--ro-bind", p})
+		}
 		for _, sub := range []string{"go-build", "gomod", "npm", "xdg"} {
 			if err := os.MkdirAll(filepath.Join(cache, sub), 0o755); err != nil {
 				return nil, nil, fmt.Errorf("verifier: sandbox cache directory: %w", err)
@@ -183,8 +195,10 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 type mount struct{ op, path string }
 
 // cacheEnv returns the tool-cache variables for a sandbox whose cache
-// directory is cache.
-func cacheEnv(cache string) []string {
+// directory is cache, and the paths outside it the caches read (the cache
+// program and the user's build cache).
+func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
+	var visible []string
 	env := []string{
 		"GOCACHE=" + filepath.Join(cache, "go-build"),
 		"GOMODCACHE=" + filepath.Join(cache, "gomod"),
@@ -200,7 +214,17 @@ func cacheEnv(cache string) []string {
 		}
 		env = append(env, "GOPROXY=file://"+dl+","+proxy)
 	}
-	return env
+	if lower := userGoCache(); lower != "" && len(s.GoCacheProg) > 0 && filepath.IsAbs(s.GoCacheProg[0]) {
+		args := append(slices.Clone(s.GoCacheProg), lower, filepath.Join(cache, "go-build"))
+		for i, a := range args {
+			if strings.ContainsAny(a, " \t\n'\"") {
+				args[i] = "'" + a + "'"
+			}
+		}
+		env = append(env, "GOCACHEPROG="+strings.Join(args, " "))
+		visible = append(visible, s.GoCacheProg[0], lower)
+	}
+	return env, visible
 }
 
 // userModDownloads returns the user's module download cache

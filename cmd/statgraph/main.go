@@ -23,6 +23,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // Exit codes.
@@ -85,6 +87,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdGraph(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "statgraph", version())
+	case goCacheProgCmd: // internal: the sandbox's GOCACHEPROG (see verifier.Sandbox)
+		if len(rest) != 2 {
+			fmt.Fprintf(stderr, "statgraph: %s LOWER UPPER is run by go commands inside the sandbox, not by hand\n", cmd)
+			return exitUsage
+		}
+		err = verifier.ServeGoCache(os.Stdin, stdout, rest[0], rest[1])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:

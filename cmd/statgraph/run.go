@@ -68,6 +68,10 @@ func load(file, tag string) (*tasks.File, error) {
 	return f, nil
 }
 
+// goCacheProgCmd is the hidden command by which the statgraph binary serves
+// the sandbox's layered go build cache.
+const goCacheProgCmd = "gocacheprog"
+
 func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("run store: %w", err)
@@ -154,6 +158,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
 		Report: p.event, Stop: stop, Log: p.logWriter(), NoSandbox: *noSandbox,
+	}
+	if exe, err := os.Executable(); err == nil {
+		d.GoCacheProg = []string{exe, goCacheProgCmd}
 	}
 	for _, name := range strings.Split(*allowEnv, ",") {
 		if name = strings.TrimSpace(name); name != "" {
