@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/secret"
 )
 
 // Defaults applied when the corresponding Command field is zero.
@@ -50,6 +52,8 @@ type Command struct {
 	Env []string
 	// AllowEnv names parent environment variables that are passed through
 	// even though they are outside the allow-list or look like secrets.
+	// Their values are looked up with secret.Lookup, so a secret statgraph
+	// took out of its own environment at start-up still reaches the child.
 	AllowEnv []string
 	// MaxOutput caps the captured combined output in bytes, keeping the
 	// first and last halves; zero means DefaultMaxOutput (1 MiB).
@@ -68,7 +72,8 @@ type Result struct {
 	// signal (as on timeout or cancellation).
 	ExitCode int
 	// Output is the combined stdout and stderr, capped at MaxOutput: when
-	// bytes were dropped from the middle a marker line says how many.
+	// bytes were dropped from the middle a marker line says how many. Every
+	// registered secret and its encodings are replaced (see secret.Scrub).
 	Output string
 	// Dropped counts the output bytes left out of Output.
 	Dropped int64
@@ -87,7 +92,8 @@ type Result struct {
 // starts outlives it. A non-zero exit, a timeout and a cancellation are
 // reported in the Result with a nil error; the error is non-nil only when the
 // command is malformed or cannot be started (it names the program and why).
-// The child's environment is filtered as described in FilterEnv. Run is safe
+// The child's environment is filtered as described in FilterEnv; the
+// captured Output is scrubbed of secrets (Tee gets the raw bytes). Run is safe
 // for concurrent use.
 func Run(ctx context.Context, c Command) (Result, error) {
 	argv, err := c.argv()
@@ -113,7 +119,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = append(FilterEnv(os.Environ(), c.AllowEnv), c.Env...)
+	cmd.Env = append(inheritedEnv(c.AllowEnv), c.Env...)
 	cmd.Stdin = c.Stdin
 	cmd.Stdout = pw
 	cmd.Stderr = pw
@@ -162,7 +168,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 
 	res := Result{
 		ExitCode: cmd.ProcessState.ExitCode(),
-		Output:   out.String(),
+		Output:   secret.Scrub(out.String()),
 		Dropped:  out.Dropped(),
 		Duration: time.Since(start),
 	}
