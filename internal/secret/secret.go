@@ -172,3 +172,26 @@ func Forms(value string) []string {
 	}
 	return uniq
 }
+
+// ScrubError returns err itself when its text holds no secret, and
+// otherwise an error whose text is scrubbed and which unwraps to err, so
+// errors.Is and errors.As still reach what it wraps (only Error is
+// scrubbed: code that prints a wrapped error on its own must scrub it too).
+func ScrubError(err error) error {
+	if err == nil || !Active() {
+		return err
+	}
+	msg := err.Error()
+	if s := Scrub(msg); s != msg {
+		return &scrubbedError{msg: s, err: err}
+	}
+	return err
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
