@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -195,3 +196,18 @@ type scrubbedError struct {
 
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
+
+// NewWriter returns a writer that scrubs each Write's bytes before passing
+// them to w. A secret split across two Writes is not found, so write whole
+// lines (fmt.Fprintf does). Write reports len(p) written when w accepted
+// the scrubbed bytes. It is as safe for concurrent use as w is.
+func NewWriter(w io.Writer) io.Writer { return scrubWriter{w} }
+
+type scrubWriter struct{ w io.Writer }
+
+func (s scrubWriter) Write(p []byte) (int, error) {
+	if _, err := s.w.Write(ScrubBytes(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
