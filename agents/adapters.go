@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -94,7 +95,7 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 	}
 	n := s.RetryCount + 1
 	prompt := filepath.Join(dir, fmt.Sprintf("task-%s-attempt-%d.md", s.Task.ID, n))
-	if err := os.WriteFile(prompt, []byte(llm.BuildExecutorPrompt(execRequest(s, 0))), 0o600); err != nil {
+	if err := os.WriteFile(prompt, []byte(secret.Scrub(llm.BuildExecutorPrompt(execRequest(s, 0)))), 0o600); err != nil {
 		return "", fmt.Errorf("command executor: write prompt: %w", err)
 	}
 	repl := strings.NewReplacer("{prompt_file}", prompt, "{workdir}", c.Workdir, "{attempt}", strconv.Itoa(n), "{task_id}", s.Task.ID)

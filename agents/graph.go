@@ -10,6 +10,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/statgraph"
 )
 
@@ -116,6 +117,8 @@ func ShouldRetryOrEnd(_ context.Context, s TaskState) string {
 //	  retry -> executor, done -> End, failed -> failed -> End
 //
 // (and failed -> executor when an escalated task is answered "retry").
+// Every node's returned state and error are scrubbed of secrets and their
+// encodings (package internal/secret) before the graph checkpoints them.
 func Build(cfg Config) *statgraph.Builder[TaskState] {
 	o := &orchestrator{cfg: cfg}
 	if o.cfg.Now == nil {
@@ -125,10 +128,10 @@ func Build(cfg Config) *statgraph.Builder[TaskState] {
 		o.cfg.Log = io.Discard
 	}
 	return statgraph.New[TaskState]().
-		AddNode(NodePlanner, o.plan).
-		AddNode(NodeExecutor, o.execute).
-		AddNode(NodeVerifier, o.verify).
-		AddNode(NodeFailed, o.failed).
+		AddNode(NodePlanner, scrubbing(o.plan)).
+		AddNode(NodeExecutor, scrubbing(o.execute)).
+		AddNode(NodeVerifier, scrubbing(o.verify)).
+		AddNode(NodeFailed, scrubbing(o.failed)).
 		AddEdge(statgraph.Start, NodePlanner).
 		AddEdge(NodePlanner, NodeExecutor).
 		AddEdge(NodeExecutor, NodeVerifier).
@@ -196,6 +199,10 @@ func (o *orchestrator) execute(ctx context.Context, s TaskState) (TaskState, err
 			return s, fmt.Errorf("task %s attempt %d: tree hash: %w", s.Task.ID, n, err)
 		}
 		a.Commit, a.Tree = hash, tree
+		if paths := ws.Scrubbed(); len(paths) > 0 {
+			s.Warnings = append(slices.Clip(s.Warnings), fmt.Sprintf("attempt %d: a secret was replaced by %s in %s before committing",
+				n, secret.Marker, strings.Join(paths, ", ")))
+		}
 		if prev := s.lastAttempt(); prev != nil {
 			a.NoProgress = prev.Tree == tree
 		} else {

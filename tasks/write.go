@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/secret"
 )
 
 // Errors returned by the File's setters, wrapped with the task id.
@@ -126,6 +129,7 @@ func (f *File) lookupForStatus(id, status string) (*Task, error) {
 }
 
 func (f *File) setStatus(t *Task, status, reason string) {
+	reason = secret.Scrub(reason)
 	t.Status, t.StatusReason = status, reason
 	setField(t.obj, "status", stringNode(status))
 	if reason != "" {
@@ -179,8 +183,13 @@ func (f *File) setRetryCount(t *Task, n int) {
 }
 
 // setErrorHistory writes error_history, leaving a missing field missing while it is empty.
+// Like status_reason (setStatus), every entry is scrubbed of secrets.
 func (f *File) setErrorHistory(t *Task, h []string) {
-	t.ErrorHistory = append([]string(nil), h...)
+	h = slices.Clone(h)
+	for i := range h {
+		h[i] = secret.Scrub(h[i])
+	}
+	t.ErrorHistory = h
 	if len(h) != 0 || t.obj.get("error_history") != nil {
 		setField(t.obj, "error_history", stringsNode(h))
 	}

@@ -1,6 +1,11 @@
 package verifier
 
-import "strings"
+import (
+	"os"
+	"strings"
+
+	"github.com/statgraph/statgraph/internal/secret"
+)
 
 // allowedEnv lists the parent environment variables a child sees by name.
 var allowedEnv = map[string]bool{
@@ -30,6 +35,22 @@ func FilterEnv(env []string, allow []string) []string {
 		}
 	}
 	return out
+}
+
+// inheritedEnv is the environment a child starts with: FilterEnv of the
+// process environment, plus the names in allow that are not in it but that
+// secret.Lookup knows (secrets statgraph moved out of its environment).
+func inheritedEnv(allow []string) []string {
+	env := FilterEnv(os.Environ(), allow)
+	for _, name := range allow {
+		if _, set := os.LookupEnv(name); set {
+			continue
+		}
+		if v, ok := secret.Lookup(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 // IsSecretName reports whether an environment variable name looks like it

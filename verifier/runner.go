@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/secret"
 )
 
 // Defaults applied when the corresponding Command field is zero.
@@ -50,6 +52,8 @@ type Command struct {
 	Env []string
 	// AllowEnv names parent environment variables that are passed through
 	// even though they are outside the allow-list or look like secrets.
+	// Their values are looked up with secret.Lookup, so a secret statgraph
+	// took out of its own environment at start-up still reaches the child.
 	AllowEnv []string
 	// MaxOutput caps the captured combined output in bytes, keeping the
 	// first and last halves; zero means DefaultMaxOutput (1 MiB).
@@ -71,7 +75,8 @@ type Result struct {
 	// signal (as on timeout or cancellation).
 	ExitCode int
 	// Output is the combined stdout and stderr, capped at MaxOutput: when
-	// bytes were dropped from the middle a marker line says how many.
+	// bytes were dropped from the middle a marker line says how many. Every
+	// registered secret and its encodings are replaced (see secret.Scrub).
 	Output string
 	// Dropped counts the output bytes left out of Output.
 	Dropped int64
@@ -92,7 +97,8 @@ type Result struct {
 // command is malformed or cannot be started (it names the program and why;
 // for a sandboxed command whose sandbox cannot be set up it wraps
 // ErrSandboxUnavailable). The child's environment is filtered as described
-// in FilterEnv. Run is safe for concurrent use.
+// in FilterEnv; the captured Output is scrubbed of secrets (Tee gets the raw
+// bytes). Run is safe for concurrent use.
 func Run(ctx context.Context, c Command) (Result, error) {
 	argv, err := c.argv()
 	if err != nil {
@@ -115,7 +121,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}
 	defer pr.Close()
 
-	env := FilterEnv(os.Environ(), c.AllowEnv)
+	env := inheritedEnv(c.AllowEnv)
 	if c.Sandbox != nil {
 		var senv []string
 		if argv, senv, err = c.Sandbox.wrap(argv, c.Dir); err != nil {
@@ -175,7 +181,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 
 	res := Result{
 		ExitCode: cmd.ProcessState.ExitCode(),
-		Output:   out.String(),
+		Output:   secret.Scrub(out.String()),
 		Dropped:  out.Dropped(),
 		Duration: time.Since(start),
 	}

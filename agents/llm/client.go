@@ -5,19 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/statgraph/statgraph/internal/secret"
 )
 
 // Config configures a [Client]. The zero value of every field except Model
 // has a documented default.
 type Config struct {
 	// APIKey is sent as a bearer token. Empty sends none, which local servers
-	// such as Ollama accept. The key never appears in errors or logs.
+	// such as Ollama accept. [New] adds it to the process-wide set of
+	// secrets (package internal/secret), so neither it nor its encodings
+	// appear in errors, logs, prompts or anything else statgraph writes.
 	APIKey string
 	// BaseURL is the OpenAI-compatible endpoint, e.g. http://localhost:11434/v1.
 	// Empty means https://api.openai.com/v1.
@@ -48,13 +51,14 @@ type Config struct {
 }
 
 // ConfigFromEnv returns a Config with APIKey from OPENAI_API_KEY, BaseURL
-// from OPENAI_BASE_URL and Model from STATGRAPH_MODEL; other fields are zero.
+// from OPENAI_BASE_URL and Model from STATGRAPH_MODEL; other fields are
+// zero. The values are read through secret.Lookup, so variables that
+// statgraph moved out of its environment at start-up are found.
 func ConfigFromEnv() Config {
-	return Config{
-		APIKey:  os.Getenv("OPENAI_API_KEY"),
-		BaseURL: os.Getenv("OPENAI_BASE_URL"),
-		Model:   os.Getenv("STATGRAPH_MODEL"),
-	}
+	key, _ := secret.Lookup("OPENAI_API_KEY")
+	base, _ := secret.Lookup("OPENAI_BASE_URL")
+	model, _ := secret.Lookup("STATGRAPH_MODEL")
+	return Config{APIKey: key, BaseURL: base, Model: model}
 }
 
 // Client calls an OpenAI-compatible chat-completions endpoint with retries,
@@ -66,7 +70,8 @@ type Client struct {
 	baseURL string
 }
 
-// New returns a Client for cfg, or [ErrNoModel] if cfg.Model is empty.
+// New returns a Client for cfg, or [ErrNoModel] if cfg.Model is empty. It
+// adds cfg.APIKey to the process-wide secrets that every scrub removes.
 func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, ErrNoModel
@@ -89,6 +94,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
+	secret.Add(cfg.APIKey)
 	hc := http.Client{}
 	if cfg.HTTPClient != nil {
 		hc = *cfg.HTTPClient
@@ -176,19 +182,18 @@ func (c *Client) send(ctx context.Context, req openai.ChatCompletionRequest) (op
 	return resp, &f, nil
 }
 
-// scrubMessages returns msgs with the API key removed from every content
-// and tool-call argument, so that no prompt carries it. It copies only if
-// the key occurs.
+// scrubMessages returns msgs with every registered secret (the API key
+// among them) and its encodings removed from every content and tool-call
+// argument, so that no prompt carries them. It copies only if one occurs.
 func (c *Client) scrubMessages(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
-	key := c.cfg.APIKey
-	if key == "" {
+	if !secret.Active() {
 		return msgs
 	}
 	var out []openai.ChatCompletionMessage
 	for i, m := range msgs {
-		leaks := strings.Contains(m.Content, key)
+		leaks := secret.Scrub(m.Content) != m.Content
 		for _, tc := range m.ToolCalls {
-			leaks = leaks || strings.Contains(tc.Function.Arguments, key)
+			leaks = leaks || secret.Scrub(tc.Function.Arguments) != tc.Function.Arguments
 		}
 		if !leaks {
 			continue
@@ -196,10 +201,10 @@ func (c *Client) scrubMessages(msgs []openai.ChatCompletionMessage) []openai.Cha
 		if out == nil {
 			out = slices.Clone(msgs)
 		}
-		m.Content = c.scrub(m.Content)
+		m.Content = secret.Scrub(m.Content)
 		m.ToolCalls = slices.Clone(m.ToolCalls)
 		for j := range m.ToolCalls {
-			m.ToolCalls[j].Function.Arguments = c.scrub(m.ToolCalls[j].Function.Arguments)
+			m.ToolCalls[j].Function.Arguments = secret.Scrub(m.ToolCalls[j].Function.Arguments)
 		}
 		out[i] = m
 	}
@@ -209,8 +214,8 @@ func (c *Client) scrubMessages(msgs []openai.ChatCompletionMessage) []openai.Cha
 	return out
 }
 
-// scrub removes the API key from s.
-func (c *Client) scrub(s string) string { return redact(s, c.cfg.APIKey) }
+// scrub removes every registered secret, the API key among them, from s.
+func (c *Client) scrub(s string) string { return secret.Scrub(s) }
 
 // logf formats a line, removes the API key and passes it to Config.Logf.
 func (c *Client) logf(format string, args ...any) {

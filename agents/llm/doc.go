@@ -55,5 +55,8 @@
 // The API key goes only into the Authorization header. It is removed from
 // every error and log line the package produces, including server messages
 // that echo it, and from every message sent to the model (a file or test
-// output that holds it reaches the model as [REDACTED]).
+// output that holds it reaches the model as [REDACTED]). The removal is the
+// module's one scrubber (internal/secret): every secret statgraph was
+// started with goes too, and so do their base64, hex, URL-encoded and
+// reversed forms.
 package llm

@@ -1,9 +1,12 @@
 package llm
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/internal/secret"
 )
 
 // fakeFS is an in-memory FileSystem that refuses paths leaving the root or
@@ -323,8 +327,10 @@ func TestExecuteNeverSendsTheAPIKey(t *testing.T) {
 	logs := &logRecorder{}
 	c, _ := newTestClient(t, f, func(cfg *Config) { cfg.Logf = logs.logf })
 	req := execReq
-	req.Feedback = "TestEnv failed: OPENAI_API_KEY=" + testKey
-	_, err := c.Execute(t.Context(), newFakeFS(map[string]string{".env": "OPENAI_API_KEY=" + testKey}), req, nil)
+	req.Feedback = "TestEnv failed: OPENAI_API_KEY=" + testKey + " hex " + hex.EncodeToString([]byte(testKey))
+	env := "OPENAI_API_KEY=" + testKey + "\nB64=" + base64.StdEncoding.EncodeToString([]byte("x=OPENAI_API_KEY="+testKey+"\x00")) +
+		"\nREV=" + reverse(testKey) + "\nURL=" + url.QueryEscape(testKey) + "\n"
+	_, err := c.Execute(t.Context(), newFakeFS(map[string]string{".env": env}), req, nil)
 	require.NoError(t, err)
 	_, _, err = c.Plan(t.Context(), TaskInfo{ID: "8", Details: "key " + testKey}, "", nil)
 	require.ErrorIs(t, err, ErrAuth)
@@ -333,13 +339,22 @@ func TestExecuteNeverSendsTheAPIKey(t *testing.T) {
 	bodies := f.RawBodies()
 	require.Len(t, bodies, 3)
 	for i, b := range bodies {
-		assert.NotContains(t, b, testKey, "request %d", i)
+		for _, form := range secret.Forms(testKey) {
+			assert.NotContains(t, b, form, "request %d", i)
+		}
 	}
 	assert.Contains(t, bodies[1], "OPENAI_API_KEY=[REDACTED]", "the file's content reached the model, scrubbed")
+	assert.Contains(t, bodies[1], "REV=[REDACTED]", "the reversed key was scrubbed")
 	for _, l := range logs.lines() {
 		assert.NotContains(t, l, testKey)
 	}
 	for _, h := range f.AuthHeaders() {
 		assert.Equal(t, "Bearer "+testKey, h)
 	}
+}
+
+func reverse(s string) string {
+	b := []byte(s)
+	slices.Reverse(b)
+	return string(b)
 }

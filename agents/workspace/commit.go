@@ -25,6 +25,11 @@ import (
 // unchanged tree costs one lstat per file. The index is rewritten when the
 // recorded tree differs from the one it holds, so git status in the
 // workspace stays clean.
+//
+// A changed file that holds a secret or an encoding of one (package
+// internal/secret) is committed with it replaced by secret.Marker, and the
+// commit message ends with a warning naming the file; [Workspace.Scrubbed]
+// returns those files.
 func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (hash string, changed bool, err error) {
 	if attempt < 1 {
 		return "", false, fmt.Errorf("workspace: commit of task %s: attempt %d must be 1 or more", w.taskID, attempt)
@@ -47,6 +52,7 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 		return "", false, err
 	}
 	if tree == tipTree {
+		w.takeScrubbed()
 		if err := scan.write(); err != nil {
 			return "", false, err
 		}
@@ -63,6 +69,7 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 	if body = strings.TrimSpace(body); body != "" {
 		msg += "\n\n" + body
 	}
+	msg += w.takeScrubbed()
 	sig := object.Signature{Name: w.name, Email: w.email, When: time.Now()}
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: []plumbing.Hash{tip}}
 	o := &plumbing.MemoryObject{}

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/statgraph/statgraph/internal/secret"
 )
 
 // statKey is what lstat says about a file; a file whose key is unchanged
@@ -42,6 +44,9 @@ type fileEntry struct {
 type statCache struct {
 	files map[string]*fileEntry
 	reads int // files read so far, for tests and benchmarks
+	// scrubbed lists the files read since Commit last took the list whose
+	// content held a secret: they are recorded with it replaced.
+	scrubbed []string
 }
 
 // lookup returns the cached entry for rel when it can be trusted for a file
@@ -55,7 +60,10 @@ func (c *statCache) lookup(rel string, fi fs.FileInfo) *fileEntry {
 }
 
 // hash reads the file (or the link's target) at abs, whose lstat is fi,
-// and records its hashes under rel, the scan having begun at stamp.
+// and records its hashes under rel, the scan having begun at stamp. Content
+// holding a secret or an encoding of one (package internal/secret) is
+// hashed, and so committed, with it replaced by secret.Marker; the file on
+// disk is left as it is.
 func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEntry, []byte, error) {
 	c.reads++
 	var data []byte
@@ -71,6 +79,10 @@ func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEnt
 			return nil, nil, err
 		}
 		data = b
+	}
+	if secret.Contains(data) {
+		data = secret.ScrubBytes(data)
+		c.scrubbed = append(c.scrubbed, rel)
 	}
 	key := keyOf(fi)
 	e := &fileEntry{

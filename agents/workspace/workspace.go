@@ -54,10 +54,13 @@ type Workspace struct {
 	name     string // author name
 	email    string // author email
 	fs       *FS
-	mu       sync.Mutex // guards repo, isClosed and scan
+	mu       sync.Mutex // guards repo, isClosed, scan and lastScrubbed
 	repo     *git.Repository
 	isClosed bool
 	scan     scanState // what the last scans of the working tree saw
+	// lastScrubbed lists the files the last Commit recorded with a secret
+	// replaced (see Scrubbed).
+	lastScrubbed []string
 }
 
 // Prepare makes the workspace for o.TaskID under o.Root (or reopens it when it

@@ -24,6 +24,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -63,6 +64,13 @@ Exit codes: 0 all done, 1 a task failed or is blocked, 2 bad input or usage, 130
 `
 
 func main() {
+	// Secrets (OPENAI_API_KEY, ...) leave the process environment before
+	// anything else runs: Isolate re-executes statgraph (same pid, streams
+	// and terminal) with them handed over through a pipe, so no process
+	// statgraph starts can read them from /proc/<pid>/environ.
+	if err := secret.Isolate(verifier.IsSecretName); err != nil {
+		fmt.Fprintln(os.Stderr, "statgraph: warning:", strings.TrimPrefix(err.Error(), "secret: "))
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -103,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintln(stderr, "statgraph:", strings.TrimPrefix(err.Error(), "statgraph: "))
+		fmt.Fprintln(stderr, "statgraph:", secret.Scrub(strings.TrimPrefix(err.Error(), "statgraph: ")))
 		if errors.Is(err, errUsage) {
 			return exitUsage
 		}

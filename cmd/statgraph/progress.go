@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -31,8 +32,10 @@ type row struct {
 	elapsed                  time.Duration
 }
 
+// newProgress returns a progress writing to w; everything it writes is
+// scrubbed of secrets (task titles, notes, orchestrator lines).
 func newProgress(w io.Writer, tty bool) *progress {
-	return &progress{w: w, tty: tty, rows: map[string]*row{}}
+	return &progress{w: secret.NewWriter(w), tty: tty, rows: map[string]*row{}}
 }
 
 // start begins redrawing the live table on a terminal.
@@ -179,8 +182,10 @@ func clip(s string, n int) string {
 	return s
 }
 
-// printSummary prints the table of outcomes after a run.
+// printSummary prints the table of outcomes after a run, scrubbed of
+// secrets.
 func printSummary(w io.Writer, s tasks.Summary) {
+	w = secret.NewWriter(w)
 	if len(s.Units) == 0 {
 		fmt.Fprintln(w, "no tasks")
 		return

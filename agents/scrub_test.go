@@ -1,0 +1,81 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/secret"
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// TestCheckpointsCarryNoSecret: an executor and a verifier that put a
+// registered secret into their summary, errors and feedback (encoded, as a
+// hostile test would print it) leave no form of it in the returned state,
+// in any checkpoint, or in a node's error.
+func TestCheckpointsCarryNoSecret(t *testing.T) {
+	const key = "sk-agents-canary-8a41f2c9"
+	secret.Register("STATGRAPH_AGENTS_TEST_KEY", key)
+	b64 := base64.StdEncoding.EncodeToString([]byte("OPENAI_API_KEY=" + key))
+	rev := []byte(key)
+	slices.Reverse(rev)
+	cfg := Config{
+		Executor: ExecutorFunc(func(_ context.Context, s TaskState) (string, error) {
+			return "wrote " + hex.EncodeToString([]byte(key)), nil
+		}),
+		Verifier: VerifierFunc(func(_ context.Context, s TaskState) (Verification, error) {
+			return Verification{
+				Errors:   []string{"tests: leaked " + string(rev)},
+				Feedback: "environ: " + b64,
+				Warnings: []string{"saw " + key},
+			}, nil
+		}),
+	}
+	cp := &statgraph.MemoryCheckpointer{Encode: true}
+	g, err := NewGraph(cfg, statgraph.WithCheckpointer(cp))
+	require.NoError(t, err)
+	ctx := context.Background()
+	out, err := g.Invoke(ctx, TaskState{Task: Task{ID: "s1", Title: "leak"}, MaxRetries: 2}, statgraph.WithThread("s1"))
+	require.NoError(t, err)
+	assert.Equal(t, PhaseFailed, out.Phase)
+	require.Len(t, out.ErrorHistory, 2)
+	assert.Contains(t, out.ErrorHistory[0], "leaked [REDACTED]")
+
+	forms := secret.Forms(key)
+	var all strings.Builder
+	for _, s := range append(out.ErrorHistory, out.Warnings...) {
+		all.WriteString(s + "\n")
+	}
+	for _, a := range out.Attempts {
+		all.WriteString(a.Summary + "\n" + a.Feedback + "\n" + strings.Join(a.Errors, "\n"))
+	}
+	cps, err := cp.List(ctx, "s1", 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, cps)
+	for _, c := range cps {
+		for _, f := range forms {
+			assert.False(t, bytes.Contains(c.State, []byte(f)), "checkpoint %d holds %q", c.ID, f)
+		}
+	}
+	for _, f := range forms {
+		assert.NotContains(t, all.String(), f)
+	}
+
+	// A node's error is scrubbed too, and still unwraps.
+	boom := errors.New("executor crashed printing " + key)
+	cfg.Executor = ExecutorFunc(func(context.Context, TaskState) (string, error) { return "", boom })
+	g, err = NewGraph(cfg)
+	require.NoError(t, err)
+	_, err = g.Invoke(ctx, TaskState{Task: Task{ID: "s2"}})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), key)
+	assert.ErrorIs(t, err, boom)
+}
