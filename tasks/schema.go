@@ -90,6 +90,10 @@ type Defaults struct {
 	BudgetTokens *int
 	Checks       []Check
 	Review       *bool
+	// Timeout is the task's deadline, per run; RequestTimeout bounds each
+	// model request. 0 leaves the CLI's (or Dispatcher's) value in place.
+	Timeout, RequestTimeout time.Duration
+	Limits                  Limits
 }
 
 // Check is one more command the verifier runs besides test_cmd and lint_cmd,
@@ -140,6 +144,14 @@ type Task struct {
 	BudgetTokens *int   // nil: no per-task budget
 	Checks       []Check
 	Review       *bool // true: an advisory LLM review of each passing attempt's diff
+	// Timeout ("timeout") is how long one run of the task may take, all
+	// attempts included; past it the task ends failed with the reason.
+	// 0 means Dispatcher.TaskTimeout.
+	Timeout time.Duration
+	// RequestTimeout ("request_timeout") bounds each model request (each
+	// attempt of a call). 0 means the Dispatcher's Model.Timeout.
+	RequestTimeout time.Duration
+	Limits         Limits // "limits": caps of each LLM executor attempt
 
 	RetryCount   int
 	ErrorHistory []string

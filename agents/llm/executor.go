@@ -27,6 +27,13 @@ type ExecRequest struct {
 	// MaxToolOutput caps each tool result sent to the model, in bytes.
 	// 0 means 16 KiB.
 	MaxToolOutput int
+	// ExecLimits bounds the attempt against a hostile or broken model.
+	ExecLimits
+}
+
+// ExecLimits are the per-attempt caps of [Client.Execute]. The zero value
+// means every default.
+type ExecLimits struct {
 	// MaxToolCallsPerTurn is how many tool calls of one model reply run;
 	// the calls past it are answered with an error telling the model to
 	// repeat them later. 0 means [DefaultMaxToolCallsPerTurn] (64).
