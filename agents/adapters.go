@@ -39,11 +39,16 @@ type LLMExecutor struct {
 	FS       llm.FileSystem // e.g. (*workspace.Workspace).FS()
 	Budget   *llm.Budget
 	MaxTurns int // 0 means the llm package's default (30)
+	// Limits caps each attempt (tool calls per turn, conversation kept,
+	// bytes and files written); the zero value means the llm defaults.
+	Limits llm.ExecLimits
 }
 
 // Execute runs one attempt.
 func (e LLMExecutor) Execute(ctx context.Context, s TaskState) (string, error) {
-	res, err := e.Client.Execute(ctx, e.FS, execRequest(s, e.MaxTurns), e.Budget)
+	req := execRequest(s, e.MaxTurns)
+	req.ExecLimits = e.Limits
+	res, err := e.Client.Execute(ctx, e.FS, req, e.Budget)
 	if err != nil {
 		return "", err
 	}

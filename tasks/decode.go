@@ -13,7 +13,7 @@ import (
 // written back as they were. null counts as absent for every optional field.
 
 // settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "sandbox"}
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -123,6 +123,9 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.Checks = d.checks(obj, id)
 	s.Review = d.boolean(obj, "review", id)
 	s.Sandbox = d.sandbox(obj, id)
+	s.Timeout = d.duration(obj, "timeout", id)
+	s.RequestTimeout = d.duration(obj, "request_timeout", id)
+	s.Limits = d.limits(obj, id)
 	s.Workdir = d.str(obj, "workdir", id)
 	s.Model = d.str(obj, "model", id)
 	s.Executor = d.executor(obj, id)
@@ -184,6 +187,13 @@ func (s Defaults) merge(base Defaults) Defaults {
 	if s.OnExhausted == "" {
 		s.OnExhausted = base.OnExhausted
 	}
+	if s.Timeout == 0 {
+		s.Timeout = base.Timeout
+	}
+	if s.RequestTimeout == 0 {
+		s.RequestTimeout = base.RequestTimeout
+	}
+	s.Limits = s.Limits.merge(base.Limits)
 	return s
 }
 
@@ -191,6 +201,7 @@ func (t *Task) applySettings(s Defaults) {
 	t.MaxRetries, t.BudgetTokens = s.MaxRetries, s.BudgetTokens
 	t.TestCmd, t.LintCmd, t.Checks, t.Review, t.Sandbox = s.TestCmd, s.LintCmd, s.Checks, s.Review, s.Sandbox
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
+	t.Timeout, t.RequestTimeout, t.Limits = s.Timeout, s.RequestTimeout, s.Limits
 }
 
 // settings returns the task's effective settings, for its subtasks to inherit.
@@ -199,6 +210,7 @@ func (t *Task) settings() Defaults {
 		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens,
 		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks, Review: t.Review, Sandbox: t.Sandbox,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
+		Timeout: t.Timeout, RequestTimeout: t.RequestTimeout, Limits: t.Limits,
 	}
 }
 

@@ -62,6 +62,10 @@ type Dispatcher struct {
 	// executors) although they are outside the runner's allow-list or look
 	// like secrets, e.g. the agent's own API key. Checks never get them.
 	AllowEnv []string
+	// TaskTimeout is the deadline of one run of a unit whose tasks.json
+	// sets no "timeout"; 0 means none. A unit past its deadline ends failed
+	// with a reason naming the deadline; its checkpoints are kept.
+	TaskTimeout time.Duration
 	// Log receives the orchestrator's own lines ("task 3 FAILED after 3
 	// attempts"); nil discards them.
 	Log io.Writer
@@ -328,7 +332,16 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted},
 		MaxRetries: t.Retries(),
 	}
-	state, err := d.invoke(ctx, g, id, t, in, start, changed)
+	deadline := t.Timeout
+	if deadline <= 0 {
+		deadline = d.TaskTimeout
+	}
+	uctx, cancel := ctx, context.CancelFunc(func() {})
+	if deadline > 0 {
+		uctx, cancel = context.WithTimeoutCause(ctx, deadline, errDeadline)
+	}
+	state, err := d.invoke(uctx, g, id, t, in, start, changed)
+	cancel()
 	if budget != nil {
 		res.Tokens = budget.Spent()
 	}
@@ -337,6 +350,11 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 		branch = ws.Branch()
 	}
 	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(uctx), errDeadline):
+		now := time.Now().UTC()
+		reason := fmt.Sprintf("deadline of %s passed (attempt %d): raise \"timeout\" in tasks.json or --task-timeout, or split the task", deadline, state.RetryCount+1)
+		hist := append(slices.Clone(state.ErrorHistory), "Error: "+reason)
+		return finish(Result{Status: StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch)
 	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
 		return finish(Result{Status: StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case errors.Is(err, statgraph.ErrInterrupted):
@@ -412,6 +430,9 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 		resume, resuming = answer, true
 	}
 }
+
+// errDeadline is the cause of a unit's context when its deadline passes.
+var errDeadline = errors.New("tasks: task deadline passed")
 
 // ErrStopped is returned by Run when Stop was closed.
 var ErrStopped = errors.New("tasks: run stopped")

@@ -91,6 +91,10 @@ type Defaults struct {
 	Checks       []Check
 	Review       *bool
 	Sandbox      SandboxSettings
+	// Timeout is the task's deadline, per run; RequestTimeout bounds each
+	// model request. 0 leaves the CLI's (or Dispatcher's) value in place.
+	Timeout, RequestTimeout time.Duration
+	Limits                  Limits
 }
 
 // SandboxSettings is a task's "sandbox" object: how its checks and agent
@@ -157,6 +161,14 @@ type Task struct {
 	Checks       []Check
 	Review       *bool // true: an advisory LLM review of each passing attempt's diff
 	Sandbox      SandboxSettings
+	// Timeout ("timeout") is how long one run of the task may take, all
+	// attempts included; past it the task ends failed with the reason.
+	// 0 means Dispatcher.TaskTimeout.
+	Timeout time.Duration
+	// RequestTimeout ("request_timeout") bounds each model request (each
+	// attempt of a call). 0 means the Dispatcher's Model.Timeout.
+	RequestTimeout time.Duration
+	Limits         Limits // "limits": caps of each LLM executor attempt
 
 	RetryCount   int
 	ErrorHistory []string

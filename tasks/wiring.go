@@ -51,6 +51,12 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, repo, stateDir strin
 	if t.Model != "" {
 		model.Model = t.Model
 	}
+	if t.RequestTimeout > 0 {
+		model.Timeout = t.RequestTimeout
+	}
+	if t.Limits.ResponseBytes > 0 {
+		model.MaxResponseBytes = int64(t.Limits.ResponseBytes)
+	}
 	var client *llm.Client
 	if model.Model != "" {
 		c, err := llm.New(model)
@@ -66,7 +72,10 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, repo, stateDir strin
 				"(with OPENAI_BASE_URL for a local server such as Ollama, and OPENAI_API_KEY if it needs one), " +
 				"or give the task an \"executor\": {\"command\": [...]}")
 		}
-		cfg.Executor = agents.LLMExecutor{Client: client, FS: ws.FS(), Budget: budget}
+		cfg.Executor = agents.LLMExecutor{Client: client, FS: ws.FS(), Budget: budget, Limits: llm.ExecLimits{
+			MaxToolCallsPerTurn: t.Limits.ToolCallsPerTurn, MaxConversationBytes: t.Limits.ConversationBytes,
+			MaxWriteBytes: t.Limits.WriteBytes, MaxWriteFiles: t.Limits.WriteFiles,
+		}}
 	} else {
 		cfg.Executor = agents.CommandExecutor{
 			Argv: t.Executor.Command, Workdir: workdir,

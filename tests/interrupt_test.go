@@ -13,23 +13,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCtrlC sends SIGINT to a run while a task's executor is running. One
-// Ctrl-C lets the executor finish and stops at the next step boundary, so
-// resume does not run it again; two stop at once, so resume runs the
-// executor's attempt again. Either way the exit code is 130, the task is
-// interrupted in tasks.json, and resume completes it.
+// TestCtrlC sends SIGINT to a run while a task's executor (an agent
+// command sleeping 30 s) is running. One Ctrl-C cancels the run at once: the
+// command is killed, the task is marked interrupted and tasks.json saved; a
+// second one exits at once without waiting for that. Either way the exit
+// code is 130 within seconds, and resume runs the executor's attempt again
+// and completes the task.
 func TestCtrlC(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
 		signals  int
 		execRuns int           // times "exec 1 1" is logged after resume
-		minWait  time.Duration // the run may not stop sooner after SIGINT
 		maxWait  time.Duration // nor later
 		sleep    string        // how long the executor sleeps before the resume
 	}{
-		{name: "once: stop at the next step boundary", signals: 1, execRuns: 1, sleep: "1.5", minWait: time.Second, maxWait: 20 * time.Second},
-		{name: "twice: stop at once", signals: 2, execRuns: 2, sleep: "30", maxWait: 10 * time.Second},
+		{name: "once: cancel and save", signals: 1, execRuns: 2, sleep: "30", maxWait: 5 * time.Second},
+		{name: "twice: exit at once", signals: 2, execRuns: 2, sleep: "30", maxWait: 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,19 +55,15 @@ func TestCtrlC(t *testing.T) {
 			took := time.Since(sent)
 			assert.Equal(t, 130, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			assert.Contains(t, r.stderr, "statgraph resume")
-			assert.GreaterOrEqual(t, took, tt.minWait, "stopped before the running executor finished")
 			assert.Less(t, took, tt.maxWait, "took too long to stop")
 
 			task := readTasks(t, file)["1"]
-			assert.Equal(t, "interrupted", task.Status)
-			assert.Contains(t, task.StatusReason, "resume")
 			assert.Nil(t, task.FailedAt)
-			assert.Empty(t, leftovers(t, dir, "tasks.json"), "no lock or temporary file left")
+			assert.Equal(t, []string{"exec_1_1"}, effectLines(t, log), "verification did not start")
 			if tt.signals == 1 {
-				assert.Equal(t, []string{"exec_1_1"}, effectLines(t, log), "the executor finished; verification did not start")
-				data, err := os.ReadFile(filepath.Join(dir, ".statgraph", "work", "1", "work-1.txt"))
-				assert.NoError(t, err, "the executor finished its work")
-				assert.Equal(t, "attempt 1\n", string(data))
+				assert.Equal(t, "interrupted", task.Status)
+				assert.Contains(t, task.StatusReason, "resume")
+				assert.Empty(t, leftovers(t, dir, "tasks.json"), "no lock or temporary file left")
 			}
 
 			require.NoError(t, os.WriteFile(sleep, []byte("0.1"), 0o644))

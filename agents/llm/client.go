@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -31,8 +32,18 @@ type Config struct {
 	// False (the default) relies on the prompt alone, which also works with
 	// servers that ignore or reject response_format.
 	JSONMode bool
-	// Timeout bounds each HTTP request (each attempt). 0 means 2 minutes.
+	// Timeout bounds each HTTP request (each attempt): a server that has
+	// not answered within it is given up on, and the attempt is retried
+	// like any other timeout. 0 means 2 minutes. The CLI's
+	// --request-timeout and tasks.json's request_timeout set it.
 	Timeout time.Duration
+	// MaxResponseBytes caps the body of one HTTP response. A larger body is
+	// not read past the cap: the call fails at once, without retries, with
+	// an error matching [ErrResponseTooLarge], so a hostile or broken
+	// server cannot make the process buffer an unbounded reply. 0 means
+	// [DefaultMaxResponseBytes]; tasks.json's limits.response_bytes and
+	// the CLI's --max-response-bytes set it.
+	MaxResponseBytes int64
 	// MaxRetries is how many times a failed request is retried after the
 	// first attempt. 0 means 5; negative means no retries.
 	MaxRetries int
@@ -99,7 +110,10 @@ func New(cfg Config) (*Client, error) {
 	if cfg.HTTPClient != nil {
 		hc = *cfg.HTTPClient
 	}
-	hc.Transport = &recordingTransport{base: hc.Transport}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	hc.Transport = &recordingTransport{base: hc.Transport, limit: cfg.MaxResponseBytes}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	if cfg.BaseURL != "" {
 		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
@@ -174,6 +188,9 @@ func (c *Client) send(ctx context.Context, req openai.ChatCompletionRequest) (op
 	if ctx.Err() != nil {
 		return resp, nil, fmt.Errorf("llm: model %s: %w", req.Model, ctx.Err())
 	}
+	if errors.Is(err, errBodyCapped) {
+		return resp, nil, fmt.Errorf("llm: model %s: %w", req.Model, &ResponseTooLargeError{Limit: c.cfg.MaxResponseBytes, URL: c.baseURL})
+	}
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 	f, ok := c.classify(err, rec, timedOut, req.Model, time.Now())
 	if !ok {
@@ -240,9 +257,11 @@ type responseRecord struct {
 }
 
 // recordingTransport stores each response's status and headers in the
-// request context's responseRecord, if any.
+// request context's responseRecord, if any, and caps each response body at
+// limit bytes (see cappedBody).
 type recordingTransport struct {
-	base http.RoundTripper // nil = http.DefaultTransport
+	base  http.RoundTripper // nil = http.DefaultTransport
+	limit int64             // > 0
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -255,5 +274,41 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if rec, ok := req.Context().Value(recordKey{}).(*responseRecord); ok && resp != nil {
 		rec.header = resp.Header.Clone()
 	}
+	if resp != nil && resp.Body != nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.limit}
+	}
 	return resp, err
+}
+
+// errBodyCapped is what a cappedBody's Read returns once the body passes its
+// cap; send turns it into a *ResponseTooLargeError. go-openai returns the
+// reader's error as it is (or wrapped with %w), so errors.Is finds it.
+var errBodyCapped = errors.New("llm: response body over the cap")
+
+// cappedBody reads at most left bytes of a response body and fails with
+// errBodyCapped on the first byte past them, so nothing beyond the cap is
+// ever buffered. It is read by one goroutine at a time, as http.Response
+// bodies are.
+type cappedBody struct {
+	io.ReadCloser
+	left int64 // bytes still allowed
+}
+
+// Read implements io.Reader.
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// Read one byte to tell a body of exactly the cap from a larger one.
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, errBodyCapped
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

@@ -46,7 +46,11 @@
 // goes back to the model as the tool result, so the model can correct
 // itself; results are capped in size and the loop in turns. Running out of
 // turns is not an error: the attempt ends unfinished and verification
-// decides. [BuildExecutorPrompt] is the attempt's task prompt (task, plan,
+// decides. Against a hostile or broken model each attempt is bounded: one
+// response's bytes (Config.MaxResponseBytes, 4 MiB), the tool calls run per
+// turn (64), the conversation kept (older tool results are elided past
+// 1 MiB) and the bytes and files written (50 MiB, 2,000); see [ExecRequest].
+// [BuildExecutorPrompt] is the attempt's task prompt (task, plan,
 // "Attempt k of N", the verifier's feedback), shared with command executors
 // that write it to a file.
 //

@@ -33,6 +33,10 @@ var (
 	// ErrInvalidPlan: the model's plan was not valid JSON with the required
 	// fields, even after one repair round.
 	ErrInvalidPlan = errors.New("llm: invalid plan")
+	// ErrResponseTooLarge: one response of the server was larger than
+	// Config.MaxResponseBytes; the call was not retried. The error is a
+	// *[ResponseTooLargeError].
+	ErrResponseTooLarge = errors.New("llm: response too large")
 	// ErrInvalidReview: the model's review was not the JSON asked for,
 	// even after one repair round.
 	ErrInvalidReview = errors.New("llm: invalid review")
@@ -123,3 +127,25 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.cause }
+
+// DefaultMaxResponseBytes is the cap on one response's body when
+// Config.MaxResponseBytes is 0: 4 MiB, far above any genuine chat
+// completion (a 128k-token context is about 0.5 MB of text).
+const DefaultMaxResponseBytes = 4 << 20
+
+// ResponseTooLargeError is a response body that passed
+// Config.MaxResponseBytes. errors.Is matches it against [ErrResponseTooLarge].
+type ResponseTooLargeError struct {
+	Limit int64  // the cap, in bytes
+	URL   string // the server's base URL
+}
+
+// Error says what was capped and how to raise the cap.
+func (e *ResponseTooLargeError) Error() string {
+	return fmt.Sprintf("response from %s is larger than the cap of %s on one response; the reply was dropped, not retried: "+
+		"if the server's replies are genuine, raise the cap with --max-response-bytes or \"limits\": {\"response_bytes\": N} in tasks.json",
+		e.URL, formatSize(e.Limit))
+}
+
+// Is reports whether target is ErrResponseTooLarge.
+func (e *ResponseTooLargeError) Is(target error) bool { return target == ErrResponseTooLarge }

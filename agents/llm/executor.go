@@ -27,6 +27,27 @@ type ExecRequest struct {
 	// MaxToolOutput caps each tool result sent to the model, in bytes.
 	// 0 means 16 KiB.
 	MaxToolOutput int
+	// ExecLimits bounds the attempt against a hostile or broken model.
+	ExecLimits
+}
+
+// ExecLimits are the per-attempt caps of [Client.Execute]. The zero value
+// means every default.
+type ExecLimits struct {
+	// MaxToolCallsPerTurn is how many tool calls of one model reply run;
+	// the calls past it are answered with an error telling the model to
+	// repeat them later. 0 means [DefaultMaxToolCallsPerTurn] (64).
+	MaxToolCallsPerTurn int
+	// MaxConversationBytes caps the conversation sent on each turn: past
+	// it, the oldest tool results, then the oldest tool-call arguments,
+	// are replaced by a marker. 0 means [DefaultMaxConversationBytes]
+	// (1 MiB).
+	MaxConversationBytes int
+	// MaxWriteBytes and MaxWriteFiles cap the bytes and the distinct files
+	// the attempt writes through write_file and replace_in_file; a write
+	// past them fails with an error the model sees. 0 means
+	// [DefaultMaxWriteBytes] (50 MiB) and [DefaultMaxWriteFiles] (2,000).
+	MaxWriteBytes, MaxWriteFiles int
 }
 
 // ExecResult describes an executor attempt.
@@ -49,7 +70,11 @@ type ExecResult struct {
 // result, or its error as "error: ...", goes back to the model as a tool
 // message with the call's id; a failing tool never ends the loop. Results
 // are capped at req.MaxToolOutput. A reply without tool calls gets a
-// reminder to use the tools or finish.
+// reminder to use the tools or finish. The attempt is bounded against a
+// hostile or broken model: only the first req.MaxToolCallsPerTurn calls of
+// a reply run (the rest get an error result), older tool results are
+// elided once the conversation passes req.MaxConversationBytes, and writes
+// past req.MaxWriteBytes or req.MaxWriteFiles fail.
 //
 // The loop ends when the model calls finish (Finished true, Summary its
 // summary) or after req.MaxTurns model calls. Reaching the turn limit is not
@@ -63,10 +88,10 @@ func (c *Client) Execute(ctx context.Context, fsys FileSystem, req ExecRequest, 
 	if maxTurns <= 0 {
 		maxTurns = defaultMaxTurns
 	}
-	maxOut := req.MaxToolOutput
-	if maxOut <= 0 {
-		maxOut = defaultMaxToolOutput
-	}
+	maxOut := orDefault(req.MaxToolOutput, defaultMaxToolOutput)
+	maxCalls := orDefault(req.MaxToolCallsPerTurn, DefaultMaxToolCallsPerTurn)
+	maxConv := orDefault(req.MaxConversationBytes, DefaultMaxConversationBytes)
+	lfs := newLimitFS(fsys, orDefault(req.MaxWriteBytes, DefaultMaxWriteBytes), orDefault(req.MaxWriteFiles, DefaultMaxWriteFiles))
 	chat := openai.ChatCompletionRequest{
 		Tools: executorTools,
 		Messages: []openai.ChatCompletionMessage{
@@ -74,8 +99,10 @@ func (c *Client) Execute(ctx context.Context, fsys FileSystem, req ExecRequest, 
 			{Role: openai.ChatMessageRoleUser, Content: BuildExecutorPrompt(req)},
 		},
 	}
+	keep := len(chat.Messages)
 	var res ExecResult
 	for res.Turns < maxTurns {
+		trimConversation(chat.Messages, keep, maxConv)
 		resp, err := c.Chat(ctx, chat, budget)
 		if err != nil {
 			return res, fmt.Errorf("executor: task %s, turn %d: %w", req.Task.ID, res.Turns+1, err)
@@ -103,10 +130,14 @@ func (c *Client) Execute(ctx context.Context, fsys FileSystem, req ExecRequest, 
 				finish = &msg.ToolCalls[i]
 				continue
 			}
+			var out string
+			if i < maxCalls {
+				out = capOutput(runTool(lfs, call), maxOut)
+			} else {
+				out = skippedCall(len(msg.ToolCalls), maxCalls, msg.ToolCalls[maxCalls].ID, i == maxCalls)
+			}
 			chat.Messages = append(chat.Messages, openai.ChatCompletionMessage{
-				Role:       openai.ChatMessageRoleTool,
-				Content:    capOutput(runTool(fsys, call), maxOut),
-				ToolCallID: call.ID,
+				Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: call.ID,
 			})
 		}
 		if finish != nil {
@@ -117,4 +148,12 @@ func (c *Client) Execute(ctx context.Context, fsys FileSystem, req ExecRequest, 
 	}
 	res.Summary = fmt.Sprintf("turn limit of %d reached before the model called finish (%d tool calls made)", maxTurns, res.ToolCalls)
 	return res, nil
+}
+
+// orDefault returns n, or def when n is 0 or negative.
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/statgraph/statgraph/agents"
@@ -87,11 +88,22 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
 	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
+	requestTimeout := fs.Duration("request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
+	taskTimeout := fs.Duration("task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
+	maxResponse := fs.Int64("max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
 	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return exitUsage, err
+	}
+	switch {
+	case *requestTimeout < 0:
+		return exitUsage, usagef("--request-timeout %s: want a positive duration such as 30s, or 0 for the default", *requestTimeout)
+	case *taskTimeout < 0:
+		return exitUsage, usagef("--task-timeout %s: want a positive duration such as 20m, or 0 for none", *taskTimeout)
+	case *maxResponse < 0:
+		return exitUsage, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", *maxResponse)
 	}
 	file, repo, store := c.paths(pos)
 	f, err := load(file, c.tag)
@@ -133,31 +145,44 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if *model != "" {
 		mc.Model = *model
 	}
+	mc.Timeout, mc.MaxResponseBytes = *requestTimeout, *maxResponse
+	// The first Ctrl-C or SIGTERM cancels the run: model calls in flight
+	// and running commands (whole process groups) stop now, the units are
+	// marked interrupted and tasks.json is saved; resume repeats the
+	// cancelled step. A second one exits at once, as a kill would.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		n := 0
-		for range sigs {
-			n++
-			if n == 1 {
-				fmt.Fprintln(stderr, "\nstopping after the running steps (Ctrl-C again to stop at once)…")
-				close(stop)
-				continue
-			}
-			cancel()
+	// The process exits right after the run: a signal arriving from here
+	// on is ignored, so that it cannot turn the exit code (130 after a
+	// Ctrl-C) into a death by signal.
+	defer signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(done)
+	wg.Go(func() {
+		select {
+		case <-sigs:
+		case <-done:
 			return
 		}
-	}()
+		fmt.Fprintln(stderr, "\nstopping: cancelling model calls and commands, saving tasks.json (Ctrl-C again to exit at once)…")
+		cancel()
+		select {
+		case <-sigs:
+			fmt.Fprintln(stderr, "statgraph: exiting at once; run `statgraph resume` to continue")
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	})
 
 	tty := isTerminal(stdout) && !*plain
 	p := newProgress(stdout, tty)
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
-		Report: p.event, Stop: stop, Log: p.logWriter(), NoSandbox: *noSandbox,
+		Report: p.event, Log: p.logWriter(), TaskTimeout: *taskTimeout, NoSandbox: *noSandbox,
 	}
 	if exe, err := os.Executable(); err == nil {
 		d.GoCacheProg = []string{exe, goCacheProgCmd}
