@@ -3,9 +3,12 @@
 //
 // # Workspaces
 //
-// Prepare makes a local clone of the user's repository under
-// <Source>/.statgraph/work/<task-id> (Options.Root moves it) on the branch
-// statgraph/<task-id>, starting from the source's HEAD or Options.Base. The
+// Prepare makes a local clone of the user's repository under Options.Root
+// (by default under StateRoot, outside the repository, so nothing a task
+// runs finds the user's .git by walking up from its workspace) on the
+// branch BranchName(plan, task-id), "statgraph/<plan>/<task-id>", starting
+// from the source's HEAD or Options.Base. A root or workspace directory
+// that is a symbolic link is refused (ErrSymlink). The
 // clone shares the source's object files through hard links, as
 // `git clone --local` does (a small source's few loose objects are copied
 // into one pack instead, which makes fewer directories), so it costs about

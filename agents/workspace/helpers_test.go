@@ -12,6 +12,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestMain points StateRoot at a temporary directory, so that workspaces
+// made without a Root never land in the real home directory.
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "statgraph-home-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("STATGRAPH_HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
 // testGitEnv is a git environment that works on a machine with no git identity
 // and ignores the user's and the system's configuration.
 func testGitEnv(home string) []string {

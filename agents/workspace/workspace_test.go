@@ -21,14 +21,16 @@ func TestPrepareChecksOutBranchFromHead(t *testing.T) {
 	src := newSource(t)
 	w := prepare(t, Options{Source: src, TaskID: "3.2"})
 
-	assert.Equal(t, filepath.Join(src, ".statgraph", "work", "3.2"), w.Dir())
+	state, err := StateRoot()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(state, "work", KeyedName(filepath.Base(src), 8, src), "3.2"), w.Dir())
 	assert.Equal(t, "statgraph/3.2", w.Branch())
 	assert.Equal(t, "alpha\n", readFile(t, filepath.Join(w.Dir(), "a.txt")))
 	assert.Equal(t, "beta\n", readFile(t, filepath.Join(w.Dir(), "dir", "b.txt")))
 	assert.Equal(t, "statgraph/3.2", gitRun(t, w.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
 	assert.Equal(t, gitRun(t, src, "rev-parse", "HEAD"), gitRun(t, w.Dir(), "rev-parse", "HEAD"))
 	assert.Empty(t, gitRun(t, w.Dir(), "status", "--porcelain"), "fresh workspace is clean")
-	assert.Empty(t, gitRun(t, src, "status", "--porcelain"), "workspaces under the source are ignored")
+	assert.Empty(t, gitRun(t, src, "status", "--porcelain", "--ignored"), "nothing is written into the source")
 	gitRun(t, w.Dir(), "fsck", "--strict")
 }
 
