@@ -15,7 +15,7 @@ import (
 )
 
 // graph compiles the orchestrator graph for unit t in workspace ws.
-func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
+func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
 	workdir := ws.Dir()
 	if t.Workdir != "" {
 		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
@@ -67,7 +67,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 	} else {
 		cfg.Executor = agents.CommandExecutor{
 			Argv: t.Executor.Command, Workdir: workdir,
-			PromptDir: filepath.Join(stateDir, "prompts"),
+			PromptDir: plan.PromptDir(),
 			AllowEnv:  d.AllowEnv,
 		}
 	}

@@ -65,7 +65,7 @@ func TestCtrlC(t *testing.T) {
 			assert.Empty(t, leftovers(t, dir, "tasks.json"), "no lock or temporary file left")
 			if tt.signals == 1 {
 				assert.Equal(t, []string{"exec_1_1"}, effectLines(t, log), "the executor finished; verification did not start")
-				data, err := os.ReadFile(filepath.Join(dir, ".statgraph", "work", "1", "work-1.txt"))
+				data, err := os.ReadFile(filepath.Join(planOf(t, dir, "tasks.json", "").WorkDir(), "1", "work-1.txt"))
 				assert.NoError(t, err, "the executor finished its work")
 				assert.Equal(t, "attempt 1\n", string(data))
 			}
