@@ -121,3 +121,31 @@ func checkRefused(t *testing.T, dir, link, target string) {
 	assert.Empty(t, entries, "nothing was written through the link")
 	assert.Empty(t, git(t, dir, "branch", "--list", "statgraph/*"), "no branch was published")
 }
+
+// TestRunRepublishesDoneBranches: a done task whose branch was deleted, or
+// left pointing at a commit the repository cannot read, gets its branch
+// back on the next run.
+func TestRunRepublishesDoneBranches(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, map[string]string{"tasks.json": planTasks("alpha")})
+	plan := planOf(t, dir, "tasks.json", "")
+	r := statgraph(t, dir, "run", "-j", "1", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	tip1 := git(t, dir, "rev-parse", plan.Branch("1"))
+	tip2 := git(t, dir, "rev-parse", plan.Branch("2"))
+
+	git(t, dir, "branch", "-D", plan.Branch("1"))
+	// An unreadable branch, as a publish killed by an older version left it.
+	ref := filepath.Join(dir, ".git", "refs", "heads", filepath.FromSlash(plan.Branch("2")))
+	git(t, dir, "pack-refs", "--all", "--prune")
+	require.NoError(t, os.MkdirAll(filepath.Dir(ref), 0o755))
+	require.NoError(t, os.WriteFile(ref, []byte(strings.Repeat("ab", 20)+"\n"), 0o644))
+
+	r = statgraph(t, dir, "run", "-j", "1", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout+r.stderr, "published it again")
+	t.Logf("second run:\n%s\n%s", r.stdout, r.stderr)
+	assert.Equal(t, tip1, git(t, dir, "rev-parse", plan.Branch("1")))
+	assert.Equal(t, tip2, git(t, dir, "rev-parse", plan.Branch("2")))
+	git(t, dir, "fsck", "--full")
+}

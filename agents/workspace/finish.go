@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -46,15 +47,27 @@ func (w *Workspace) Finish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %s: %w", w.dir, err)
 	}
-	if err := w.dropUnreadableBranch(ctx); err != nil {
+	if err := w.dropUnreadableBranch(ctx, w.branch.String()); err != nil {
 		return err
 	}
 	ref := w.branch.String()
 	args := append(append([]string{}, publishConfig...), "fetch", "--no-tags", "--no-write-fetch-head",
 		"--no-recurse-submodules", "--no-auto-gc", w.dir, ref+":"+ref)
-	if _, err := runGit(ctx, w.source, args...); err != nil {
+	// git's fetch refuses to run while any branch points at a commit the
+	// repository cannot read; another task's branch left so is dropped
+	// (its unit publishes it again), a few times at most.
+	for drops := 0; ; drops++ {
+		_, err := runGit(ctx, w.source, args...)
+		if err == nil {
+			break
+		}
 		msg := err.Error()
-		switch {
+		switch m := badStatgraphRef.FindStringSubmatch(msg); {
+		case m != nil && drops < 10:
+			if err := w.dropUnreadableBranch(ctx, m[1]); err != nil {
+				return err
+			}
+			continue
 		case strings.Contains(msg, "refusing to fetch into branch"):
 			return fmt.Errorf("%w: %s has %s checked out; switch it to another branch and call Finish again", ErrBranchCheckedOut, w.source, w.branch.Short())
 		case strings.Contains(msg, "non-fast-forward"):
@@ -102,16 +115,20 @@ func (w *Workspace) checkPublished(ctx context.Context, tip plumbing.Hash) error
 	return nil
 }
 
-// dropUnreadableBranch deletes the task branch from the source if it points
-// at a commit the source cannot read, so the fetch can set it again; git
-// fetch would refuse to move it, as it cannot tell that the move is a
-// fast-forward. The deletion is conditional on the branch's value, so a
-// branch moved meanwhile is left alone.
-func (w *Workspace) dropUnreadableBranch(ctx context.Context) error {
-	ref := w.branch.String()
+// badStatgraphRef finds the task branch git names when it stops on one
+// that points at an object it cannot read.
+var badStatgraphRef = regexp.MustCompile(`bad object (refs/heads/` + regexp.QuoteMeta(BranchPrefix) + `[^\s:]+)`)
+
+// dropUnreadableBranch deletes the branch ref (a task branch) from the
+// source if it points at a commit the source cannot read in full, so a
+// fetch can set it again; git fetch would refuse to move it, as it cannot
+// tell that the move is a fast-forward. The deletion is conditional on the
+// branch's value, so a branch moved meanwhile is left alone.
+func (w *Workspace) dropUnreadableBranch(ctx context.Context, ref string) error {
+	short := strings.TrimPrefix(ref, "refs/heads/")
 	out, err := runGit(ctx, w.source, "for-each-ref", "--format=%(objectname)", ref)
 	if err != nil {
-		return fmt.Errorf("workspace: read %s in %s: %w", w.branch.Short(), w.source, err)
+		return fmt.Errorf("workspace: read %s in %s: %w", short, w.source, err)
 	}
 	old := strings.TrimSpace(string(out))
 	if old == "" {
@@ -122,7 +139,7 @@ func (w *Workspace) dropUnreadableBranch(ctx context.Context) error {
 	}
 	if _, err := runGit(ctx, w.source, append(append([]string{}, publishConfig...), "update-ref", "-d", ref, old)...); err != nil {
 		return fmt.Errorf("workspace: %s in %s points at %s, which cannot be read, and deleting it failed: %w; delete the branch (git branch -D %s) and try again",
-			w.branch.Short(), w.source, old, err, w.branch.Short())
+			short, w.source, old, err, short)
 	}
 	return nil
 }

@@ -34,3 +34,22 @@ func TestCheckPublishedAndRepublish(t *testing.T) {
 	assert.Equal(t, gitRun(t, w.Dir(), "rev-parse", "HEAD"), gitRun(t, src, "rev-parse", w.Branch()))
 	gitRun(t, src, "fsck", "--full")
 }
+
+func TestFinishDropsAnotherUnreadableTaskBranch(t *testing.T) {
+	ctx := context.Background()
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "q", Root: t.TempDir()})
+	require.NoError(t, w.FS().WriteFile("a.txt", "changed\n"))
+	_, _, err := w.Commit(ctx, 1, "change a")
+	require.NoError(t, err)
+	// Another task's branch pointing at a missing commit stops git's fetch
+	// ("bad object"); Finish drops it and publishes.
+	other := filepath.Join(src, ".git", "refs", "heads", "statgraph", "other")
+	require.NoError(t, os.MkdirAll(filepath.Dir(other), 0o755))
+	require.NoError(t, os.WriteFile(other, []byte("0123456789012345678901234567890123456789\n"), 0o644))
+
+	require.NoError(t, w.Finish(ctx))
+	require.NoError(t, w.CheckPublished(ctx))
+	assert.NoFileExists(t, other, "the unreadable branch was dropped")
+	gitRun(t, src, "fsck", "--full")
+}
