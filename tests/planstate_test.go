@@ -149,3 +149,28 @@ func TestRunRepublishesDoneBranches(t *testing.T) {
 	assert.Equal(t, tip2, git(t, dir, "rev-parse", plan.Branch("2")))
 	git(t, dir, "fsck", "--full")
 }
+
+// TestUnpublishedTaskIsNotDone: a task whose branch cannot be published
+// (the repository has that branch checked out) is not reported done; it
+// waits as interrupted, saying why, and is done once the branch can be
+// published.
+func TestUnpublishedTaskIsNotDone(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, map[string]string{"tasks.json": `{"tasks": [{"id": 1, "title": "one", "test_cmd": "true",
+  "executor": {"command": ["sh", "-c", "echo alpha > which.txt"]}}]}
+`})
+	plan := planOf(t, dir, "tasks.json", "")
+	git(t, dir, "checkout", "-q", "-b", plan.Branch("1"))
+	r := statgraph(t, dir, "run", "tasks.json")
+	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+	assert.Equal(t, "interrupted", task.Status)
+	assert.Contains(t, task.StatusReason, "could not be published")
+	assert.Contains(t, task.StatusReason, "checked out")
+
+	git(t, dir, "checkout", "-q", "-")
+	r = statgraph(t, dir, "resume", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Equal(t, "done", readTasks(t, filepath.Join(dir, "tasks.json"))["1"].Status)
+	assert.Equal(t, "alpha", git(t, dir, "show", plan.Branch("1")+":which.txt"))
+}
