@@ -33,7 +33,10 @@ type Dispatcher struct {
 	// Repo is the git repository the tasks change; "" means the directory
 	// holding the tasks file.
 	Repo string
-	// StateDir holds workspaces and prompt files; "" means <Repo>/.statgraph.
+	// StateDir holds workspaces and prompt files; "" means the plan's
+	// state directory outside the repository (Plan.Dir of NewPlan(Repo,
+	// File.Path, File.Tag)). Threads and branches are keyed by that plan
+	// whatever StateDir is.
 	StateDir string
 	// Checkpointer stores the runs' checkpoints (the run store). Required.
 	Checkpointer statgraph.Checkpointer
@@ -130,9 +133,6 @@ func (s Summary) Failed() bool {
 	return false
 }
 
-// Thread returns the checkpoint thread of a unit.
-func Thread(unit string) string { return "task-" + unit }
-
 // Run dispatches every runnable unit (pending, in-progress or interrupted)
 // until none is left that can run. When ctx is cancelled, running units
 // stop after their current node, are checkpointed and marked interrupted,
@@ -158,11 +158,16 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	stateDir := d.StateDir
-	if stateDir == "" {
-		stateDir = filepath.Join(repo, ".statgraph")
+	plan, err := NewPlan(repo, d.File.Path, d.File.Tag)
+	if err != nil {
+		return Summary{}, err
 	}
-	if err := ensureStateDir(stateDir); err != nil {
+	if d.StateDir != "" {
+		if plan.Dir, err = filepath.Abs(d.StateDir); err != nil {
+			return Summary{}, err
+		}
+	}
+	if err := plan.Ensure(); err != nil {
 		return Summary{}, err
 	}
 	removeStaleTemps(d.File.Path)
@@ -177,6 +182,9 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 		t, _ := d.File.Task(u.ID)
 		status[u.ID] = t.Status
 		results[u.ID] = &UnitResult{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount}
+		if t.Status == StatusDone {
+			results[u.ID].Branch = d.republish(ctx, plan, u.ID)
+		}
 	}
 
 	type done struct {
@@ -242,7 +250,7 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 		for _, id := range start {
 			running[id], started[id] = true, true
 			wg.Go(func() {
-				res := d.runUnit(ctx, repo, stateDir, id, changed)
+				res := d.runUnit(ctx, plan, id, changed)
 				finished <- done{id, res}
 			})
 		}
@@ -296,7 +304,7 @@ func (d *Dispatcher) report(e Event) {
 
 // runUnit takes one unit through the orchestrator graph and records the
 // outcome in the file (not yet saved).
-func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, changed chan<- struct{}) UnitResult {
+func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed chan<- struct{}) UnitResult {
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	res := UnitResult{ID: id, Title: t.Title}
@@ -318,12 +326,12 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 	}
 	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
 
-	ws, err := workspace.Prepare(ctx, workspace.Options{Source: repo, TaskID: id, Root: filepath.Join(stateDir, "work")})
+	ws, err := workspace.Prepare(ctx, workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir()})
 	if err != nil {
 		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
 	}
 	defer ws.Close()
-	g, budget, err := d.graph(t, ws, repo, stateDir)
+	g, budget, err := d.graph(t, ws, plan)
 	if err != nil {
 		return fail(agents.TaskState{}, err)
 	}
@@ -340,15 +348,12 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 	if deadline > 0 {
 		uctx, cancel = context.WithTimeoutCause(ctx, deadline, errDeadline)
 	}
-	state, err := d.invoke(uctx, g, id, t, in, start, changed)
+	state, err := d.invoke(uctx, g, plan.Thread(id), id, t, in, start, changed)
 	cancel()
 	if budget != nil {
 		res.Tokens = budget.Spent()
 	}
-	branch := ""
-	if ferr := ws.Finish(context.WithoutCancel(ctx)); ferr == nil {
-		branch = ws.Branch()
-	}
+	branch, perr := publish(context.WithoutCancel(ctx), ws)
 	switch {
 	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(uctx), errDeadline):
 		now := time.Now().UTC()
@@ -364,6 +369,10 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 		r.Branch = branch
 		return r
 	}
+	if perr != nil && (state.Phase == agents.PhaseDone || state.Phase == agents.PhaseSkipped) {
+		return finish(Result{Status: StatusInterrupted, Reason: fmt.Sprintf("done, but its branch could not be published: %v; fix that and run statgraph resume", oneLine(perr.Error())),
+			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, "")
+	}
 	switch state.Phase {
 	case agents.PhaseDone:
 		return finish(Result{Status: StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
@@ -376,8 +385,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 
 // invoke runs (or continues) the unit's thread, reporting progress and
 // answering escalations through Ask.
-func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], id string, t Task, in agents.TaskState, start time.Time, changed chan<- struct{}) (agents.TaskState, error) {
-	thread := Thread(id)
+func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, id string, t Task, in agents.TaskState, start time.Time, changed chan<- struct{}) (agents.TaskState, error) {
 	state := in
 	recorded := -1 // the RetryCount last written to the file
 	var resume any
@@ -483,19 +491,6 @@ func oneLine(s string) string {
 		}
 	}
 	return s
-}
-
-// ensureStateDir creates the state directory with a .gitignore that keeps
-// it out of the user's git status.
-func ensureStateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("tasks: state directory: %w", err)
-	}
-	ignore := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(ignore); err == nil {
-		return nil
-	}
-	return os.WriteFile(ignore, []byte("# statgraph's run state: checkpoints, workspaces, prompts\n*\n"), 0o644)
 }
 
 // removeStaleTemps deletes temporary files a killed Save left next to the

@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMain doubles as the lock-holding helper process: started by
+// TestMain points STATGRAPH_HOME at a temporary directory, and doubles as
+// the lock-holding helper process: started by
 // lockInOtherProcess with STATGRAPH_LOCK_HELPER set, the test binary takes
 // that lock, says so and waits to be killed.
 func TestMain(m *testing.M) {
@@ -31,7 +32,15 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Dispatcher runs keep their state under STATGRAPH_HOME: never the real home.
+	home, err := os.MkdirTemp("", "statgraph-home-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("STATGRAPH_HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
 
 // lockInOtherProcess starts a real process that holds the lock on path.

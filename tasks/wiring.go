@@ -14,9 +14,8 @@ import (
 	"github.com/statgraph/statgraph/verifier"
 )
 
-// graph compiles the orchestrator graph for unit t of repository repo in
-// workspace ws.
-func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, repo, stateDir string) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
+// graph compiles the orchestrator graph for unit t in workspace ws.
+func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
 	workdir := ws.Dir()
 	if t.Workdir != "" {
 		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
@@ -26,8 +25,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, repo, stateDir strin
 		limit = *t.BudgetTokens
 	}
 	budget := llm.NewBudget(limit, d.Budget)
-	promptDir := filepath.Join(stateDir, "prompts")
-	sb := d.sandbox(t, ws, repo, stateDir, promptDir)
+	sb := d.sandbox(t, ws, plan)
 	var checks []verifier.Check
 	if !t.TestCmd.IsZero() {
 		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: t.TestCmd.Argv, Shell: t.TestCmd.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
@@ -79,7 +77,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, repo, stateDir strin
 	} else {
 		cfg.Executor = agents.CommandExecutor{
 			Argv: t.Executor.Command, Workdir: workdir,
-			PromptDir: promptDir,
+			PromptDir: plan.PromptDir(),
 			AllowEnv:  d.AllowEnv,
 			Sandbox:   sb,
 		}
@@ -100,15 +98,15 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, repo, stateDir strin
 // directory (run store, other units' workspaces) is hidden except the
 // prompt files, and the unit's tool caches live in <stateDir>/cache/<id>.
 // One Sandbox is shared by the unit's commands; Run only reads it.
-func (d *Dispatcher) sandbox(t Task, ws *workspace.Workspace, repo, stateDir, promptDir string) *verifier.Sandbox {
+func (d *Dispatcher) sandbox(t Task, ws *workspace.Workspace, plan Plan) *verifier.Sandbox {
 	if d.NoSandbox {
 		return nil
 	}
 	return &verifier.Sandbox{
 		Workspace: ws.Dir(),
-		ReadOnly:  []string{repo, filepath.Join(ws.Dir(), ".git"), promptDir},
-		Hide:      []string{stateDir},
-		CacheDir:  filepath.Join(stateDir, "cache", t.ID),
+		ReadOnly:  []string{plan.Repo, filepath.Join(ws.Dir(), ".git"), plan.PromptDir()},
+		Hide:      []string{plan.Dir},
+		CacheDir:  filepath.Join(plan.Dir, "cache", t.ID),
 		Network:   t.Sandbox.NetworkOn(),
 
 		GoCacheProg: d.GoCacheProg,

@@ -126,7 +126,7 @@ func TestBadInput(t *testing.T) {
 				require.NoError(t, err)
 				assert.True(t, bytes.Equal([]byte(tt.content), got), "%s changed tasks.json", cmd)
 				assert.Empty(t, leftovers(t, dir, "tasks.json"), "%s left a lock or temporary file", cmd)
-				assert.NoFileExists(t, filepath.Join(dir, ".statgraph", "runs.db"), "%s opened the run store", cmd)
+				assert.NoFileExists(t, planOf(t, dir, "tasks.json", "").Store(), "%s opened the run store", cmd)
 			}
 		})
 	}

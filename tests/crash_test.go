@@ -91,8 +91,11 @@ func TestKillAndResume(t *testing.T) {
 			}
 			assert.Empty(t, counts, "steps an uninterrupted run does not take")
 
-			for _, b := range []string{"statgraph/1", "statgraph/3", "statgraph/5"} {
-				assert.Equal(t, git(t, clean, "show", b+":work-"+b[len(b)-1:]+".txt"), git(t, dir, "show", b+":work-"+b[len(b)-1:]+".txt"), "branch %s", b)
+			plan := planOf(t, dir, "tasks.json", "")
+			for _, id := range []string{"1", "3", "5"} {
+				b := plan.Branch(id)
+				assert.Equal(t, git(t, clean, "show", b+":work-"+id+".txt"), git(t, dir, "show", b+":work-"+id+".txt"), "branch %s", b)
+				assert.Equal(t, planOf(t, clean, "tasks.json", "").Branch(id), b, "branch names do not depend on where the repository is")
 			}
 		})
 	}

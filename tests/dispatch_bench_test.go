@@ -85,7 +85,7 @@ func BenchmarkDispatch200API(b *testing.B) {
 		start := time.Now()
 		f, err := tasks.Load(filepath.Join(dir, "tasks.json"), "")
 		require.NoError(b, err)
-		store := filepath.Join(dir, ".statgraph", "runs.db")
+		store := planOf(b, dir, "tasks.json", "").Store()
 		require.NoError(b, os.MkdirAll(filepath.Dir(store), 0o755))
 		st, err := sqlite.Open(ctx, store)
 		require.NoError(b, err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statgraph/statgraph/tasks"
 	"github.com/stretchr/testify/require"
 )
 
@@ -157,4 +158,13 @@ func leftovers(t testing.TB, dir, base string) []string {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// planOf returns the plan of the tasks file file (relative to dir) in the
+// repository dir: where the binary keeps its state and names its branches.
+func planOf(t testing.TB, dir, file, tag string) tasks.Plan {
+	t.Helper()
+	p, err := tasks.NewPlan(dir, filepath.Join(dir, file), tag)
+	require.NoError(t, err)
+	return p
 }

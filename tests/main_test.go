@@ -15,6 +15,9 @@ var bin string
 // root is the module root (the parent of tests/).
 var root string
 
+// stateHome is STATGRAPH_HOME for the whole run: where the plans' state goes.
+var stateHome string
+
 // goCache is the go build cache every child process shares, so the
 // quickstart's go test and go vet runs compile each package once.
 var goCache string
@@ -47,6 +50,14 @@ func setup(m *testing.M) int {
 		return 1
 	}
 	goCache = strings.TrimSpace(string(out))
+	// Every run keeps its state (run stores, workspaces) here, never in the
+	// real home directory; children inherit it through childEnv.
+	if stateHome, err = os.MkdirTemp("", "statgraph-e2e-home-"); err != nil {
+		fmt.Fprintln(os.Stderr, "tests:", err)
+		return 1
+	}
+	defer os.RemoveAll(stateHome)
+	os.Setenv("STATGRAPH_HOME", stateHome)
 	return m.Run()
 }
 

@@ -54,16 +54,18 @@ func TestQuickstart(t *testing.T) {
 	})
 
 	t.Run("branches", func(t *testing.T) {
+		plan := planOf(t, dir, "tasks.json", "")
 		branches := git(t, dir, "branch", "--list", "statgraph/*", "--format=%(refname:short)")
-		assert.ElementsMatch(t, []string{"statgraph/1", "statgraph/2"}, strings.Fields(branches))
-		assert.Contains(t, git(t, dir, "show", "statgraph/1:calc/calc.go"), "return a + b", "statgraph/1 carries the fix")
+		assert.ElementsMatch(t, []string{plan.Branch("1"), plan.Branch("2")}, strings.Fields(branches))
+		assert.Regexp(t, `^statgraph/tasks-[0-9a-f]{6}/1$`, plan.Branch("1"), "short, readable branch names")
+		assert.Contains(t, git(t, dir, "show", plan.Branch("1")+":calc/calc.go"), "return a + b", "the branch of task 1 carries the fix")
 		assert.Contains(t, git(t, dir, "show", "main:calc/calc.go"), "return a - b", "the checked-out branch is untouched")
 		assert.Equal(t, "main", git(t, dir, "rev-parse", "--abbrev-ref", "HEAD"))
 	})
 
 	t.Run("summary", func(t *testing.T) {
 		assert.Contains(t, run.stdout, "1 done, 1 failed, 1 blocked")
-		assert.Contains(t, run.stdout, "statgraph/1")
+		assert.Contains(t, run.stdout, planOf(t, dir, "tasks.json", "").Branch("1"))
 		assert.Contains(t, run.stdout, "task 2 FAILED after 2 attempts")
 	})
 
@@ -89,7 +91,7 @@ func TestQuickstart(t *testing.T) {
 		feedback := out[strings.Index(out, "feedback sent back:"):]
 		assert.Contains(t, feedback, "TestAdd", "the feedback names the failing test")
 		assert.Contains(t, out, "Retry 0: tests: 1 failed (TestAdd)")
-		assert.Contains(t, out, "diff of branch statgraph/1")
+		assert.Contains(t, out, "diff of branch "+planOf(t, dir, "tasks.json", "").Branch("1"))
 		assert.Contains(t, out, "-\treturn a - b\n+\treturn a + b", "the diff shows the fix")
 	})
 

@@ -36,6 +36,7 @@ func TestRunNeedsARepositoryWithACommit(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tasksJSON, after)
 			require.NoDirExists(t, filepath.Join(dir, ".statgraph"))
+			require.NoDirExists(t, planOf(t, dir, "tasks.json", "").Dir)
 			require.Empty(t, leftovers(t, dir, "tasks.json"))
 		})
 	}

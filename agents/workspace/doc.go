@@ -3,9 +3,12 @@
 //
 // # Workspaces
 //
-// Prepare makes a local clone of the user's repository under
-// <Source>/.statgraph/work/<task-id> (Options.Root moves it) on the branch
-// statgraph/<task-id>, starting from the source's HEAD or Options.Base. The
+// Prepare makes a local clone of the user's repository under Options.Root
+// (by default under StateRoot, outside the repository, so nothing a task
+// runs finds the user's .git by walking up from its workspace) on the
+// branch BranchName(plan, task-id), "statgraph/<plan>/<task-id>", starting
+// from the source's HEAD or Options.Base. A root or workspace directory
+// that is a symbolic link is refused (ErrSymlink). The
 // clone shares the source's object files through hard links, as
 // `git clone --local` does (a small source's few loose objects are copied
 // into one pack instead, which makes fewer directories), so it costs about
@@ -18,8 +21,13 @@
 // whole change against the base, TreeHash keys cached verifier results,
 // Reset goes back to the base or to the last attempt before a retry, and
 // Finish publishes the branch into the source repository (a fast-forward of
-// statgraph/<task-id>, never the checked-out branch) for the user to review
-// and merge with ordinary git. The package is a sub-package of agents because
+// the task branch, never the checked-out branch) for the user to review
+// and merge with ordinary git. Publishing is the one step that writes into
+// the user's repository, so it is git's own fetch (run through the git
+// program), which writes objects under temporary names, fsyncs and renames
+// them and moves the ref under a lock: a kill -9 at any moment leaves the
+// repository passing git fsck, and Finish called again completes it.
+// CheckPublished tells whether the branch is there and readable. The package is a sub-package of agents because
 // it depends only on go-git and the standard library and is useful on its
 // own, for example to tests that need a scratch clone.
 //

@@ -39,6 +39,11 @@ var (
 	ErrBranchCheckedOut = errors.New("workspace: the source repository has the task branch checked out")
 	// ErrDiverged: the task branch in the source repository has commits the workspace does not have.
 	ErrDiverged = errors.New("workspace: the task branch in the source repository has commits the workspace does not have")
+	// ErrNotPublished: the task branch in the source repository is missing,
+	// elsewhere than the workspace's last commit, or cannot be read.
+	ErrNotPublished = errors.New("workspace: the task branch is not published in the source repository")
+	// ErrSymlink: a state or workspace directory is a symbolic link.
+	ErrSymlink = errors.New("workspace: refusing a symbolic link as a state directory")
 	// ErrNotRepository: the source is not the top directory of a git repository.
 	ErrNotRepository = errors.New("workspace: not a git repository")
 	// ErrNoCommit: the source repository has no HEAD commit to start from.

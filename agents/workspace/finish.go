@@ -4,159 +4,142 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// Finish publishes the task branch into the source repository as
-// statgraph/<task-id>, pointing at the workspace's last commit, so the user
-// reviews and merges it with ordinary git. It is what `git fetch` from the
-// workspace would do: the objects the source lacks are copied into its
-// object database, then the branch ref is set. Uncommitted changes are not
-// published; call Commit first.
+// publishConfig is what every git command that writes into the source runs
+// with: objects and refs fsynced before they are renamed into place, the
+// new objects kept as one pack (as the publishing of older versions did)
+// rather than as loose files, and no hook of the source repository run (a
+// hook planted there must not run with statgraph's rights on every
+// publish).
+var publishConfig = []string{"-c", "core.fsync=committed", "-c", "fetch.unpackLimit=1", "-c", "core.hooksPath=/dev/null"}
+
+// Finish publishes the task branch into the source repository, pointing at
+// the workspace's last commit, so the user reviews and merges it with
+// ordinary git. Uncommitted changes are not published; call Commit first.
+//
+// Publishing is git's own fetch from the workspace into the source (the
+// git program must be on PATH, else ErrNoGit): git writes the new pack and
+// its index under temporary names, fsyncs them, renames the index last and
+// then moves the branch under a lock file, so a process killed at any
+// moment (statgraph or git, kill -9 included) leaves the source passing git
+// fsck, with the branch either unchanged or complete; calling Finish again
+// finishes the job. Finish then checks the branch as CheckPublished does.
 //
 // Finish never touches the source's checked-out branch, index or working
-// tree: it fails with ErrBranchCheckedOut if the source has the task branch
-// checked out, and with ErrDiverged if that branch has commits the workspace
-// does not have (the user committed on it); it is a fast-forward otherwise.
+// tree: it fails with ErrBranchCheckedOut if the source (or one of its
+// worktrees) has the task branch checked out, and with ErrDiverged if that
+// branch has commits the workspace does not have (the user committed on
+// it); it is a fast-forward otherwise. A branch left pointing at a commit
+// the source cannot read (by an older, not crash-safe publish) is replaced.
 // Calling Finish again after more commits moves the branch forward.
+// Cancelling ctx kills git; the source stays consistent.
 func (w *Workspace) Finish(ctx context.Context) error {
 	if err := w.lock(ctx); err != nil {
 		return err
 	}
 	defer w.mu.Unlock()
-	src, err := openSource(w.source)
-	if err != nil {
-		return err
-	}
-	if head, err := src.Storer.Reference(plumbing.HEAD); err == nil && head.Type() == plumbing.SymbolicReference && head.Target() == w.branch {
-		return fmt.Errorf("%w: %s has %s checked out; switch it to another branch and call Finish again", ErrBranchCheckedOut, w.source, w.branch.Short())
-	}
 	tip, err := w.repo.Head()
 	if err != nil {
 		return fmt.Errorf("workspace: %s: %w", w.dir, err)
 	}
-	if err := copyMissing(ctx, w.repo.Storer, src.Storer, tip.Hash()); err != nil {
-		return fmt.Errorf("workspace: copy commits of %s into %s: %w", w.branch.Short(), w.source, err)
+	if err := w.dropUnreadableBranch(ctx, w.branch.String()); err != nil {
+		return err
 	}
-	old, err := src.Storer.Reference(w.branch)
-	switch {
-	case errors.Is(err, plumbing.ErrReferenceNotFound):
-		old = nil
-	case err != nil:
-		return fmt.Errorf("workspace: read %s in %s: %w", w.branch.Short(), w.source, err)
-	case old.Hash() == tip.Hash():
-		return nil
-	default:
-		if err := checkFastForward(src.Storer, old.Hash(), tip.Hash()); err != nil {
-			return fmt.Errorf("%w (%s in %s is at %s); rename or delete that branch and call Finish again: %v",
-				ErrDiverged, w.branch.Short(), w.source, old.Hash(), err)
+	ref := w.branch.String()
+	args := append(append([]string{}, publishConfig...), "fetch", "--no-tags", "--no-write-fetch-head",
+		"--no-recurse-submodules", "--no-auto-gc", w.dir, ref+":"+ref)
+	// git's fetch refuses to run while any branch points at a commit the
+	// repository cannot read; another task's branch left so is dropped
+	// (its unit publishes it again), a few times at most.
+	for drops := 0; ; drops++ {
+		_, err := runGit(ctx, w.source, args...)
+		if err == nil {
+			break
 		}
-	}
-	if err := src.Storer.CheckAndSetReference(plumbing.NewHashReference(w.branch, tip.Hash()), old); err != nil {
-		return fmt.Errorf("workspace: set %s in %s: %w", w.branch.Short(), w.source, err)
-	}
-	return nil
-}
-
-// checkFastForward returns nil if old is an ancestor of tip in s.
-func checkFastForward(s storer.EncodedObjectStorer, old, tip plumbing.Hash) error {
-	oldC, err := object.GetCommit(s, old)
-	if err != nil {
-		return err
-	}
-	tipC, err := object.GetCommit(s, tip)
-	if err != nil {
-		return err
-	}
-	ok, err := oldC.IsAncestor(tipC)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errors.New("it is not an ancestor of the workspace's commit")
-	}
-	return nil
-}
-
-// copyMissing copies into dst every object reachable from tip that dst does
-// not have, walking history only until it reaches commits dst already has
-// (so the cost is proportional to the new work, not the repository's size).
-// The objects are written as one pack, as git fetch does, rather than one
-// loose file each.
-func copyMissing(ctx context.Context, from, dst storer.EncodedObjectStorer, tip plumbing.Hash) error {
-	c := copier{from: from, dst: dst, queued: map[plumbing.Hash]bool{}}
-	stack := []plumbing.Hash{tip}
-	for len(stack) > 0 {
-		h := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if c.has(h) {
+		msg := err.Error()
+		switch m := badStatgraphRef.FindStringSubmatch(msg); {
+		case m != nil && drops < 10:
+			if err := w.dropUnreadableBranch(ctx, m[1]); err != nil {
+				return err
+			}
 			continue
+		case strings.Contains(msg, "refusing to fetch into branch"):
+			return fmt.Errorf("%w: %s has %s checked out; switch it to another branch and call Finish again", ErrBranchCheckedOut, w.source, w.branch.Short())
+		case strings.Contains(msg, "non-fast-forward"):
+			return fmt.Errorf("%w (%s in %s is not an ancestor of the workspace's commit %s); rename or delete that branch and call Finish again",
+				ErrDiverged, w.branch.Short(), w.source, tip.Hash())
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		commit, err := object.GetCommit(from, h)
-		if err != nil {
-			return err
-		}
-		if err := c.tree(commit.TreeHash); err != nil {
-			return err
-		}
-		if err := c.add(h); err != nil {
-			return err
-		}
-		stack = append(stack, commit.ParentHashes...)
+		return fmt.Errorf("workspace: publish %s into %s: %w", w.branch.Short(), w.source, err)
 	}
-	return writeObjects(dst, c.objs)
+	return w.checkPublished(ctx, tip.Hash())
 }
 
-// copier gathers the objects dst lacks.
-type copier struct {
-	from, dst storer.EncodedObjectStorer
-	objs      []plumbing.EncodedObject
-	queued    map[plumbing.Hash]bool
+// CheckPublished reports whether the source repository has the task branch
+// at the workspace's last commit and can read that commit and every object
+// it reaches that the workspace's base does not (what Finish wrote). It
+// returns an error wrapping ErrNotPublished otherwise (saying what is
+// missing; calling Finish again repairs it), or ErrNoGit. It reads only.
+func (w *Workspace) CheckPublished(ctx context.Context) error {
+	if err := w.lock(ctx); err != nil {
+		return err
+	}
+	defer w.mu.Unlock()
+	tip, err := w.repo.Head()
+	if err != nil {
+		return fmt.Errorf("workspace: %s: %w", w.dir, err)
+	}
+	return w.checkPublished(ctx, tip.Hash())
 }
 
-func (c *copier) has(h plumbing.Hash) bool {
-	return c.queued[h] || c.dst.HasEncodedObject(h) == nil
+func (w *Workspace) checkPublished(ctx context.Context, tip plumbing.Hash) error {
+	ref := w.branch.String()
+	out, err := runGit(ctx, w.source, "rev-parse", "--verify", "--quiet", ref)
+	if errors.Is(err, ErrNoGit) || ctx.Err() != nil {
+		return err
+	}
+	if got := strings.TrimSpace(string(out)); err != nil || got != tip.String() {
+		return fmt.Errorf("%w: %s in %s is at %q, not at the workspace's commit %s; call Finish to publish it",
+			ErrNotPublished, w.branch.Short(), w.source, got, tip)
+	}
+	if _, err := runGit(ctx, w.source, "rev-list", "--objects", "--quiet", tip.String(), "--not", w.base.String()); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %s in %s cannot be read: %v; call Finish to publish it again", ErrNotPublished, w.branch.Short(), w.source, err)
+	}
+	return nil
 }
 
-// tree gathers the tree t and whatever below it dst lacks; a tree dst
-// already has is complete there, so it is not descended into.
-func (c *copier) tree(t plumbing.Hash) error {
-	if c.has(t) {
+// badStatgraphRef finds the task branch git names when it stops on one
+// that points at an object it cannot read.
+var badStatgraphRef = regexp.MustCompile(`bad object (refs/heads/` + regexp.QuoteMeta(BranchPrefix) + `[^\s:]+)`)
+
+// dropUnreadableBranch deletes the branch ref (a task branch) from the
+// source if it points at a commit the source cannot read in full, so a
+// fetch can set it again; git fetch would refuse to move it, as it cannot
+// tell that the move is a fast-forward. The deletion is conditional on the
+// branch's value, so a branch moved meanwhile is left alone.
+func (w *Workspace) dropUnreadableBranch(ctx context.Context, ref string) error {
+	short := strings.TrimPrefix(ref, "refs/heads/")
+	out, err := runGit(ctx, w.source, "for-each-ref", "--format=%(objectname)", ref)
+	if err != nil {
+		return fmt.Errorf("workspace: read %s in %s: %w", short, w.source, err)
+	}
+	old := strings.TrimSpace(string(out))
+	if old == "" {
 		return nil
 	}
-	tree, err := object.GetTree(c.from, t)
-	if err != nil {
-		return err
+	if _, err := runGit(ctx, w.source, "rev-list", "--objects", "--quiet", "-1", old); err == nil || ctx.Err() != nil {
+		return ctx.Err()
 	}
-	for _, e := range tree.Entries {
-		switch {
-		case e.Mode == filemode.Submodule || c.has(e.Hash):
-		case e.Mode == filemode.Dir:
-			if err := c.tree(e.Hash); err != nil {
-				return err
-			}
-		default:
-			if err := c.add(e.Hash); err != nil {
-				return err
-			}
-		}
+	if _, err := runGit(ctx, w.source, append(append([]string{}, publishConfig...), "update-ref", "-d", ref, old)...); err != nil {
+		return fmt.Errorf("workspace: %s in %s points at %s, which cannot be read, and deleting it failed: %w; delete the branch (git branch -D %s) and try again",
+			short, w.source, old, err, short)
 	}
-	return c.add(t)
-}
-
-func (c *copier) add(h plumbing.Hash) error {
-	o, err := c.from.EncodedObject(plumbing.AnyObject, h)
-	if err != nil {
-		return err
-	}
-	c.queued[h] = true
-	c.objs = append(c.objs, o)
 	return nil
 }

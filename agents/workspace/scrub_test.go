@@ -33,14 +33,14 @@ func TestCommitReplacesSecrets(t *testing.T) {
 	assert.Equal(t, []string{"found.txt"}, w.Scrubbed())
 
 	require.NoError(t, w.Finish(ctx))
-	committed := runGit(t, src, "show", h+":found.txt")
+	committed := gitRun(t, src, "show", h+":found.txt")
 	for _, form := range secret.Forms(key) {
 		assert.NotContains(t, committed, form)
 	}
 	assert.True(t, strings.HasPrefix(committed, "found: [REDACTED]"), committed)
-	msg := runGit(t, src, "log", "-1", "--format=%B", h)
+	msg := gitRun(t, src, "log", "-1", "--format=%B", h)
 	assert.Contains(t, msg, "warning: statgraph replaced a secret with [REDACTED] in: found.txt")
-	assert.NotContains(t, runGit(t, src, "log", "-p", "--all"), key)
+	assert.NotContains(t, gitRun(t, src, "log", "-p", "--all"), key)
 	onDisk, err := os.ReadFile(filepath.Join(w.Dir(), "found.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, leak, string(onDisk), "only the commit is scrubbed")

@@ -14,9 +14,19 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// BranchPrefix is the prefix of every task branch: task "3.2" works on
-// branch "statgraph/3.2".
+// BranchPrefix is the prefix of every task branch; see BranchName.
 const BranchPrefix = "statgraph/"
+
+// BranchName returns the branch task taskID of plan works on:
+// "statgraph/<plan>/<taskID>", e.g. "statgraph/tasks-1c9e0b/3.2", or
+// "statgraph/<taskID>" when plan is "". It is the one place branch names
+// are made; Workspace.Branch returns the same name.
+func BranchName(plan, taskID string) string {
+	if plan == "" {
+		return BranchPrefix + taskID
+	}
+	return BranchPrefix + plan + "/" + taskID
+}
 
 // baseRef records the commit a workspace started from, inside the workspace
 // repository only; it survives restarts and keeps the base reachable.
@@ -27,14 +37,23 @@ const baseRef = plumbing.ReferenceName("refs/statgraph/base")
 type Options struct {
 	// Source is the path of the user's repository (the directory holding .git).
 	Source string
-	// TaskID names the workspace directory and the branch statgraph/<TaskID>.
+	// TaskID names the workspace directory and, with Plan, the branch
+	// (see BranchName).
 	// Allowed: letters, digits, '.', '-' and '_', starting with a letter or a
 	// digit, at most 100 characters, no "..", not ending in '.' or ".lock"
 	// (so "3", "3.2" and "fix-parser_2" are fine).
 	TaskID string
 	// Base is the commit-ish the task starts from; "" means the source's HEAD.
 	Base string
-	// Root is the directory holding workspaces; "" means <Source>/.statgraph/work.
+	// Plan is the short name of the plan the task belongs to (a
+	// tasks.Plan's Key), so that two plans in one repository never share a
+	// branch: the branch is BranchName(Plan, TaskID). "" means the branch
+	// statgraph/<TaskID>. Same rules as TaskID.
+	Plan string
+	// Root is the directory holding workspaces; "" means
+	// StateRoot()/work/<source-name>-<hash of Source's path>, outside the
+	// repository. Neither Root nor the workspace in it may be a symbolic
+	// link (ErrSymlink).
 	Root string
 	// AuthorName and AuthorEmail sign the attempt commits; "" means
 	// "statgraph" and "statgraph@localhost".
@@ -65,7 +84,7 @@ type Workspace struct {
 
 // Prepare makes the workspace for o.TaskID under o.Root (or reopens it when it
 // already exists, keeping its commits and any uncommitted work) and returns it
-// checked out on branch statgraph/<TaskID>.
+// checked out on branch BranchName(o.Plan, o.TaskID).
 //
 // A new workspace is a local clone whose object files are hard links to the
 // source's (copies when the file system cannot link), like `git clone --local`,
@@ -74,15 +93,20 @@ type Workspace struct {
 // fills the stat cache, so the first Commit reads no file. It is built in a
 // temporary directory and renamed into place, so a crash never leaves a
 // half-made workspace under its final name. Prepare reads the source
-// repository and never changes its branches, index or working tree; the only
-// thing it may create inside the source is the Root directory (by default
-// .statgraph/work, with a .gitignore so git status stays clean).
+// repository and never changes it; it writes only under Root (which, when
+// a caller puts it inside the source, gets a .gitignore so git status
+// stays clean).
 func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := validateTaskID(o.TaskID); err != nil {
 		return nil, err
+	}
+	if o.Plan != "" {
+		if err := validateTaskID(o.Plan); err != nil {
+			return nil, fmt.Errorf("workspace: Options.Plan: %w", err)
+		}
 	}
 	if o.Source == "" {
 		return nil, errors.New("workspace: Options.Source is empty; give the path of the git repository to work on")
@@ -93,7 +117,11 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 	}
 	root := o.Root
 	if root == "" {
-		root = filepath.Join(source, ".statgraph", "work")
+		state, err := StateRoot()
+		if err != nil {
+			return nil, err
+		}
+		root = filepath.Join(state, "work", KeyedName(filepath.Base(source), 8, source))
 	}
 	if root, err = filepath.Abs(root); err != nil {
 		return nil, fmt.Errorf("workspace: root %s: %w", o.Root, err)
@@ -102,7 +130,7 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 		dir:    filepath.Join(root, o.TaskID),
 		source: source,
 		taskID: o.TaskID,
-		branch: plumbing.NewBranchReferenceName(BranchPrefix + o.TaskID),
+		branch: plumbing.NewBranchReferenceName(BranchName(o.Plan, o.TaskID)),
 		name:   cmp.Or(o.AuthorName, "statgraph"),
 		email:  cmp.Or(o.AuthorEmail, "statgraph@localhost"),
 	}
@@ -113,6 +141,11 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 	base, err := resolveBase(src, source, o.Base)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range []string{root, w.dir} {
+		if err := RefuseSymlink(p); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := os.Stat(filepath.Join(w.dir, git.GitDirName)); err == nil {
 		if err := w.reopen(o.Base, base); err != nil {
@@ -203,7 +236,7 @@ func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, 
 // Dir returns the absolute path of the workspace's working tree.
 func (w *Workspace) Dir() string { return w.dir }
 
-// Branch returns the task branch name, "statgraph/<task-id>".
+// Branch returns the task branch name, BranchName(plan, task id).
 func (w *Workspace) Branch() string { return w.branch.Short() }
 
 // FS returns the file operations for agents, confined to the working tree.

@@ -53,7 +53,10 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	file, _, store := c.paths(pos)
+	file, plan, store, err := c.paths(pos)
+	if err != nil {
+		return usageError{err.Error()}
+	}
 	f, err := load(file, c.tag)
 	if err != nil {
 		return err
@@ -78,7 +81,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			status = tasks.StatusPending
 		}
 		if g != nil {
-			if snap, err := g.State(ctx, tasks.Thread(u.ID)); err == nil {
+			if snap, err := g.State(ctx, plan.Thread(u.ID)); err == nil {
 				phase, tokens = snap.State.Phase, fmt.Sprint(snap.State.Tokens)
 			}
 		}
@@ -101,7 +104,10 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("history: give one task id, e.g. statgraph history 3")
 	}
 	id := pos[0]
-	_, repo, store := c.paths([]string{*file})
+	_, plan, store, err := c.paths([]string{*file})
+	if err != nil {
+		return usageError{err.Error()}
+	}
 	if _, err := os.Stat(store); err != nil {
 		return usagef("no run store at %s: nothing has run yet (or pass --store)", store)
 	}
@@ -114,7 +120,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	snap, err := g.State(ctx, tasks.Thread(id))
+	snap, err := g.State(ctx, plan.Thread(id))
 	if errors.Is(err, statgraph.ErrNoCheckpoint) {
 		return usagef("task %s has no recorded run in %s", id, store)
 	}
@@ -123,9 +129,9 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	s := snap.State
 	var ws *workspace.Workspace
-	if dir := filepath.Join(filepath.Dir(store), "work", id); !*noDiff {
+	if dir := filepath.Join(plan.WorkDir(), id); !*noDiff {
 		if _, err := os.Stat(dir); err == nil {
-			if ws, err = workspace.Prepare(ctx, workspace.Options{Source: repo, TaskID: id, Root: filepath.Dir(dir)}); err != nil {
+			if ws, err = workspace.Prepare(ctx, workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir()}); err != nil {
 				return fmt.Errorf("open workspace of task %s: %w", id, err)
 			}
 			defer ws.Close()

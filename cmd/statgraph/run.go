@@ -29,25 +29,29 @@ type common struct {
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tag, "tag", "", "claude-task-master tag to use in a tagged tasks file (default master)")
-	fs.StringVar(&c.store, "store", "", "run store: SQLite file with checkpoints and history (default <repo>/.statgraph/runs.db)")
+	fs.StringVar(&c.store, "store", "", "run store: SQLite file with checkpoints and history (default: the plan's runs.db under $STATGRAPH_HOME, see README)")
 	fs.StringVar(&c.repo, "repo", "", "git repository the tasks change (default: the tasks file's directory)")
 }
 
-// paths resolves the tasks file, repository and store.
-func (c *common) paths(pos []string) (file, repo, store string) {
+// paths resolves the tasks file, its plan (repository, tag and the state
+// kept outside the repository) and the run store.
+func (c *common) paths(pos []string) (file string, plan tasks.Plan, store string, err error) {
 	file = "tasks.json"
 	if len(pos) > 0 {
 		file = pos[0]
 	}
-	repo = c.repo
+	repo := c.repo
 	if repo == "" {
 		repo = filepath.Dir(file)
 	}
+	if plan, err = tasks.NewPlan(repo, file, c.tag); err != nil {
+		return "", tasks.Plan{}, "", err
+	}
 	store = c.store
 	if store == "" {
-		store = filepath.Join(repo, ".statgraph", "runs.db")
+		store = plan.Store()
 	}
-	return file, repo, store
+	return file, plan, store, nil
 }
 
 // load reads and validates the tasks file; problems are usage errors.
@@ -105,7 +109,11 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	case *maxResponse < 0:
 		return exitUsage, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", *maxResponse)
 	}
-	file, repo, store := c.paths(pos)
+	file, plan, store, err := c.paths(pos)
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	repo := plan.Repo
 	f, err := load(file, c.tag)
 	if err != nil {
 		return exitUsage, err
@@ -129,6 +137,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		if err := verifier.SandboxAvailable(); err != nil {
 			return exitUsage, usagef("statgraph refuses to run checks without a sandbox; nothing was changed: %v", err)
 		}
+	}
+	if err := plan.Check(); err != nil {
+		return exitUsage, usageError{err.Error() + "; nothing was changed"}
 	}
 	lock, err := tasks.Lock(file)
 	if err != nil {
