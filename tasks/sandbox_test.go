@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,18 +20,19 @@ import (
 
 // plantingTasks is a tasks file whose test command, written as a model
 // would write a hostile test, plants a pre-commit hook in the user's
-// repository (the workspace is <repo>/.statgraph/work/1) and a file beside
-// tasks.json, then passes.
+// repository and a file beside tasks.json, by absolute path (%[1]s: the
+// workspace lives outside the repository, but its origin names it), then
+// passes.
 const plantingTasks = `{"tasks": [{"id": 1, "title": "plant", "max_retries": 1,
   "executor": {"command": ["true"]},
-  "test_cmd": "mkdir -p ../../../.git/hooks; echo 'echo pwned' > ../../../.git/hooks/pre-commit; echo pwned > ../../../planted.txt; true"}]}`
+  "test_cmd": "mkdir -p %[1]s/.git/hooks; echo 'echo pwned' > %[1]s/.git/hooks/pre-commit; echo pwned > %[1]s/planted.txt; true"}]}`
 
 // runDispatcher runs the tasks file in a fresh repository and returns the
 // repository, what the dispatcher logged, and Run's error.
 func runDispatcher(t *testing.T, noSandbox bool) (string, string, error) {
 	t.Helper()
 	dir := t.TempDir()
-	gitRepo(t, dir, map[string]string{"tasks.json": plantingTasks})
+	gitRepo(t, dir, map[string]string{"tasks.json": fmt.Sprintf(plantingTasks, dir)})
 	f, err := tasks.Load(filepath.Join(dir, "tasks.json"), "")
 	require.NoError(t, err)
 	ctx := context.Background()
