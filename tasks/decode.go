@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/taskid"
 )
 
 // decode.go turns task objects into Tasks, checking each known field's type
@@ -56,6 +58,9 @@ func (d *decoder) task(obj *node, parent *Task, where string, inherited Defaults
 	t.ID = t.LocalID
 	if parent != nil && t.LocalID != "" && !strings.HasPrefix(t.LocalID, parent.ID+".") {
 		t.ID = parent.ID + "." + t.LocalID
+	}
+	if why := taskid.Reason(t.ID); t.ID != "" && why != "" {
+		d.add(obj.get("id").off, "", "task id %q cannot be used: %s; %s", t.ID, why, taskid.Rule)
 	}
 	d.uniqueKeys(obj, t.ID)
 	label := where + " has"

@@ -3,6 +3,8 @@ package tasks
 import (
 	"fmt"
 	"strings"
+
+	"github.com/statgraph/statgraph/internal/printable"
 )
 
 // Problem is one thing wrong with a tasks file. Line and Col are 1-based
@@ -16,12 +18,13 @@ type Problem struct {
 	Message string
 }
 
-// String renders the problem as "file:line:col: task id: message".
+// String renders the problem as "file:line:col: task id: message", on one
+// line: control characters in it (a newline in an id, say) are escaped.
 func (p Problem) String() string {
 	if p.TaskID != "" {
-		return fmt.Sprintf("%s:%d:%d: task %s: %s", p.File, p.Line, p.Col, p.TaskID, p.Message)
+		return printable.String(fmt.Sprintf("%s:%d:%d: task %s: %s", p.File, p.Line, p.Col, p.TaskID, p.Message))
 	}
-	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Message)
+	return printable.String(fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Message))
 }
 
 // ValidationError lists every problem found in a tasks file, sorted by
