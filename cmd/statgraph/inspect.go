@@ -12,6 +12,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -82,7 +83,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				phase, tokens = snap.State.Phase, fmt.Sprint(snap.State.Tokens)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", u.ID, status, phase, t.RetryCount, t.Retries(), tokens, clip(t.Title, 40), clip(t.StatusReason, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable.String(u.ID), status, phase, t.RetryCount, t.Retries(), tokens, clip(t.Title, 40), clip(t.StatusReason, 60))
 	}
 	return tw.Flush()
 }
@@ -131,7 +132,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			defer ws.Close()
 		}
 	}
-	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", id, s.Task.Title, s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
+	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(s.Task.Title), s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
 	if s.Plan.Summary != "" {
 		fmt.Fprintf(stdout, "plan: %s\n", s.Plan.Summary)
 		for _, step := range s.Plan.Steps {

@@ -16,8 +16,10 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
+	"golang.org/x/term"
 )
 
 // common holds the flags shared by the commands that read a tasks file.
@@ -179,9 +181,9 @@ func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agen
 	r := bufio.NewReader(in)
 	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
 		answer := p.ask(func(w io.Writer) string {
-			fmt.Fprintf(w, "\ntask %s (%s) failed %d attempts. Last errors:\n", unit, e.Title, e.Attempts)
+			fmt.Fprintf(w, "\ntask %s (%s) failed %d attempts. Last errors:\n", printable.String(unit), printable.String(e.Title), e.Attempts)
 			for _, l := range e.Errors {
-				fmt.Fprintf(w, "  - %s\n", l)
+				fmt.Fprintf(w, "  - %s\n", printable.String(l))
 			}
 			for {
 				fmt.Fprint(w, "[r]etry (reset the attempts), [s]kip (mark done with a warning), [a]bort (mark failed)? ")
@@ -203,11 +205,11 @@ func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agen
 	}
 }
 
+// isTerminal reports whether v is an *os.File open on a terminal, by an
+// isatty check (a tcgetattr ioctl): /dev/null and other character devices
+// that are not terminals do not count, so `statgraph run </dev/null` never
+// waits for an answer that cannot come.
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
