@@ -29,7 +29,7 @@ func Load(path string, tag string) (*File, error) {
 // problem positions, and Save writes to it). The File keeps using data, so
 // the caller must not modify data afterwards. See Load.
 func Parse(name string, data []byte, tag string) (*File, error) {
-	f := &File{Path: name, Raw: data}
+	f := &File{Path: name, Raw: data, disk: data, tagArg: tag}
 	body := data
 	if bytes.HasPrefix(body, utf8BOM) {
 		f.bom = true

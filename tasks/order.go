@@ -22,8 +22,11 @@ type Unit struct {
 //   - depending on a task that has subtasks means waiting for all of them.
 //
 // Dependencies that name nothing, the task itself, its own parent or its
-// own subtask are left out; Load rejects files that have them.
+// own subtask are left out; Load rejects files that have them. Units is
+// safe to call concurrently with the setters and Save.
 func (f *File) Units() []Unit {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var units []Unit
 	for i := range f.Tasks {
 		t := &f.Tasks[i]

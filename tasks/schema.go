@@ -59,8 +59,9 @@ const DefaultTag = "master"
 // owns and keeps everything else as it was read.
 //
 // A File is safe for concurrent use through its methods. The exported fields
-// are a snapshot taken at load time: read them before starting goroutines
-// that call the setters, or read a task through Task, which locks.
+// are a snapshot taken at load time, replaced when Save takes in the user's
+// edits: read them before starting goroutines that call the setters and
+// Save, or read a task through Task, which locks.
 type File struct {
 	Path     string   // the path given to Load, or the name given to Parse
 	Raw      []byte   // the bytes read, including any BOM
@@ -75,6 +76,11 @@ type File struct {
 	indent string           // indentation unit for write-back
 	eol    bool             // the file ended with a newline
 	byID   map[string]*Task // every task and subtask by full id
+	tagArg string           // the tag given to Load or Parse, to read the file again
+	disk   []byte           // the file's bytes as last read or written, to tell the user's edits
+	dirty  map[string]bool  // tasks whose owned fields changed since the last Save
+	notes  []string         // lines for TakeNotes
+	gen    int              // see Generation
 }
 
 // Defaults holds the statgraph fields a task may leave out. A zero field
