@@ -79,7 +79,7 @@ func (d *decoder) task(obj *node, parent *Task, where string, inherited Defaults
 	t.Priority = d.str(obj, "priority", t.ID)
 	t.Status = d.str(obj, "status", t.ID)
 	if !ValidStatus(t.Status) {
-		d.add(obj.get("status").off, t.ID, "unknown status %q (want one of: %s)", t.Status, strings.Join(statuses, ", "))
+		d.warn(obj.get("status").off, t.ID, "unknown status %q: the task will not run (known: %s)", t.Status, strings.Join(statuses, ", "))
 	}
 	t.StatusReason = d.str(obj, "status_reason", t.ID)
 	t.Dependencies, _ = d.strList(obj, "dependencies", t.ID, true)

@@ -157,7 +157,7 @@ func parentStatus(subs []Task) string {
 	switch {
 	case count[StatusCancelled] == len(subs):
 		return StatusCancelled
-	case count[StatusDone]+count[StatusCancelled] == len(subs):
+	case count[StatusDone]+count[StatusCompleted]+count[StatusCancelled] == len(subs):
 		return StatusDone
 	}
 	for _, st := range []string{StatusInProgress, StatusFailed, StatusInterrupted, StatusBlocked} {
@@ -165,7 +165,7 @@ func parentStatus(subs []Task) string {
 			return st
 		}
 	}
-	if count[StatusDone] > 0 {
+	if count[StatusDone]+count[StatusCompleted] > 0 {
 		return StatusInProgress
 	}
 	return ""

@@ -28,12 +28,15 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		file = pos[0]
 	}
-	f, err := load(file, *tag)
+	f, err := load(file, *tag, io.Discard)
 	if err != nil {
 		return err
 	}
 	units := f.Units()
 	fmt.Fprintf(stdout, "%s is valid: %d tasks, %d runnable units\n", file, len(f.Tasks), len(units))
+	if len(f.Warnings) > 0 {
+		fmt.Fprintln(stdout, warningList(f.Warnings))
+	}
 	return nil
 }
 
@@ -55,7 +58,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	file, _, store := c.paths(pos)
-	f, err := load(file, c.tag)
+	f, err := load(file, c.tag, stderr)
 	if err != nil {
 		return err
 	}

@@ -50,8 +50,9 @@ func (c *common) paths(pos []string) (file, repo, store string) {
 	return file, repo, store
 }
 
-// load reads and validates the tasks file; problems are usage errors.
-func load(file, tag string) (*tasks.File, error) {
+// load reads and validates the tasks file; problems are usage errors, and
+// the warnings of a valid file go to stderr (one list, after a heading).
+func load(file, tag string, stderr io.Writer) (*tasks.File, error) {
 	f, err := tasks.Load(file, tag)
 	var ve *tasks.ValidationError
 	switch {
@@ -60,13 +61,38 @@ func load(file, tag string) (*tasks.File, error) {
 		if len(ve.Problems) == 1 {
 			n = "1 problem"
 		}
-		return nil, usageError{fmt.Sprintf("%s is not valid (%s); nothing was changed:\n%s", file, n, ve.Error())}
+		msg := fmt.Sprintf("%s is not valid (%s); nothing was changed:\nerrors:\n%s", file, n, problemList(ve.Problems))
+		if len(ve.Warnings) > 0 {
+			msg += "\n" + warningList(ve.Warnings)
+		}
+		return nil, usageError{msg}
 	case errors.Is(err, os.ErrNotExist):
 		return nil, usagef("%s: no such file; give the path of your tasks.json (see examples/quickstart)", file)
 	case err != nil:
 		return nil, usageError{err.Error()}
 	}
+	if len(f.Warnings) > 0 {
+		fmt.Fprintf(stderr, "statgraph: %s\n", warningList(f.Warnings))
+	}
 	return f, nil
+}
+
+// problemList shows problems one per line, indented.
+func problemList(ps []tasks.Problem) string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = "  " + p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// warningList shows warnings under a heading that counts them.
+func warningList(ws []tasks.Problem) string {
+	head := fmt.Sprintf("%d warnings (these tasks are not run or are blocked; the others run):", len(ws))
+	if len(ws) == 1 {
+		head = "1 warning (the task is not run or is blocked; the others run):"
+	}
+	return head + "\n" + problemList(ws)
 }
 
 func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
@@ -90,7 +116,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitUsage, err
 	}
 	file, repo, store := c.paths(pos)
-	f, err := load(file, c.tag)
+	f, err := load(file, c.tag, stderr)
 	if err != nil {
 		return exitUsage, err
 	}
