@@ -30,6 +30,11 @@ type Unit struct {
 func (f *File) Units() []Unit {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.units()
+}
+
+// units is Units with f.mu held (or the File not yet shared).
+func (f *File) units() []Unit {
 	var units []Unit
 	for i := range f.Tasks {
 		t := &f.Tasks[i]

@@ -110,6 +110,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
 	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
+	retryFailed := fs.Bool("retry-failed", false, "send failed and blocked tasks back to pending first, so they run again (their history stays in the run store)")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
@@ -138,6 +139,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitUsage, usageError{err.Error()}
 	}
 	defer lock.Unlock()
+	if *retryFailed {
+		reportReset(stderr, f.ResetFailed())
+	}
 	st, err := openStore(ctx, store)
 	if err != nil {
 		return exitFailed, err
