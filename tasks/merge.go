@@ -84,14 +84,15 @@ func (f *File) adoptDisk() (bool, error) {
 		return false, nil
 	}
 	for id, t := range f.byID {
-		if t.Status != StatusInProgress || len(t.Subtasks) > 0 {
+		// A unit statgraph works on: running, or changed since the last save.
+		if t.Status != StatusInProgress && !f.dirty[id] || len(t.Subtasks) > 0 {
 			continue
 		}
 		switch u, ok := g.byID[id]; {
 		case !ok:
-			f.note("task %s was removed from %s while it ran; your version is kept, and its result will not be written back (the run store keeps it)", id, f.Path)
+			f.note("task %s was removed from %s while statgraph worked on it; your version is kept, and its result will not be written back (the run store keeps it)", id, f.Path)
 		case !sameUserFields(t.obj, u.obj):
-			f.note("task %s was edited in %s while it ran; your version is kept, and this run goes on with the version it started with", id, f.Path)
+			f.note("task %s was edited in %s while statgraph worked on it; your version is kept, and this run goes on with the version it started with", id, f.Path)
 		}
 	}
 	for id := range f.dirty {
