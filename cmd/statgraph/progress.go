@@ -167,12 +167,21 @@ type lineWriter struct{ p *progress }
 func (l lineWriter) Write(b []byte) (int, error) {
 	l.p.mu.Lock()
 	defer l.p.mu.Unlock()
-	if l.p.tty {
-		return len(b), nil // the table shows it
-	}
 	// One line per Write from the orchestrator: escape what is inside it
 	// (a task id, an error message) and keep the line's own end.
 	line, eol := strings.CutSuffix(string(b), "\n")
+	if l.p.tty {
+		// The table shows the tasks' progress; statgraph's own notices (an
+		// edit of tasks.json it met) go above it, and the next redraw
+		// draws the table again below them.
+		if !strings.HasPrefix(line, "statgraph: ") {
+			return len(b), nil
+		}
+		if l.p.drawn > 0 {
+			fmt.Fprintf(l.p.w, "\x1b[%dA\x1b[J", l.p.drawn)
+			l.p.drawn = 0
+		}
+	}
 	out := printable.String(line)
 	if eol {
 		out += "\n"
