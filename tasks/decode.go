@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/taskid"
 )
 
 // decode.go turns task objects into Tasks, checking each known field's type
@@ -57,6 +59,9 @@ func (d *decoder) task(obj *node, parent *Task, where string, inherited Defaults
 	if parent != nil && t.LocalID != "" && !strings.HasPrefix(t.LocalID, parent.ID+".") {
 		t.ID = parent.ID + "." + t.LocalID
 	}
+	if why := taskid.Reason(t.ID); t.ID != "" && why != "" {
+		d.add(obj.get("id").off, "", "task id %q cannot be used: %s; %s", t.ID, why, taskid.Rule)
+	}
 	d.uniqueKeys(obj, t.ID)
 	label := where + " has"
 	if t.ID != "" {
@@ -74,7 +79,7 @@ func (d *decoder) task(obj *node, parent *Task, where string, inherited Defaults
 	t.Priority = d.str(obj, "priority", t.ID)
 	t.Status = d.str(obj, "status", t.ID)
 	if !ValidStatus(t.Status) {
-		d.add(obj.get("status").off, t.ID, "unknown status %q (want one of: %s)", t.Status, strings.Join(statuses, ", "))
+		d.warn(obj.get("status").off, t.ID, "unknown status %q: the task will not run (known: %s)", t.Status, strings.Join(statuses, ", "))
 	}
 	t.StatusReason = d.str(obj, "status_reason", t.ID)
 	t.Dependencies, _ = d.strList(obj, "dependencies", t.ID, true)

@@ -241,11 +241,21 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 		if ctx.Err() == nil && runErr == nil {
 			start, runErr = schedule()
 		}
+		gen := d.File.Generation()
 		if err := d.File.Save(); err != nil {
 			if runErr == nil {
 				runErr = err
 			}
 			start = nil
+		}
+		d.logNotes()
+		if d.File.Generation() != gen {
+			// The user edited the file: take in the tasks added or changed,
+			// and look again for units that can start.
+			units = d.refreshUnits(units, status, results, started)
+			if len(start) == 0 && ctx.Err() == nil && runErr == nil {
+				continue
+			}
 		}
 		for _, id := range start {
 			running[id], started[id] = true, true
@@ -311,7 +321,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 	finish := func(r Result, branch string) UnitResult {
 		res.Status, res.Reason, res.Branch = r.Status, r.Reason, branch
 		res.Attempts, res.Elapsed = r.RetryCount, time.Since(start)
-		if err := d.File.SetResult(id, r); err != nil {
+		if err := d.File.SetResult(id, r); errors.Is(err, ErrNoTask) {
+			res.Reason = "removed from the tasks file during the run; result not written back"
+		} else if err != nil {
 			res.Status, res.Reason = StatusFailed, err.Error()
 		}
 		d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,

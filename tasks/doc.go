@@ -30,10 +30,16 @@
 //
 // # Loading and validation
 //
-// Load and Parse accept a file only when it is entirely valid, and report
+// Load and Parse accept a file only when it has no errors, and report
 // every problem at once in a *ValidationError, each with file:line:col (col
-// in bytes) and the task id. Loading never writes. Fields statgraph does not
-// know are kept as they were read, in their original order and spelling.
+// in bytes) and the task id. What task-master itself works with is a
+// warning (File.Warnings) rather than an error: an unknown status (the task
+// does not run), problems confined to tasks that will not run, and a
+// dependency on another tag (the task is blocked). Task ids follow the one
+// rule of internal/taskid, which the git workspaces apply too, so a file
+// Load accepts is one a run can work on. Loading never writes. Fields
+// statgraph does not know are kept as they were read, in their original
+// order and spelling.
 //
 // # Order
 //
@@ -48,5 +54,8 @@
 // and status_reason, deriving a parent's status from its subtasks, and Save
 // writes the file atomically (temporary file in the same directory, fsync,
 // rename, fsync of the directory), so a reader sees the old file or the new
-// one, never a mix. Lock keeps two statgraph runs off one file.
+// one, never a mix. Save reads the file again first and, when the user
+// edited it meanwhile, keeps their version and applies only statgraph's own
+// fields to it (see Save). Reset and ResetFailed send failed or blocked
+// tasks back to pending. Lock keeps two statgraph runs off one file.
 package tasks

@@ -29,7 +29,7 @@ func Load(path string, tag string) (*File, error) {
 // problem positions, and Save writes to it). The File keeps using data, so
 // the caller must not modify data afterwards. See Load.
 func Parse(name string, data []byte, tag string) (*File, error) {
-	f := &File{Path: name, Raw: data}
+	f := &File{Path: name, Raw: data, disk: data, tagArg: tag}
 	body := data
 	if bytes.HasPrefix(body, utf8BOM) {
 		f.bom = true
@@ -56,6 +56,8 @@ func Parse(name string, data []byte, tag string) (*File, error) {
 	if len(d.problems) > 0 {
 		return nil, d.err()
 	}
+	sortProblems(d.warnings)
+	f.Warnings = d.warnings
 	return f, nil
 }
 
@@ -89,6 +91,7 @@ func (d *decoder) selectTasks(f *File, root *node, tag string) *node {
 		}
 		f.Tagged, f.Tag, holder = true, tag, tagged
 		d.uniqueKeys(tagged, "")
+		d.others = otherTagIDs(root, tag)
 	} else if tag != "" && tag != DefaultTag {
 		d.add(root.off, "", "tag %q was asked for but the file has the plain form {\"tasks\": [...]} with no tags; leave out --tag", tag)
 		return nil
@@ -132,27 +135,44 @@ type decoder struct {
 	name     string
 	lines    *lineIndex
 	problems []Problem
+	warnings []Problem
+	others   map[string]string // task id -> the other tag holding it, for a tagged file
 }
 
 // add records a problem at byte offset off.
 func (d *decoder) add(off int, taskID, format string, args ...any) {
+	d.problems = append(d.problems, d.problem(off, taskID, format, args...))
+}
+
+// warn records a warning at byte offset off.
+func (d *decoder) warn(off int, taskID, format string, args ...any) {
+	d.warnings = append(d.warnings, d.problem(off, taskID, format, args...))
+}
+
+func (d *decoder) problem(off int, taskID, format string, args ...any) Problem {
 	p := d.lines.pos(off)
-	d.problems = append(d.problems, Problem{
+	return Problem{
 		File: d.name, Line: p.Line, Col: p.Col, TaskID: taskID,
 		Message: fmt.Sprintf(format, args...),
-	})
+	}
 }
 
 // err returns the collected problems sorted by position.
 func (d *decoder) err() *ValidationError {
-	sort.SliceStable(d.problems, func(i, j int) bool {
-		a, b := d.problems[i], d.problems[j]
+	sortProblems(d.problems)
+	sortProblems(d.warnings)
+	return &ValidationError{Problems: d.problems, Warnings: d.warnings}
+}
+
+// sortProblems sorts problems by position.
+func sortProblems(ps []Problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
 		if a.Line != b.Line {
 			return a.Line < b.Line
 		}
 		return a.Col < b.Col
 	})
-	return &ValidationError{Problems: d.problems}
 }
 
 // article returns "a" or "an" for a kind's name.
@@ -161,4 +181,30 @@ func article(k kind) string {
 		return "an"
 	}
 	return "a"
+}
+
+// otherTagIDs maps the top-level task ids of every tag but tag to the first
+// tag holding each, so a dependency on one can be told from a typo.
+func otherTagIDs(root *node, tag string) map[string]string {
+	out := map[string]string{}
+	for _, m := range root.members {
+		list := m.val.get("tasks")
+		if m.key == tag || list == nil || list.kind != kindArray {
+			continue
+		}
+		for _, el := range list.elems {
+			id := el.get("id")
+			if id == nil {
+				continue
+			}
+			key := id.str
+			if id.kind == kindNumber {
+				key = string(id.raw)
+			}
+			if _, seen := out[key]; !seen && key != "" {
+				out[key] = m.key
+			}
+		}
+	}
+	return out
 }

@@ -10,6 +10,9 @@ type Unit struct {
 	Parent string   // the parent's id for a subtask, else ""
 	Deps   []string // unit ids this unit waits for, in file order, without repeats
 	Task   *Task    // the task in the File; its status fields change under the File's setters, so read those through File.Task
+	// Hold, when not "", is why the unit is blocked whatever its
+	// dependencies do, e.g. it depends on a task of another tag.
+	Hold string
 }
 
 // Units flattens the file's tasks and subtasks into units in file order
@@ -22,8 +25,16 @@ type Unit struct {
 //   - depending on a task that has subtasks means waiting for all of them.
 //
 // Dependencies that name nothing, the task itself, its own parent or its
-// own subtask are left out; Load rejects files that have them.
+// own subtask are left out; Load rejects files that have them. Units is
+// safe to call concurrently with the setters and Save.
 func (f *File) Units() []Unit {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.units()
+}
+
+// units is Units with f.mu held (or the File not yet shared).
+func (f *File) units() []Unit {
 	var units []Unit
 	for i := range f.Tasks {
 		t := &f.Tasks[i]
@@ -32,7 +43,7 @@ func (f *File) Units() []Unit {
 		}
 		parentDeps := f.unitDeps(t, nil)
 		if len(t.Subtasks) == 0 {
-			units = append(units, Unit{ID: t.ID, Deps: parentDeps, Task: t})
+			units = append(units, Unit{ID: t.ID, Deps: parentDeps, Task: t, Hold: f.holds[t.ID]})
 			continue
 		}
 		for j := range t.Subtasks {
@@ -41,7 +52,7 @@ func (f *File) Units() []Unit {
 				continue
 			}
 			deps := f.unitDeps(s, append([]string(nil), parentDeps...))
-			units = append(units, Unit{ID: s.ID, Parent: t.ID, Deps: deps, Task: s})
+			units = append(units, Unit{ID: s.ID, Parent: t.ID, Deps: deps, Task: s, Hold: f.holds[t.ID]})
 		}
 	}
 	return units
@@ -121,7 +132,8 @@ type Step struct {
 
 // Runnable reports whether a unit with this status still has work to do:
 // pending (or no status), in-progress or interrupted (both left by an
-// earlier run that stopped).
+// earlier run that stopped). Every other status, an unknown one included,
+// does not run.
 func Runnable(status string) bool {
 	switch status {
 	case "", StatusPending, StatusInProgress, StatusInterrupted:
@@ -135,8 +147,9 @@ func Runnable(status string) bool {
 // blocked. A unit is blocked when a dependency is failed, blocked or
 // cancelled, or is itself about to be blocked in this Step, so a whole chain
 // is blocked at once; the reason names the dependency ("dependency 2
-// failed"). A unit waiting on a deferred dependency is neither ready nor
-// blocked. Next does not know which units the caller has already started:
+// failed"). A unit with a Hold is blocked with the Hold as its reason. A
+// dependency counts as finished when IsDone; a unit waiting on a deferred,
+// review or unknown-status dependency is neither ready nor blocked. Next does not know which units the caller has already started:
 // those still appear in Ready while their status is runnable, so the caller
 // skips them (or passes a non-runnable status for them). Next only reads its
 // arguments.
@@ -155,6 +168,10 @@ func Next(units []Unit, status map[string]string) Step {
 		done[i] = true
 		if !Runnable(status[units[i].ID]) {
 			return ""
+		}
+		if units[i].Hold != "" {
+			reason[i] = units[i].Hold
+			return reason[i]
 		}
 		// A dependency that failed itself makes a better reason than one
 		// that is only blocked in turn, so look for those first.
@@ -184,7 +201,7 @@ func Next(units []Unit, status map[string]string) Step {
 		}
 		ready := true
 		for _, dep := range u.Deps {
-			if status[dep] != StatusDone {
+			if !IsDone(status[dep]) {
 				ready = false
 				break
 			}

@@ -6,13 +6,16 @@ import (
 	"time"
 )
 
-// Status values a task can have. The first seven are claude-task-master's;
-// StatusInterrupted is written by statgraph when a run is stopped with
-// Ctrl-C. A task without a status is pending.
+// Status values a task can have. The first eight are claude-task-master's
+// (StatusCompleted is tm-core's spelling of done, StatusReview marks work
+// waiting for a person's review); StatusFailed and StatusInterrupted are
+// written by statgraph. A task without a status is pending.
 const (
 	StatusPending     = "pending"
 	StatusInProgress  = "in-progress"
 	StatusDone        = "done"
+	StatusCompleted   = "completed"
+	StatusReview      = "review"
 	StatusFailed      = "failed"
 	StatusBlocked     = "blocked"
 	StatusCancelled   = "cancelled"
@@ -20,14 +23,15 @@ const (
 	StatusInterrupted = "interrupted"
 )
 
-// statuses lists every valid status in the order error messages show them.
+// statuses lists every known status in the order messages show them.
 var statuses = []string{
-	StatusPending, StatusInProgress, StatusDone, StatusFailed,
+	StatusPending, StatusInProgress, StatusDone, StatusCompleted, StatusReview, StatusFailed,
 	StatusBlocked, StatusCancelled, StatusDeferred, StatusInterrupted,
 }
 
-// ValidStatus reports whether s is a status statgraph accepts; the empty
-// string is valid and means pending.
+// ValidStatus reports whether s is a status statgraph knows; the empty
+// string is valid and means pending. A file may hold other statuses: Load
+// warns about them, and such a task does not run.
 func ValidStatus(s string) bool {
 	if s == "" {
 		return true
@@ -39,6 +43,10 @@ func ValidStatus(s string) bool {
 	}
 	return false
 }
+
+// IsDone reports whether a task with status s counts as finished for the
+// tasks that depend on it: done, or tm-core's completed.
+func IsDone(s string) bool { return s == StatusDone || s == StatusCompleted }
 
 // On-exhausted policies: what happens when a task has used all its retries.
 const (
@@ -59,8 +67,9 @@ const DefaultTag = "master"
 // owns and keeps everything else as it was read.
 //
 // A File is safe for concurrent use through its methods. The exported fields
-// are a snapshot taken at load time: read them before starting goroutines
-// that call the setters, or read a task through Task, which locks.
+// are a snapshot taken at load time, replaced when Save takes in the user's
+// edits: read them before starting goroutines that call the setters and
+// Save, or read a task through Task, which locks.
 type File struct {
 	Path     string   // the path given to Load, or the name given to Parse
 	Raw      []byte   // the bytes read, including any BOM
@@ -68,13 +77,25 @@ type File struct {
 	Tag      string   // the tag in use when Tagged, else ""
 	Defaults Defaults // the top-level defaults (merged with the tag's own in the tagged form)
 	Tasks    []Task   // top-level tasks in file order, subtasks nested
+	// Warnings lists what is odd in the file but does not stop a run: an
+	// unknown status (the task does not run), problems confined to tasks
+	// that will not run (a cycle or duplicate ids among done tasks), a
+	// dependency on a task of another tag (the task is blocked). Sorted by
+	// position.
+	Warnings []Problem
 
-	mu     sync.Mutex       // guards everything below, and the tasks reachable from byID
-	root   *node            // the whole document; setters edit it in place
-	bom    bool             // the file started with a UTF-8 byte order mark
-	indent string           // indentation unit for write-back
-	eol    bool             // the file ended with a newline
-	byID   map[string]*Task // every task and subtask by full id
+	mu     sync.Mutex        // guards everything below, and the tasks reachable from byID
+	root   *node             // the whole document; setters edit it in place
+	bom    bool              // the file started with a UTF-8 byte order mark
+	indent string            // indentation unit for write-back
+	eol    bool              // the file ended with a newline
+	byID   map[string]*Task  // every task and subtask by full id
+	tagArg string            // the tag given to Load or Parse, to read the file again
+	disk   []byte            // the file's bytes as last read or written, to tell the user's edits
+	dirty  map[string]bool   // tasks whose owned fields changed since the last Save
+	notes  []string          // lines for TakeNotes
+	gen    int               // see Generation
+	holds  map[string]string // unit id -> why it cannot run whatever its dependencies do
 }
 
 // Defaults holds the statgraph fields a task may leave out. A zero field

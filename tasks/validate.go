@@ -3,6 +3,8 @@ package tasks
 import (
 	"fmt"
 	"strings"
+
+	"github.com/statgraph/statgraph/internal/printable"
 )
 
 // Problem is one thing wrong with a tasks file. Line and Col are 1-based
@@ -16,18 +18,20 @@ type Problem struct {
 	Message string
 }
 
-// String renders the problem as "file:line:col: task id: message".
+// String renders the problem as "file:line:col: task id: message", on one
+// line: control characters in it (a newline in an id, say) are escaped.
 func (p Problem) String() string {
 	if p.TaskID != "" {
-		return fmt.Sprintf("%s:%d:%d: task %s: %s", p.File, p.Line, p.Col, p.TaskID, p.Message)
+		return printable.String(fmt.Sprintf("%s:%d:%d: task %s: %s", p.File, p.Line, p.Col, p.TaskID, p.Message))
 	}
-	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Message)
+	return printable.String(fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Message))
 }
 
 // ValidationError lists every problem found in a tasks file, sorted by
 // position. Load and Parse return it as a *ValidationError.
 type ValidationError struct {
 	Problems []Problem
+	Warnings []Problem // what would only have been warned about (see File.Warnings)
 }
 
 // Error lists the problems, one per line.
@@ -60,7 +64,11 @@ func (d *decoder) checkGraph(f *File) {
 	}
 	for _, t := range all {
 		if first := f.byID[t.ID]; first != t {
-			d.add(t.obj.off, t.ID, "duplicate id %s: the task at %s:%d:%d has it too; ids must be unique",
+			report := d.add
+			if !willRun(t) && !willRun(first) {
+				report = d.warn // both are finished: task-master keeps working with such files
+			}
+			report(t.obj.off, t.ID, "duplicate id %s: the task at %s:%d:%d has it too; ids must be unique",
 				t.ID, d.name, first.Pos.Line, first.Pos.Col)
 		}
 	}
@@ -79,15 +87,26 @@ func (d *decoder) checkGraph(f *File) {
 				dep = string(e.raw)
 			}
 			target := f.resolve(t, dep)
+			report := d.add
+			if !willRun(t) {
+				report = d.warn // confined to a task that will not run
+			}
 			switch {
+			case target == "" && d.others[dep] != "" && t.Parent == "":
+				why := fmt.Sprintf("dependency %s is a task of tag %q; statgraph runs one tag at a time", dep, d.others[dep])
+				d.warn(e.off, t.ID, "%s, so this task is blocked; finish it there or remove the dependency", why)
+				if f.holds == nil {
+					f.holds = map[string]string{}
+				}
+				f.holds[t.ID] = why
 			case target == "":
-				d.add(e.off, t.ID, "dependency %s does not exist (known ids: %s)", dep, knownIDs(all))
+				report(e.off, t.ID, "dependency %s does not exist (known ids: %s)", dep, knownIDs(all))
 			case target == t.ID:
-				d.add(e.off, t.ID, "task %s depends on itself; remove %s from its dependencies", t.ID, dep)
+				report(e.off, t.ID, "task %s depends on itself; remove %s from its dependencies", t.ID, dep)
 			case target == t.Parent:
-				d.add(e.off, t.ID, "subtask %s depends on its own parent %s; a parent is done only when its subtasks are, so remove it", t.ID, target)
+				report(e.off, t.ID, "subtask %s depends on its own parent %s; a parent is done only when its subtasks are, so remove it", t.ID, target)
 			case f.byID[target].Parent == t.ID:
-				d.add(e.off, t.ID, "task %s depends on its own subtask %s; its subtasks already run before it counts as done, so remove it", t.ID, target)
+				report(e.off, t.ID, "task %s depends on its own subtask %s; its subtasks already run before it counts as done, so remove it", t.ID, target)
 			}
 		}
 	}
@@ -185,5 +204,15 @@ func (d *decoder) reportCycle(units []Unit, cycle []int, reported []bool) {
 	if deps := t.obj.get("dependencies"); deps != nil {
 		off = deps.off
 	}
-	d.add(off, t.ID, "dependency cycle: %s -> %s; remove one of these dependencies", strings.Join(ids, " -> "), ids[0])
+	report := d.warn // a cycle among finished tasks stops nothing
+	for _, u := range ordered {
+		if willRun(units[u].Task) {
+			report = d.add
+		}
+	}
+	report(off, t.ID, "dependency cycle: %s -> %s; remove one of these dependencies", strings.Join(ids, " -> "), ids[0])
 }
+
+// willRun reports whether a run would take the task up: its status is a
+// known one that still has work to do.
+func willRun(t *Task) bool { return ValidStatus(t.Status) && Runnable(t.Status) }

@@ -89,7 +89,6 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:6:23: task 1: "dependencies" is a string ("2"); want an array of task ids (numbers or strings)`,
 			`tasks.json:7:22: task 1: "max_retries" is -1; want 0 or more`,
 			`tasks.json:8:24: task 1: "budget_tokens" is a string ("many"); want a whole number`,
-			`tasks.json:9:17: task 1: unknown status "wip" (want one of: pending, in-progress, done, failed, blocked, cancelled, deferred, interrupted)`,
 			`tasks.json:10:19: task 1: unknown executor "robot"; want "llm" or {"command": ["program", "arg", ...]}`,
 			`tasks.json:11:23: task 1: unknown on_exhausted "retry" (want "fail" or "ask")`,
 			`tasks.json:12:22: task 1: "retry_count" is 1.5; want a whole number`,

@@ -129,6 +129,7 @@ func (f *File) lookupForStatus(id, status string) (*Task, error) {
 }
 
 func (f *File) setStatus(t *Task, status, reason string) {
+	f.markDirty(t.ID)
 	reason = secret.Scrub(reason)
 	t.Status, t.StatusReason = status, reason
 	setField(t.obj, "status", stringNode(status))
@@ -160,7 +161,7 @@ func parentStatus(subs []Task) string {
 	switch {
 	case count[StatusCancelled] == len(subs):
 		return StatusCancelled
-	case count[StatusDone]+count[StatusCancelled] == len(subs):
+	case count[StatusDone]+count[StatusCompleted]+count[StatusCancelled] == len(subs):
 		return StatusDone
 	}
 	for _, st := range []string{StatusInProgress, StatusFailed, StatusInterrupted, StatusBlocked} {
@@ -168,7 +169,7 @@ func parentStatus(subs []Task) string {
 			return st
 		}
 	}
-	if count[StatusDone] > 0 {
+	if count[StatusDone]+count[StatusCompleted] > 0 {
 		return StatusInProgress
 	}
 	return ""
@@ -176,6 +177,7 @@ func parentStatus(subs []Task) string {
 
 // setRetryCount writes retry_count, leaving a missing field missing while it is 0.
 func (f *File) setRetryCount(t *Task, n int) {
+	f.markDirty(t.ID)
 	t.RetryCount = n
 	if n != 0 || t.obj.get("retry_count") != nil {
 		setField(t.obj, "retry_count", intNode(n))
@@ -185,6 +187,7 @@ func (f *File) setRetryCount(t *Task, n int) {
 // setErrorHistory writes error_history, leaving a missing field missing while it is empty.
 // Like status_reason (setStatus), every entry is scrubbed of secrets.
 func (f *File) setErrorHistory(t *Task, h []string) {
+	f.markDirty(t.ID)
 	h = slices.Clone(h)
 	for i := range h {
 		h[i] = secret.Scrub(h[i])
@@ -197,6 +200,7 @@ func (f *File) setErrorHistory(t *Task, h []string) {
 
 // setFailedAt writes failed_at in UTC, or null when at is nil and the field exists.
 func (f *File) setFailedAt(t *Task, at *time.Time) {
+	f.markDirty(t.ID)
 	switch {
 	case at != nil:
 		utc := at.UTC()
@@ -264,12 +268,29 @@ func marshalString(s string) []byte {
 // file or the new one and a crash leaves one of them. Every field statgraph
 // does not own is written as it was read, members in their original order;
 // the layout is one member per line with the file's own indentation. A BOM
-// and a final newline are kept. Raw is not updated. Save holds the File's
-// lock while it writes, so it is safe for concurrent use with the setters;
-// it does not take the lock file (see Lock).
+// and a final newline are kept.
+//
+// The user may edit the file while statgraph works on it: Save first reads
+// it again, and when it changed since it was last read or written, takes
+// that version (its added, removed and edited tasks) and applies to it only
+// the fields statgraph owns, for the tasks statgraph changed since the last
+// Save; Raw, Tasks and the other exported fields then describe that version
+// and Generation goes up. When the changed file is not valid (the user is
+// in the middle of an edit), Save writes nothing, keeps its changes for the
+// next Save and leaves a note (see TakeNotes); it never writes over bytes
+// of the user's it has not read. A task removed or edited while it is in
+// progress leaves a note too. Save returns an error only when the file
+// cannot be read or written.
+//
+// Save holds the File's lock while it works, so it is safe for concurrent
+// use with the setters; it does not take the lock file (see Lock), which
+// the caller holds so that no other statgraph writes the file meanwhile.
 func (f *File) Save() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if ok, err := f.adoptDisk(); !ok || err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	buf.Grow(len(f.Raw) + 256)
 	if f.bom {
@@ -282,6 +303,7 @@ func (f *File) Save() error {
 	if err := writeAtomic(f.Path, buf.Bytes()); err != nil {
 		return fmt.Errorf("save tasks file: %w", err)
 	}
+	f.disk, f.dirty = buf.Bytes(), nil
 	return nil
 }
 

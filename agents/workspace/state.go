@@ -47,7 +47,7 @@ func slug(s string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range s {
-		ok := r < 128 && (isAlnum(byte(r)) || r == '_')
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_'
 		switch {
 		case ok:
 			b.WriteRune(r)

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/statgraph/statgraph/internal/taskid"
 )
 
 // BranchPrefix is the prefix of every task branch; see BranchName.
@@ -267,32 +268,11 @@ func (w *Workspace) lock(ctx context.Context) error {
 }
 
 // validateTaskID reports whether id is safe as one directory name and as
-// the last part of a git branch name.
+// part of a branch name, by the rule tasks files are validated with
+// (internal/taskid), so an id validate accepts is one Prepare accepts.
 func validateTaskID(id string) error {
-	bad := func(why string) error {
-		return fmt.Errorf("%w %q: %s; use letters, digits, '.', '-' and '_', starting with a letter or digit, at most 100 characters (e.g. \"3\" or \"3.2\")",
-			ErrInvalidTaskID, id, why)
-	}
-	switch {
-	case id == "":
-		return bad("it is empty")
-	case len(id) > 100:
-		return bad("it is too long")
-	case !isAlnum(id[0]):
-		return bad("it must start with a letter or a digit")
-	case strings.Contains(id, ".."):
-		return bad(`it contains ".."`)
-	case strings.HasSuffix(id, ".") || strings.HasSuffix(id, ".lock"):
-		return bad(`it ends in "." or ".lock"`)
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !isAlnum(c) && c != '.' && c != '-' && c != '_' {
-			return bad(fmt.Sprintf("character %q is not allowed", c))
-		}
+	if why := taskid.Reason(id); why != "" {
+		return fmt.Errorf("%w %q: %s; %s", ErrInvalidTaskID, id, why, taskid.Rule)
 	}
 	return nil
-}
-
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

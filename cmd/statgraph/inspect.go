@@ -12,6 +12,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -27,12 +28,15 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		file = pos[0]
 	}
-	f, err := load(file, *tag)
+	f, err := load(file, *tag, io.Discard)
 	if err != nil {
 		return err
 	}
 	units := f.Units()
 	fmt.Fprintf(stdout, "%s is valid: %d tasks, %d runnable units\n", file, len(f.Tasks), len(units))
+	if len(f.Warnings) > 0 {
+		fmt.Fprintln(stdout, warningList(f.Warnings))
+	}
 	return nil
 }
 
@@ -57,7 +61,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	f, err := load(file, c.tag)
+	f, err := load(file, c.tag, stderr)
 	if err != nil {
 		return err
 	}
@@ -85,7 +89,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				phase, tokens = snap.State.Phase, fmt.Sprint(snap.State.Tokens)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", u.ID, status, phase, t.RetryCount, t.Retries(), tokens, clip(t.Title, 40), clip(t.StatusReason, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable.String(u.ID), status, phase, t.RetryCount, t.Retries(), tokens, clip(t.Title, 40), clip(t.StatusReason, 60))
 	}
 	return tw.Flush()
 }
@@ -137,7 +141,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			defer ws.Close()
 		}
 	}
-	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", id, s.Task.Title, s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
+	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(s.Task.Title), s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
 	if s.Plan.Summary != "" {
 		fmt.Fprintf(stdout, "plan: %s\n", s.Plan.Summary)
 		for _, step := range s.Plan.Steps {

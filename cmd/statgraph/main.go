@@ -7,6 +7,7 @@
 //	statgraph validate [tasks.json]         check the file, change nothing
 //	statgraph status [tasks.json]           table of tasks
 //	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
+//	statgraph reset [flags] <task-id>...    send failed or blocked tasks back to pending
 //	statgraph graph [--format mermaid|dot]  the orchestrator graph
 //	statgraph version
 //
@@ -55,6 +56,7 @@ Usage:
   statgraph validate [--tag T] [tasks.json]
   statgraph status [--tag T] [--store F] [tasks.json]
   statgraph history [--file tasks.json] [--store F] <task-id>
+  statgraph reset [--file tasks.json] [--tag T] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot]
   statgraph version
 
@@ -91,6 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdStatus(ctx, rest, stdout, stderr)
 	case "history":
 		err = cmdHistory(ctx, rest, stdout, stderr)
+	case "reset":
+		err = cmdReset(rest, stdout, stderr)
 	case "graph":
 		err = cmdGraph(rest, stdout, stderr)
 	case "version", "--version", "-version":

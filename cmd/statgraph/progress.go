@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -109,7 +110,7 @@ func (p *progress) event(e tasks.Event) {
 		return
 	}
 	if after := r.phase + "/" + r.status + fmt.Sprint(r.attempt); after != before {
-		fmt.Fprintf(p.w, "%s task %s %s: %s\n", time.Now().Format("15:04:05"), r.id, r.status, r.describe())
+		fmt.Fprintf(p.w, "%s task %s %s: %s\n", time.Now().Format("15:04:05"), printable.String(r.id), r.status, printable.String(r.describe()))
 	}
 }
 
@@ -143,7 +144,7 @@ func (p *progress) redraw() {
 		if r.attempt > 0 {
 			att = fmt.Sprintf("%d/%d", r.attempt, r.max)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.id, clip(r.title, 40), r.status, clip(r.phase, 40), att, el.Round(100*time.Millisecond), r.tokens)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", printable.String(r.id), clip(r.title, 40), r.status, clip(r.phase, 40), att, el.Round(100*time.Millisecond), r.tokens)
 	}
 	tw.Flush()
 	if p.drawn > 0 {
@@ -169,13 +170,35 @@ type lineWriter struct{ p *progress }
 func (l lineWriter) Write(b []byte) (int, error) {
 	l.p.mu.Lock()
 	defer l.p.mu.Unlock()
+	// One line per Write from the orchestrator: escape what is inside it
+	// (a task id, an error message) and keep the line's own end.
+	line, eol := strings.CutSuffix(string(b), "\n")
 	if l.p.tty {
-		return len(b), nil // the table shows it
+		// The table shows the tasks' progress; statgraph's own notices (an
+		// edit of tasks.json it met) go above it, and the next redraw
+		// draws the table again below them.
+		if !strings.HasPrefix(line, "statgraph: ") {
+			return len(b), nil
+		}
+		if l.p.drawn > 0 {
+			fmt.Fprintf(l.p.w, "\x1b[%dA\x1b[J", l.p.drawn)
+			l.p.drawn = 0
+		}
 	}
-	return l.p.w.Write(b)
+	out := printable.String(line)
+	if eol {
+		out += "\n"
+	}
+	if _, err := io.WriteString(l.p.w, out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
+// clip returns s for one table cell: control characters escaped (see
+// printable.String), then cut to n runes with an ellipsis.
 func clip(s string, n int) string {
+	s = printable.String(s)
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
@@ -204,7 +227,7 @@ func printSummary(w io.Writer, s tasks.Summary) {
 		if status == "" {
 			status = tasks.StatusPending
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", u.ID, status, u.Attempts, u.Tokens, branch, clip(u.Reason, 70))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", printable.String(u.ID), status, u.Attempts, u.Tokens, branch, clip(u.Reason, 70))
 	}
 	tw.Flush()
 	var parts []string

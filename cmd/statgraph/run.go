@@ -17,9 +17,11 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
+	"golang.org/x/term"
 )
 
 // common holds the flags shared by the commands that read a tasks file.
@@ -54,8 +56,9 @@ func (c *common) paths(pos []string) (file string, plan tasks.Plan, store string
 	return file, plan, store, nil
 }
 
-// load reads and validates the tasks file; problems are usage errors.
-func load(file, tag string) (*tasks.File, error) {
+// load reads and validates the tasks file; problems are usage errors, and
+// the warnings of a valid file go to stderr (one list, after a heading).
+func load(file, tag string, stderr io.Writer) (*tasks.File, error) {
 	f, err := tasks.Load(file, tag)
 	var ve *tasks.ValidationError
 	switch {
@@ -64,11 +67,18 @@ func load(file, tag string) (*tasks.File, error) {
 		if len(ve.Problems) == 1 {
 			n = "1 problem"
 		}
-		return nil, usageError{fmt.Sprintf("%s is not valid (%s); nothing was changed:\n%s", file, n, ve.Error())}
+		msg := fmt.Sprintf("%s is not valid (%s); nothing was changed:\nerrors:\n%s", file, n, problemList(ve.Problems))
+		if len(ve.Warnings) > 0 {
+			msg += "\n" + warningList(ve.Warnings)
+		}
+		return nil, usageError{msg}
 	case errors.Is(err, os.ErrNotExist):
 		return nil, usagef("%s: no such file; give the path of your tasks.json (see examples/quickstart)", file)
 	case err != nil:
 		return nil, usageError{err.Error()}
+	}
+	if len(f.Warnings) > 0 {
+		fmt.Fprintf(stderr, "statgraph: %s\n", warningList(f.Warnings))
 	}
 	return f, nil
 }
@@ -76,6 +86,24 @@ func load(file, tag string) (*tasks.File, error) {
 // goCacheProgCmd is the hidden command by which the statgraph binary serves
 // the sandbox's layered go build cache.
 const goCacheProgCmd = "gocacheprog"
+
+// problemList shows problems one per line, indented.
+func problemList(ps []tasks.Problem) string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = "  " + p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// warningList shows warnings under a heading that counts them.
+func warningList(ws []tasks.Problem) string {
+	head := fmt.Sprintf("%d warnings (these tasks are not run or are blocked; the others run):", len(ws))
+	if len(ws) == 1 {
+		head = "1 warning (the task is not run or is blocked; the others run):"
+	}
+	return head + "\n" + problemList(ws)
+}
 
 func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -95,6 +123,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	requestTimeout := fs.Duration("request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
 	taskTimeout := fs.Duration("task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
 	maxResponse := fs.Int64("max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
+	retryFailed := fs.Bool("retry-failed", false, "send failed and blocked tasks back to pending first, so they run again (their history stays in the run store)")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
 	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
 	pos, err := parse(fs, args, 1)
@@ -114,7 +143,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitUsage, usageError{err.Error()}
 	}
 	repo := plan.Repo
-	f, err := load(file, c.tag)
+	f, err := load(file, c.tag, stderr)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -146,6 +175,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitUsage, usageError{err.Error()}
 	}
 	defer lock.Unlock()
+	if *retryFailed {
+		reportReset(stderr, f.ResetFailed())
+	}
 	st, err := openStore(ctx, store)
 	if err != nil {
 		return exitFailed, err
@@ -233,9 +265,9 @@ func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agen
 	r := bufio.NewReader(in)
 	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
 		answer := p.ask(func(w io.Writer) string {
-			fmt.Fprintf(w, "\ntask %s (%s) failed %d attempts. Last errors:\n", unit, e.Title, e.Attempts)
+			fmt.Fprintf(w, "\ntask %s (%s) failed %d attempts. Last errors:\n", printable.String(unit), printable.String(e.Title), e.Attempts)
 			for _, l := range e.Errors {
-				fmt.Fprintf(w, "  - %s\n", l)
+				fmt.Fprintf(w, "  - %s\n", printable.String(l))
 			}
 			for {
 				fmt.Fprint(w, "[r]etry (reset the attempts), [s]kip (mark done with a warning), [a]bort (mark failed)? ")
@@ -257,11 +289,11 @@ func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agen
 	}
 }
 
+// isTerminal reports whether v is an *os.File open on a terminal, by an
+// isatty check (a tcgetattr ioctl): /dev/null and other character devices
+// that are not terminals do not count, so `statgraph run </dev/null` never
+// waits for an answer that cannot come.
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
