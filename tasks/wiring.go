@@ -59,17 +59,16 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 	}
 	if t.Executor.IsLLM() {
 		if client == nil {
-			return nil, nil, errors.New("task needs a model but none is configured: pass --model NAME or set STATGRAPH_MODEL " +
+			return nil, nil, &agents.InfraError{Reason: "task needs a model but none is configured: pass --model NAME or set STATGRAPH_MODEL " +
 				"(with OPENAI_BASE_URL for a local server such as Ollama, and OPENAI_API_KEY if it needs one), " +
-				"or give the task an \"executor\": {\"command\": [...]}")
+				"or give the task an agent CLI as \"executor\" (a preset such as \"codex\", or {\"command\": [...]})"}
 		}
 		cfg.Executor = agents.LLMExecutor{Client: client, FS: ws.FS(), Budget: budget}
 	} else {
-		cfg.Executor = agents.CommandExecutor{
-			Argv: t.Executor.Command, Workdir: workdir,
-			PromptDir: filepath.Join(stateDir, "prompts"),
-			AllowEnv:  d.AllowEnv,
-		}
+		c := commandExecutor(t.Executor, d.AllowEnv)
+		c.Workdir, c.PromptDir = workdir, filepath.Join(stateDir, "prompts")
+		c.Budget, c.Workspace = budget, ws
+		cfg.Executor = c
 	}
 	if t.Review != nil && *t.Review {
 		if client == nil {
@@ -79,4 +78,18 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 	}
 	g, err := agents.NewGraph(cfg, statgraph.WithCheckpointer(d.Checkpointer))
 	return g, budget, err
+}
+
+// commandExecutor returns the agent CLI of executor e (a preset or a
+// command) with its settings from tasks.json; allow names more variables
+// to pass through (run's --allow-env).
+func commandExecutor(e Executor, allow []string) agents.CommandExecutor {
+	c := agents.CommandExecutor{Argv: e.Command}
+	if e.Preset != "" {
+		c, _ = agents.Preset(e.Preset)
+	}
+	c.Stdin = c.Stdin || e.Stdin
+	c.Timeout = e.Timeout
+	c.Env = append(append(c.Env, allow...), e.Env...)
+	return c
 }
