@@ -21,8 +21,10 @@ import (
 // usage); gemini `--prompt`, `--yolo`, `--output-format json` prints
 // {"response", "stats": {"models": {m: {"tokens": {...}}}}}
 // (google-gemini/gemini-cli docs/cli/headless.md); qwen is a fork of
-// gemini-cli with the same flags, configured through OPENAI_BASE_URL,
-// OPENAI_API_KEY and OPENAI_MODEL (QwenLM/qwen-code); opencode
+// gemini-cli that reads the prompt from stdin and whose -o json prints a
+// JSON array of claude-style events ending in a "result" with "usage"
+// (qwen --help and its output, version 0.24.4), configured through
+// OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL; opencode
 // `run --format json` prints JSON Lines whose "step_finish" parts carry
 // "tokens" (sst/opencode docs, cli run).
 var presets = map[string]CommandExecutor{
@@ -49,9 +51,10 @@ var presets = map[string]CommandExecutor{
 		Usage: geminiUsage,
 	},
 	"qwen": {
-		Argv:  []string{"qwen", "--yolo", "--output-format", "json", "--prompt", "{prompt}"},
+		Argv:  []string{"qwen", "--yolo", "--output-format", "json"},
+		Stdin: true,
 		Env:   []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "QWEN_*", "DASHSCOPE_API_KEY"},
-		Usage: geminiUsage,
+		Usage: claudeUsage,
 	},
 	"opencode": {
 		Argv:  []string{"opencode", "run", "--format", "json", "{prompt}"},
@@ -82,26 +85,36 @@ func Preset(name string) (CommandExecutor, bool) {
 	return p, ok
 }
 
-// jsonObjects yields the JSON objects in out: the whole output when it is
-// one object, else every line that is one (agents print JSON Lines, and
-// stderr is mixed in).
+// jsonObjects yields the JSON objects in out: every line that is an
+// object, or the elements of a line that is an array of them (agents print
+// one object, JSON Lines or an array; stderr is mixed in, so the output as
+// a whole is rarely valid JSON).
 func jsonObjects(out string, yield func([]byte)) {
 	if whole := strings.TrimSpace(out); strings.HasPrefix(whole, "{") && json.Valid([]byte(whole)) {
 		yield([]byte(whole))
 		return
 	}
 	for l := range strings.Lines(out) {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") && json.Valid([]byte(l)) {
+		l = strings.TrimSpace(l)
+		var elems []json.RawMessage
+		switch {
+		case strings.HasPrefix(l, "{") && json.Valid([]byte(l)):
 			yield([]byte(l))
+		case strings.HasPrefix(l, "[") && json.Unmarshal([]byte(l), &elems) == nil:
+			for _, e := range elems {
+				yield(e)
+			}
 		}
 	}
 }
 
-// claudeUsage reads claude's result object: {"type": "result", "result":
-// "...", "usage": {"input_tokens", "output_tokens", "cache_*"}}.
+// claudeUsage reads claude's (and qwen's) result object: {"type":
+// "result", "result": "...", "usage": {"input_tokens", "output_tokens",
+// "cache_*"}}.
 func claudeUsage(out string) (u llm.Usage, final string, ok bool) {
 	jsonObjects(out, func(obj []byte) {
 		var r struct {
+			Type     string `json:"type"`
 			Result   string `json:"result"`
 			RawUsage *struct {
 				In         int `json:"input_tokens"`
@@ -110,7 +123,7 @@ func claudeUsage(out string) (u llm.Usage, final string, ok bool) {
 				CacheWrite int `json:"cache_creation_input_tokens"`
 			} `json:"usage"`
 		}
-		if json.Unmarshal(obj, &r) != nil || r.RawUsage == nil {
+		if json.Unmarshal(obj, &r) != nil || r.Type != "result" || r.RawUsage == nil {
 			return
 		}
 		in := r.RawUsage.In + r.RawUsage.CacheRead + r.RawUsage.CacheWrite
@@ -219,3 +232,17 @@ func opencodeUsage(out string) (u llm.Usage, final string, ok bool) {
 	})
 	return u, final, ok
 }
+
+// presetInstall says how to install each preset's CLI.
+var presetInstall = map[string]string{
+	"claude":   "npm install -g @anthropic-ai/claude-code",
+	"codex":    "npm install -g @openai/codex",
+	"aider":    "python -m pip install aider-install && aider-install",
+	"gemini":   "npm install -g @google/gemini-cli",
+	"qwen":     "npm install -g @qwen-code/qwen-code",
+	"opencode": "npm install -g opencode-ai",
+}
+
+// PresetInstall returns the command that installs the named preset's CLI,
+// or "" for an unknown name.
+func PresetInstall(name string) string { return presetInstall[name] }

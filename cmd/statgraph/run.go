@@ -82,7 +82,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
 	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
-	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
+	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return exitUsage, err
@@ -105,6 +105,14 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		}
 		return exitUsage, usageError{err.Error()}
 	}
+	mc := llm.ConfigFromEnv()
+	if *model != "" {
+		mc.Model = *model
+	}
+	// Check the setup (model, key, agent CLIs) before anything is written.
+	if err := tasks.Preflight(ctx, f, repo, mc, nil); err != nil {
+		return exitUsage, usagef("%s cannot run; nothing was changed:\n%s", file, err)
+	}
 	lock, err := tasks.Lock(file)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
@@ -115,11 +123,6 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitFailed, err
 	}
 	defer st.Close()
-
-	mc := llm.ConfigFromEnv()
-	if *model != "" {
-		mc.Model = *model
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := make(chan struct{})
