@@ -81,7 +81,7 @@ var presetCases = map[string]presetCase{
 	},
 	"aider": {
 		argv: []string{"--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "PROMPT_FILE"},
-		env: []string{"AIDER_MODEL=gpt-x", "OPENAI_API_KEY=ok-1", "ANTHROPIC_API_KEY=ak-1", "GEMINI_API_KEY=gk-1"}, noEnv: []string{"CODEX_HOME"},
+		env:  []string{"AIDER_MODEL=gpt-x", "OPENAI_API_KEY=ok-1", "ANTHROPIC_API_KEY=ak-1", "GEMINI_API_KEY=gk-1"}, noEnv: []string{"CODEX_HOME"},
 		output: "Tokens: 1.2k sent, 80 received.", tokens: "0",
 	},
 	"gemini": {
