@@ -3,14 +3,19 @@ package tests
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
 )
 
 // statgraphEnv runs the binary in dir like statgraph, with env appended to
@@ -246,4 +251,43 @@ func TestPreflight(t *testing.T) {
 			assert.NoDirExists(t, filepath.Join(dir, ".statgraph"))
 		})
 	}
+}
+
+// TestServerDownMidRun: the model server goes away after the plan (it
+// answers the executor's first request with a 503 and shuts down, so the
+// client's retries find nothing listening). The task is left interrupted
+// with its retry unused; once a server is back, run continues it from its
+// checkpoint (the executor again, not the planner) and finishes it.
+func TestServerDownMidRun(t *testing.T) {
+	t.Parallel()
+	tasksJSON := `{"tasks": [{"id": 1, "title": "Write hello.txt", "max_retries": 1, "test_cmd": ["test", "-f", "hello.txt"]}]}` + "\n"
+	dir := newRepo(t, map[string]string{"tasks.json": tasksJSON})
+	plan := llmtest.Text(`{"summary": "write it", "steps": ["write hello.txt"], "files": ["hello.txt"], "test_strategy": "test -f hello.txt"}`, 10)
+	first := llmtest.NewServer(t, plan)
+	var once sync.Once
+	first.SetFallback(func(openai.ChatCompletionRequest) llmtest.Reply {
+		once.Do(func() { go first.Close() })
+		return llmtest.Error(http.StatusServiceUnavailable, "going down", "")
+	})
+	model := func(s *llmtest.Server) []string {
+		return []string{"STATGRAPH_MODEL=" + llmtest.Model, "OPENAI_BASE_URL=" + s.BaseURL()}
+	}
+
+	r := statgraphEnv(t, dir, model(first), "run", "tasks.json")
+	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+	assert.Equal(t, "interrupted", task.Status)
+	assert.Contains(t, task.StatusReason, "server failed or unreachable")
+	assert.Contains(t, task.StatusReason, "statgraph resume")
+	assert.Equal(t, 0, task.RetryCount)
+	assert.Nil(t, task.FailedAt)
+
+	second := llmtest.NewServer(t, llmtest.ToolCalls(10, llmtest.WriteFile("hello.txt", "hi\n"), llmtest.Finish("wrote hello.txt")))
+	r = statgraphEnv(t, dir, model(second), "run", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	task = readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+	assert.Equal(t, "done", task.Status)
+	assert.Equal(t, 1, task.RetryCount, "max_retries 1 was enough: the outage did not use the retry")
+	assert.Equal(t, 1, second.Count(), "the plan was kept: only the executor ran again")
+	assert.Equal(t, "hi\n", git(t, dir, "show", "statgraph/1:hello.txt")+"\n")
 }
