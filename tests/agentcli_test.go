@@ -116,15 +116,15 @@ var presetCases = map[string]presetCase{
 // output.
 func TestAgentPresets(t *testing.T) {
 	t.Parallel()
-	bin, rec := t.TempDir(), t.TempDir()
+	stubs, rec := t.TempDir(), t.TempDir()
 	var units []string
 	for name, pc := range presetCases {
 		src := strings.NewReplacer("RECDIR", rec, "NAME", name, "OUTPUT", pc.output).Replace(standIn)
-		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte(src), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(stubs, name), []byte(src), 0o755))
 		units = append(units, fmt.Sprintf(`{"id": %q, "title": "Work of %s", "description": "Create %s.txt; it's \"quoted\" and $(not run)", "executor": %q, "test_cmd": ["test", "-f", "%s.txt"]}`, name, name, name, name, name))
 	}
 	dir := newRepo(t, map[string]string{"tasks.json": `{"tasks": [` + strings.Join(units, ",\n") + "]}\n"})
-	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+	env := []string{"PATH=" + stubs + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HTTPS_PROXY=http://proxy.example:3128", "no_proxy=localhost", "UNRELATED_SECRET_TOKEN=zzz"}
 	for _, pc := range presetCases {
 		env = append(env, pc.env...)
