@@ -2,29 +2,29 @@ package agents
 
 import (
 	"os"
-	"sort"
 	"strings"
 )
 
-// AgentEnv returns the value of the environment variable name as agent
-// CLIs should see it, and whether it is set. Every variable statgraph
-// passes to an agent CLI by name (CommandExecutor.Env, a preset's
-// variables, the proxies) is read here and nowhere else, so that where
-// statgraph keeps its secrets can change in one place. It is safe for
+// AgentEnviron returns the environment (KEY=VALUE entries) from which the
+// variables passed to agent CLIs by name are taken: CommandExecutor.Env,
+// a preset's variables, the proxies, run's --allow-env. It is the one
+// place statgraph reads them, so that where it keeps its secrets can
+// change here alone; today it is the process environment. It is safe for
 // concurrent use.
-func AgentEnv(name string) (string, bool) {
-	return os.LookupEnv(name)
+func AgentEnviron() []string {
+	return os.Environ()
 }
 
-// agentEnvNames returns the names of the set variables starting with
-// prefix, sorted.
-func agentEnvNames(prefix string) []string {
+// agentEnv returns the entries of env (an AgentEnviron result) whose name
+// is name, or starts with the prefix before a trailing '*', in env's order.
+func agentEnv(env []string, name string) []string {
+	prefix, all := strings.CutSuffix(name, "*")
 	var out []string
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); name != "" && strings.HasPrefix(name, prefix) {
-			out = append(out, name)
+	for _, kv := range env {
+		n, _, ok := strings.Cut(kv, "=")
+		if ok && n != "" && (n == name || (all && strings.HasPrefix(n, prefix))) {
+			out = append(out, kv)
 		}
 	}
-	sort.Strings(out)
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,8 +51,8 @@ type CommandExecutor struct {
 	// HOME, LANG, ...) and the proxy variables (HTTP_PROXY, HTTPS_PROXY,
 	// NO_PROXY, ALL_PROXY, also lower-case), which it always gets: a NAME
 	// passes that variable through when it is set, a PREFIX* every variable
-	// starting with PREFIX, and NAME=VALUE sets it. Values are read with
-	// AgentEnv, secret-looking names included: naming one is the consent.
+	// starting with PREFIX, and NAME=VALUE sets it. Values are read from
+	// AgentEnviron, secret-looking names included: naming one is the consent.
 	Env []string
 	// Usage reads the tokens the agent spent (and, optionally, its final
 	// message) from its output; nil means the agent reports none. The
@@ -152,22 +153,14 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 
 // environ builds the entries the agent gets besides the allow-list.
 func (c CommandExecutor) environ() []string {
+	env := AgentEnviron()
 	var out []string
-	for _, e := range append(append([]string{}, proxyEnv...), c.Env...) {
-		switch name, _, set := strings.Cut(e, "="); {
-		case set:
+	for _, e := range append(slices.Clone(proxyEnv), c.Env...) {
+		if strings.Contains(e, "=") {
 			out = append(out, e)
-		case strings.HasSuffix(name, "*"):
-			for _, n := range agentEnvNames(strings.TrimSuffix(name, "*")) {
-				if v, ok := AgentEnv(n); ok {
-					out = append(out, n+"="+v)
-				}
-			}
-		default:
-			if v, ok := AgentEnv(name); ok {
-				out = append(out, name+"="+v)
-			}
+			continue
 		}
+		out = append(out, agentEnv(env, e)...)
 	}
 	return out
 }

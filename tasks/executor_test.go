@@ -67,6 +67,12 @@ func TestPreflightModel(t *testing.T) {
 	require.True(t, errors.As(err, &pe), "%v", err)
 	assert.Equal(t, []string{`the model server at ` + srv.BaseURL() + ` does not serve model "no-such-model" (it lists: ` + llmtest.Model +
 		`): pass --model with one of them or set STATGRAPH_MODEL`}, pe.Problems)
+
+	own, err := Parse("tasks.json", []byte(`{"tasks": [{"id": 1, "title": "t", "model": "own-model"}]}`), "")
+	require.NoError(t, err)
+	err = Preflight(ctx, own, t.TempDir(), llm.Config{BaseURL: srv.BaseURL()}, srv.Client())
+	require.Error(t, err, "a task's own model is checked too")
+	assert.Contains(t, err.Error(), `does not serve model "own-model"`)
 	assert.Zero(t, srv.Count(), "the preflight makes no chat request")
 }
 

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -45,18 +46,19 @@ func (e *PreflightError) Error() string {
 // or nil. Preflight reads the file and the environment and writes nothing;
 // hc nil means http.DefaultClient. It is safe for concurrent use.
 func Preflight(ctx context.Context, f *File, repo string, model llm.Config, hc *http.Client) error {
-	var problems []string
-	var needModel []string
-	runnable := 0
+	var problems, needModel, models []string
 	seen := map[string]bool{}
 	for _, u := range f.Units() {
 		t, _ := f.Task(u.ID)
 		if !Runnable(t.Status) {
 			continue
 		}
-		runnable++
+		m := cmp.Or(t.Model, model.Model) // a unit with a model plans with it
+		if m != "" && !slices.Contains(models, m) {
+			models = append(models, m)
+		}
 		if t.Executor.IsLLM() || (t.Review != nil && *t.Review) {
-			if t.Model == "" && model.Model == "" {
+			if m == "" {
 				needModel = append(needModel, u.ID)
 			}
 			continue
@@ -72,10 +74,8 @@ func Preflight(ctx context.Context, f *File, repo string, model llm.Config, hc *
 			"or give the task an agent CLI as \"executor\" (%s, or {\"command\": [...]})",
 			plural("task", needModel), verbS(needModel), strings.Join(ExecutorPresets, ", ")))
 	}
-	if runnable > 0 && model.Model != "" {
-		if p := checkModel(ctx, model, hc); p != "" {
-			problems = append(problems, p)
-		}
+	if len(models) > 0 {
+		problems = append(problems, checkModel(ctx, model, models, hc)...)
 	}
 	if len(problems) > 0 {
 		return &PreflightError{Problems: problems}
@@ -117,18 +117,34 @@ func checkAgentCLI(t Task, repo string) string {
 }
 
 // checkModel asks the model server for its model list and returns the
-// problem, or "".
-func checkModel(ctx context.Context, cfg llm.Config, hc *http.Client) string {
+// problems with the server and with models.
+func checkModel(ctx context.Context, cfg llm.Config, models []string, hc *http.Client) []string {
+	ids, problem := listModels(ctx, cfg, hc)
+	if problem != "" {
+		return []string{problem}
+	}
+	var out []string
+	for _, m := range models {
+		if p := checkListed(cfg, m, ids); len(ids) > 0 && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// listModels makes the request: it returns the model ids the server lists
+// (none when it does not list them) or the problem with the server.
+func listModels(ctx context.Context, cfg llm.Config, hc *http.Client) (ids []string, problem string) {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if base == "" {
 		base = "https://api.openai.com/v1"
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Sprintf("OPENAI_BASE_URL %q is not an http(s) URL: set it to the server's /v1 URL, such as http://localhost:11434/v1", cfg.BaseURL)
+		return nil, fmt.Sprintf("OPENAI_BASE_URL %q is not an http(s) URL: set it to the server's /v1 URL, such as http://localhost:11434/v1", cfg.BaseURL)
 	}
 	if cfg.APIKey == "" && u.Hostname() == "api.openai.com" {
-		return "the model endpoint is OpenAI's (" + base + ") and OPENAI_API_KEY is not set: export OPENAI_API_KEY, or set OPENAI_BASE_URL to a server that needs no key (Ollama, vLLM, LM Studio)"
+		return nil, "the model endpoint is OpenAI's (" + base + ") and OPENAI_API_KEY is not set: export OPENAI_API_KEY, or set OPENAI_BASE_URL to a server that needs no key (Ollama, vLLM, LM Studio)"
 	}
 	if hc == nil {
 		hc = http.DefaultClient
@@ -137,7 +153,7 @@ func checkModel(ctx context.Context, cfg llm.Config, hc *http.Client) string {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/models", nil)
 	if err != nil {
-		return fmt.Sprintf("model endpoint %s: %v", base, err)
+		return nil, fmt.Sprintf("model endpoint %s: %v", base, err)
 	}
 	if cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+cfg.APIKey)
@@ -148,38 +164,46 @@ func checkModel(ctx context.Context, cfg llm.Config, hc *http.Client) string {
 		if cfg.APIKey != "" {
 			msg = strings.ReplaceAll(msg, cfg.APIKey, "[REDACTED]")
 		}
-		return fmt.Sprintf("the model server at %s does not answer (%s): start it, or set OPENAI_BASE_URL to one that runs", base, msg)
+		return nil, fmt.Sprintf("the model server at %s does not answer (%s): start it, or set OPENAI_BASE_URL to one that runs", base, msg)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return fmt.Sprintf("the model server at %s rejected the API key (HTTP %d): set OPENAI_API_KEY to a valid key for it", base, resp.StatusCode)
+		return nil, fmt.Sprintf("the model server at %s rejected the API key (HTTP %d): set OPENAI_API_KEY to a valid key for it", base, resp.StatusCode)
 	case resp.StatusCode >= 500:
-		return fmt.Sprintf("the model server at %s fails (HTTP %d): check the server, then run again", base, resp.StatusCode)
+		return nil, fmt.Sprintf("the model server at %s fails (HTTP %d): check the server, then run again", base, resp.StatusCode)
 	case resp.StatusCode != http.StatusOK:
-		return "" // it answers; listing models is optional for OpenAI-compatible servers
+		return nil, "" // it answers; listing models is optional for OpenAI-compatible servers
 	}
 	var list struct {
 		Data []struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if json.Unmarshal(body, &list) != nil || len(list.Data) == 0 {
-		return ""
+	if json.Unmarshal(body, &list) != nil {
+		return nil, ""
 	}
-	var ids []string
 	for _, m := range list.Data {
-		if m.ID == cfg.Model || strings.HasPrefix(m.ID, cfg.Model+":") {
-			return ""
-		}
 		ids = append(ids, m.ID)
 	}
-	slices.Sort(ids)
+	return ids, ""
+}
+
+// checkListed returns the problem when model is not among ids (Ollama
+// also answers "name" for "name:tag"), or "".
+func checkListed(cfg llm.Config, model string, ids []string) string {
+	for _, id := range ids {
+		if id == model || strings.HasPrefix(id, model+":") {
+			return ""
+		}
+	}
+	ids = slices.Sorted(slices.Values(ids))
 	if len(ids) > 10 {
 		ids = append(ids[:10], "...")
 	}
-	return fmt.Sprintf("the model server at %s does not serve model %q (it lists: %s): pass --model with one of them or set STATGRAPH_MODEL", base, cfg.Model, strings.Join(ids, ", "))
+	base := cmp.Or(strings.TrimRight(cfg.BaseURL, "/"), "https://api.openai.com/v1")
+	return fmt.Sprintf("the model server at %s does not serve model %q (it lists: %s): pass --model with one of them or set STATGRAPH_MODEL", base, model, strings.Join(ids, ", "))
 }
 
 func plural(word string, ids []string) string {
