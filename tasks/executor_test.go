@@ -3,8 +3,12 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,7 +17,6 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
-	"github.com/statgraph/statgraph/agents/llm/llmtest"
 )
 
 // TestExecutorPresetsMatchAgents: the names tasks.json accepts are exactly
@@ -53,27 +56,57 @@ func TestExecutorForms(t *testing.T) {
 	}
 }
 
-// TestPreflightModel: the preflight's request to the model server, against
-// the scripted server, which lists llmtest.Model.
+// TestPreflightModel: the preflight's one request to the model server (a
+// server listing two models) and what it makes of the answer.
 func TestPreflightModel(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	f, err := Parse("tasks.json", []byte(`{"tasks": [{"id": 1, "title": "t"}, {"id": 2, "title": "done already", "status": "done", "executor": "codex"}]}`), "")
-	require.NoError(t, err)
+	var chats atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/v1/models":
+			chats.Add(1)
+			http.NotFound(w, r)
+		case r.Header.Get("Authorization") != "Bearer good-key":
+			http.Error(w, `{"error": {"message": "bad key"}}`, http.StatusUnauthorized)
+		default:
+			fmt.Fprint(w, `{"object": "list", "data": [{"id": "qwen2.5-coder:latest"}, {"id": "llama3"}]}`)
+		}
+	}))
+	defer srv.Close()
+	base := srv.URL + "/v1"
 	ctx := context.Background()
-	require.NoError(t, Preflight(ctx, f, t.TempDir(), llm.Config{Model: llmtest.Model, BaseURL: srv.BaseURL()}, srv.Client()),
-		"the model is listed; task 2 is done, so its agent CLI is not needed")
-	err = Preflight(ctx, f, t.TempDir(), llm.Config{Model: "no-such-model", BaseURL: srv.BaseURL()}, srv.Client())
-	var pe *PreflightError
-	require.True(t, errors.As(err, &pe), "%v", err)
-	assert.Equal(t, []string{`the model server at ` + srv.BaseURL() + ` does not serve model "no-such-model" (it lists: ` + llmtest.Model +
-		`): pass --model with one of them or set STATGRAPH_MODEL`}, pe.Problems)
-
-	own, err := Parse("tasks.json", []byte(`{"tasks": [{"id": 1, "title": "t", "model": "own-model"}]}`), "")
-	require.NoError(t, err)
-	err = Preflight(ctx, own, t.TempDir(), llm.Config{BaseURL: srv.BaseURL()}, srv.Client())
-	require.Error(t, err, "a task's own model is checked too")
-	assert.Contains(t, err.Error(), `does not serve model "own-model"`)
-	assert.Zero(t, srv.Count(), "the preflight makes no chat request")
+	parse := func(js string) *File {
+		f, err := Parse("tasks.json", []byte(js), "")
+		require.NoError(t, err)
+		return f
+	}
+	plain := parse(`{"tasks": [{"id": 1, "title": "t"}, {"id": 2, "title": "done already", "status": "done", "executor": "codex"}]}`)
+	for _, tc := range []struct {
+		name string
+		f    *File
+		cfg  llm.Config
+		want string // "" means no problem
+	}{
+		{"listed, with Ollama's tag", plain, llm.Config{Model: "qwen2.5-coder", BaseURL: base, APIKey: "good-key"}, ""},
+		{"not listed", plain, llm.Config{Model: "gpt-4.1", BaseURL: base, APIKey: "good-key"},
+			`the model server at ` + base + ` does not serve model "gpt-4.1" (it lists: llama3, qwen2.5-coder:latest): pass --model with one of them or set STATGRAPH_MODEL`},
+		{"key rejected", plain, llm.Config{Model: "llama3", BaseURL: base, APIKey: "bad-key"},
+			`the model server at ` + base + ` rejected the API key (HTTP 401): set OPENAI_API_KEY to a valid key for it`},
+		{"a task's own model", parse(`{"tasks": [{"id": 1, "title": "t", "model": "own-model"}]}`), llm.Config{BaseURL: base, APIKey: "good-key"},
+			`does not serve model "own-model"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Preflight(ctx, tc.f, t.TempDir(), tc.cfg, srv.Client())
+			if tc.want == "" {
+				assert.NoError(t, err, "the model is listed; task 2 is done, so its agent CLI is not needed")
+				return
+			}
+			var pe *PreflightError
+			require.True(t, errors.As(err, &pe), "%v", err)
+			require.Len(t, pe.Problems, 1)
+			assert.Contains(t, pe.Problems[0], tc.want)
+		})
+	}
+	assert.Zero(t, chats.Load(), "the preflight makes no chat request")
 }
 
 // TestPreflightCommandInRepo: a command with a slash is looked up in the

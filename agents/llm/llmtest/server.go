@@ -19,7 +19,7 @@ const Path = "/v1/chat/completions"
 // answers from a queue of replies, then from a fallback [ReplyFunc], and
 // records the body and Authorization header of every request. A request
 // with "stream": true gets its reply as server-sent events; GET
-// [ModelsPath] lists [Model]. Its methods
+// [ModelsPath] gets an empty model list. Its methods
 // are safe for concurrent use.
 //
 // A request that is not a POST to [Path] (or a GET of [ModelsPath]), that arrives with nothing left

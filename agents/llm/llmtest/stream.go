@@ -8,17 +8,14 @@ import (
 )
 
 // ModelsPath is the model listing a [Server] answers besides [Path]: GET
-// returns {"object": "list", "data": [{"id": Model}]}. Listings are not
-// recorded as requests and never take a reply from the queue, so a client
-// that checks the server first (statgraph run's preflight) does not shift
-// the script.
+// returns an empty list, {"object": "list", "data": []}, since a Server
+// answers whatever model a request names. Listings are not recorded as
+// requests and never take a reply from the queue, so a client that checks
+// the server first (statgraph run's preflight) does not shift the script.
 const ModelsPath = "/v1/models"
 
 // modelsBody is the answer to GET ModelsPath.
-var modelsBody = mustJSON(map[string]any{
-	"object": "list",
-	"data":   []map[string]any{{"id": Model, "object": "model", "owned_by": "llmtest"}},
-})
+var modelsBody = mustJSON(map[string]any{"object": "list", "data": []any{}})
 
 // wantsStream reports whether a chat request asks for a streamed answer
 // ("stream": true), as agent CLIs such as qwen-code do.
