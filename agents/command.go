@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,9 +69,11 @@ type CommandExecutor struct {
 	CrashWindow time.Duration
 }
 
-// UsageFunc reads an agent CLI's machine-readable output (its combined
-// stdout and stderr): the tokens it reports and its final message, "" if
-// none. ok is false when the output holds no usage.
+// UsageFunc reads an agent CLI's machine-readable output: the lines of its
+// combined stdout and stderr that start with '{' or '[' (up to 1 MiB each),
+// or, when there are none, its output as captured (head and tail). It
+// returns the tokens the agent reports and its final message, "" if none;
+// ok is false when the output holds no usage.
 type UsageFunc func(output string) (u llm.Usage, final string, ok bool)
 
 // proxyEnv is passed to every agent CLI: they reach their model endpoint
@@ -114,6 +117,10 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 	}
 	before := c.tree()
 	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: c.environ(), MaxOutput: 64 << 10}
+	var lines jsonLines
+	if c.Usage != nil {
+		cmd.Tee = &lines
+	}
 	if c.Stdin {
 		cmd.Stdin = strings.NewReader(text)
 	}
@@ -126,7 +133,7 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 	}
 	final := ""
 	if c.Usage != nil {
-		if u, f, ok := c.Usage(res.Output); ok {
+		if u, f, ok := c.Usage(cmp.Or(lines.String(), res.Output)); ok {
 			c.Budget.Add(u)
 			final = f
 		}

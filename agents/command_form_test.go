@@ -227,3 +227,34 @@ func TestAsInfraError(t *testing.T) {
 		assert.Equal(t, tc.want, got, "%v", tc.err)
 	}
 }
+
+// TestCommandUsageLongOutput: usage is read from all of a long output, not
+// only the head and tail the runner keeps: three codex turns separated by
+// 100 KiB of progress each, and qwen's one-line array longer than the cap.
+func TestCommandUsageLongOutput(t *testing.T) {
+	t.Parallel()
+	noise := `i=0; while [ $i -lt 1000 ]; do echo "progress line $i ....................................................................................."; i=$((i+1)); done` + "\n"
+	turn := `echo '{"type":"turn.completed","usage":{"input_tokens":100,"output_tokens":10}}'` + "\n"
+	for _, tc := range []struct {
+		name  string
+		tail  string
+		parse UsageFunc
+		want  int
+	}{
+		{"codex turns", turn + noise + turn + noise + turn, codexUsage, 330},
+		{"qwen array", `printf '[{"type":"system","subtype":"init"}'
+i=0; while [ $i -lt 2000 ]; do printf ',{"type":"assistant","message":{"content":[{"type":"text","text":"..................................................."}]}}'; i=$((i+1)); done
+printf ',{"type":"result","subtype":"success","result":"all done","usage":{"input_tokens":700,"output_tokens":70}}]\n'
+`, claudeUsage, 770},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			script, _ := recorder(t, tc.tail)
+			b := llm.NewBudget(0, nil)
+			e := CommandExecutor{Argv: []string{script}, Workdir: t.TempDir(), PromptDir: t.TempDir(), Usage: tc.parse, Budget: b}
+			_, err := e.Execute(context.Background(), TaskState{Task: task("u2")})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, b.Spent())
+		})
+	}
+}

@@ -110,25 +110,34 @@ func jsonObjects(out string, yield func([]byte)) {
 
 // claudeUsage reads claude's (and qwen's) result object: {"type":
 // "result", "result": "...", "usage": {"input_tokens", "output_tokens",
-// "cache_*"}}.
+// "cache_*"}}. qwen prints it as the last element of an array on one
+// line, which may be too long to keep whole, so the last result object is
+// also looked for on its own.
 func claudeUsage(out string) (u llm.Usage, final string, ok bool) {
+	var r struct {
+		Type   string `json:"type"`
+		Result string `json:"result"`
+		Usage  *struct {
+			In         int `json:"input_tokens"`
+			Out        int `json:"output_tokens"`
+			CacheRead  int `json:"cache_read_input_tokens"`
+			CacheWrite int `json:"cache_creation_input_tokens"`
+		} `json:"usage"`
+	}
+	use := func() (llm.Usage, string, bool) {
+		in := r.Usage.In + r.Usage.CacheRead + r.Usage.CacheWrite
+		return llm.Usage{Prompt: in, Completion: r.Usage.Out, Total: in + r.Usage.Out}, r.Result, true
+	}
+	if i := strings.LastIndex(out, `{"type":"result"`); i >= 0 {
+		if json.NewDecoder(strings.NewReader(out[i:])).Decode(&r) == nil && r.Usage != nil {
+			return use()
+		}
+	}
 	jsonObjects(out, func(obj []byte) {
-		var r struct {
-			Type     string `json:"type"`
-			Result   string `json:"result"`
-			RawUsage *struct {
-				In         int `json:"input_tokens"`
-				Out        int `json:"output_tokens"`
-				CacheRead  int `json:"cache_read_input_tokens"`
-				CacheWrite int `json:"cache_creation_input_tokens"`
-			} `json:"usage"`
+		r.Usage = nil
+		if json.Unmarshal(obj, &r) == nil && r.Type == "result" && r.Usage != nil {
+			u, final, ok = use()
 		}
-		if json.Unmarshal(obj, &r) != nil || r.Type != "result" || r.RawUsage == nil {
-			return
-		}
-		in := r.RawUsage.In + r.RawUsage.CacheRead + r.RawUsage.CacheWrite
-		u = llm.Usage{Prompt: in, Completion: r.RawUsage.Out, Total: in + r.RawUsage.Out}
-		final, ok = r.Result, true
 	})
 	return u, final, ok
 }
