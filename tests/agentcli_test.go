@@ -18,11 +18,12 @@ import (
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
 )
 
-// statgraphEnv runs the binary in dir like statgraph, with env appended to
-// its environment (a later entry wins over an earlier one).
+// statgraphEnv runs the binary in dir like statgraph (but for at most five
+// minutes: a real agent CLI starts slowly on a loaded machine), with env
+// appended to its environment (a later entry wins over an earlier one).
 func statgraphEnv(t testing.TB, dir string, env []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd, stdout, stderr := command(ctx, dir, args...)
 	cmd.Env = childEnv(env...)
