@@ -63,7 +63,8 @@ var presets = map[string]CommandExecutor{
 	},
 }
 
-// PresetNames returns the names Preset knows, sorted.
+// PresetNames returns the names Preset knows, sorted. It is safe for
+// concurrent use, as are Preset and PresetInstall.
 func PresetNames() []string {
 	names := make([]string, 0, len(presets))
 	for n := range presets {
