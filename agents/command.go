@@ -213,7 +213,7 @@ var fatalMarkers = []string{
 	"api key", "api_key", "apikey", "unauthorized", "authentication", "invalid x-api-key",
 	"forbidden", "econnrefused", "connection refused", "enotfound", "could not resolve host",
 	"no such host", "network is unreachable", "command not found", "cannot find module",
-	"please login", "not logged in", "please log in", "quota",
+	"please login", "not logged in", "please log in", "quota", "connection error", "fetch failed",
 }
 
 // fatalLine returns the first output line holding a fatal marker, or "".
