@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,19 +77,21 @@ func TestCommandExecutor(t *testing.T) {
 func TestCommandExecutorErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name string
-		argv []string
-		want string
+		name  string
+		argv  []string
+		want  string
+		infra bool
 	}{
-		{"empty command", nil, "empty command"},
-		{"missing program", []string{filepath.Join(t.TempDir(), "no-such-agent"), "{prompt_file}"}, "no-such-agent"},
+		{"empty command", nil, "command executor: empty command", false},
+		{"missing program", []string{filepath.Join(t.TempDir(), "no-such-agent"), "{prompt_file}"}, "no-such-agent cannot be started: install it or put it on PATH", true},
+		{"not on PATH", []string{"statgraph-no-such-agent-cli"}, "statgraph-no-such-agent-cli cannot be started", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := CommandExecutor{Argv: tc.argv, Workdir: t.TempDir(), PromptDir: t.TempDir()}
 			_, err := e.Execute(context.Background(), TaskState{Task: task("t11")})
 			require.Error(t, err)
-			assert.ErrorContains(t, err, "command executor")
 			assert.ErrorContains(t, err, tc.want)
+			assert.Equal(t, tc.infra, errors.Is(err, ErrInfrastructure), "an agent CLI that cannot be started is an infrastructure error: %v", err)
 		})
 	}
 }

@@ -14,8 +14,15 @@
 // Planner, Executor and Verifier are one-method interfaces with Func
 // adapters. The package provides an LLM planner and executor (over any
 // OpenAI-compatible endpoint, through agents/llm), a command executor that
-// drives an external coding-agent CLI, and a verifier that runs the task's
+// drives an external coding-agent CLI (Preset sets it up for codex, claude,
+// aider, gemini, qwen or opencode), and a verifier that runs the task's
 // checks (verifier package) in the task's git workspace (agents/workspace).
+//
+// An *InfraError (matching ErrInfrastructure) marks a failure of what a
+// task runs on, not of the task: a model server that rejects the key or
+// stays unreachable, an agent CLI that is missing or crashes before it did
+// anything. AsInfraError recognises them, model errors included; the
+// dispatcher leaves such a task interrupted instead of counting an attempt.
 //
 // Sub-packages: llm (the model client, planner and tool loop) and workspace
 // (per-task git clones and confined file operations) are separate because

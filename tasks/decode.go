@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -304,53 +303,6 @@ func (d *decoder) command(obj *node, key, id string) Command {
 	default:
 		d.add(v.off, id, "%q is %s; want a string (run with sh -c) or an array of strings (run directly)", key, describe(v))
 		return Command{}
-	}
-}
-
-// placeholderRE finds {name} tokens in executor arguments.
-var placeholderRE = regexp.MustCompile(`\{[a-z_]+\}`)
-
-// executor decodes the executor field.
-func (d *decoder) executor(obj *node, id string) Executor {
-	const want = `want "llm" or {"command": ["program", "arg", ...]}`
-	v := obj.get("executor")
-	if v == nil || v.kind == kindNull {
-		return Executor{}
-	}
-	switch v.kind {
-	case kindString:
-		if v.str != "llm" {
-			d.add(v.off, id, "unknown executor %q; %s", v.str, want)
-		}
-		return Executor{}
-	case kindObject:
-		d.uniqueKeys(v, id)
-		for _, m := range v.members {
-			if m.key != "command" {
-				d.add(m.keyOff, id, "unknown executor field %q; %s", m.key, want)
-			}
-		}
-		cmd := v.get("command")
-		if cmd == nil || cmd.kind != kindArray {
-			d.add(v.off, id, "executor has no command array; %s", want)
-			return Executor{}
-		}
-		argv, _ := d.strList(v, "command", id, false)
-		if len(argv) == 0 || argv[0] == "" {
-			d.add(cmd.off, id, "executor command has no program; %s", want)
-			return Executor{}
-		}
-		for i, a := range argv {
-			for _, ph := range placeholderRE.FindAllString(a, -1) {
-				if !contains(Placeholders, ph) {
-					d.add(cmd.elems[i].off, id, "unknown placeholder %s in executor command (known: %s)", ph, strings.Join(Placeholders, ", "))
-				}
-			}
-		}
-		return Executor{Command: argv}
-	default:
-		d.add(v.off, id, "executor is %s; %s", describe(v), want)
-		return Executor{}
 	}
 }
 

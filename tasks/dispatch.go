@@ -331,6 +331,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 		return res
 	}
 	fail := func(state agents.TaskState, err error) UnitResult {
+		if r, ok := infraResult(state, err); ok {
+			return finish(r, "")
+		}
 		now := time.Now().UTC()
 		hist := slices.Clone(state.ErrorHistory)
 		hist = append(hist, fmt.Sprintf("Error: %v", err))

@@ -25,8 +25,16 @@
 //	}
 //
 // A command is a string run with sh -c or an array run directly. The
-// executor is "llm" (the default) or an external agent CLI given as
-// {"command": [...]} with the placeholders in Placeholders.
+// executor is "llm" (the default), an agent CLI preset by name (one of
+// ExecutorPresets), or any agent CLI given as {"command": [...]} with the
+// placeholders in Placeholders (see Executor).
+//
+// Before a run writes anything, Preflight checks that the setup can run
+// the runnable tasks (a model where one is needed and answering, the key,
+// each agent CLI on PATH). During a run, an infrastructure error
+// (agents.InfraError: a rejected key, an unreachable server, an agent CLI
+// missing or crashing on start) leaves the unit interrupted with its retry
+// count unchanged; the next run continues it from its checkpoint.
 //
 // # Loading and validation
 //

@@ -230,19 +230,36 @@ func (c Command) String() string {
 
 // Executor says who does a task's work. In JSON it is the string "llm" (or
 // absent), meaning the built-in tool-calling loop against the configured
-// model, or an object naming an external coding-agent CLI:
+// model; the name of an agent CLI statgraph knows (one of ExecutorPresets:
+// its argv, prompt passing, environment and token reading are built in);
+// or an object naming any agent CLI:
 //
-//	"executor": {"command": ["aider", "--message-file", "{prompt_file}", "--yes"]}
+//	"executor": {"command": ["aider", "--message-file", "{prompt_file}", "--yes"],
+//	             "stdin": false, "timeout": "45m", "env": ["AIDER_MODEL", "LANG=C"]}
 //
-// The command runs directly, never through a shell, in the task's workspace;
-// before it runs, the placeholders listed in Placeholders are replaced in
-// every argument (see Expand). The zero Executor is the LLM executor.
+// or {"preset": "claude", "timeout": "1h", "env": [...]} to adjust a preset.
+// The command runs directly, never through a shell, in the task's
+// workspace; before it runs, the placeholders listed in Placeholders are
+// replaced in every argument (see Expand). stdin true gives the agent the
+// prompt on its standard input; timeout bounds one run (default 30m); env
+// names variables to pass through (NAME, or PREFIX* for every variable
+// starting with PREFIX) or sets them (NAME=VALUE). The zero Executor is the
+// LLM executor.
 type Executor struct {
+	Preset  string // a name from ExecutorPresets, or ""
 	Command []string
+	Stdin   bool
+	Timeout time.Duration // 0: the agents package's default (30m)
+	Env     []string
 }
+
+// ExecutorPresets lists the agent CLIs an executor can name; the agents
+// package defines how each is run (agents.Preset).
+var ExecutorPresets = []string{"aider", "claude", "codex", "gemini", "opencode", "qwen"}
 
 // Executor placeholders replaced by Expand.
 const (
+	PlaceholderPrompt     = "{prompt}"      // the full prompt text, as one argument
 	PlaceholderPromptFile = "{prompt_file}" // path of a file holding the full prompt
 	PlaceholderWorkdir    = "{workdir}"     // absolute path of the task's workspace
 	PlaceholderAttempt    = "{attempt}"     // attempt number, starting at 1
@@ -250,15 +267,18 @@ const (
 )
 
 // Placeholders lists the placeholders an executor command may use.
-var Placeholders = []string{PlaceholderPromptFile, PlaceholderWorkdir, PlaceholderAttempt, PlaceholderTaskID}
+var Placeholders = []string{PlaceholderPrompt, PlaceholderPromptFile, PlaceholderWorkdir, PlaceholderAttempt, PlaceholderTaskID}
 
 // IsLLM reports whether e is the built-in LLM executor.
-func (e Executor) IsLLM() bool { return len(e.Command) == 0 }
+func (e Executor) IsLLM() bool { return e.Preset == "" && len(e.Command) == 0 }
 
-// String returns "llm" or the command line.
+// String returns "llm", the preset's name, or the command line.
 func (e Executor) String() string {
-	if e.IsLLM() {
+	switch {
+	case e.IsLLM():
 		return "llm"
+	case e.Preset != "":
+		return e.Preset
 	}
 	return strings.Join(e.Command, " ")
 }

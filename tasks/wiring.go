@@ -66,21 +66,19 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 	}
 	if t.Executor.IsLLM() {
 		if client == nil {
-			return nil, nil, errors.New("task needs a model but none is configured: pass --model NAME or set STATGRAPH_MODEL " +
+			return nil, nil, &agents.InfraError{Reason: "task needs a model but none is configured: pass --model NAME or set STATGRAPH_MODEL " +
 				"(with OPENAI_BASE_URL for a local server such as Ollama, and OPENAI_API_KEY if it needs one), " +
-				"or give the task an \"executor\": {\"command\": [...]}")
+				"or give the task an agent CLI as \"executor\" (a preset such as \"codex\", or {\"command\": [...]})"}
 		}
 		cfg.Executor = agents.LLMExecutor{Client: client, FS: ws.FS(), Budget: budget, Limits: llm.ExecLimits{
 			MaxToolCallsPerTurn: t.Limits.ToolCallsPerTurn, MaxConversationBytes: t.Limits.ConversationBytes,
 			MaxWriteBytes: t.Limits.WriteBytes, MaxWriteFiles: t.Limits.WriteFiles,
 		}}
 	} else {
-		cfg.Executor = agents.CommandExecutor{
-			Argv: t.Executor.Command, Workdir: workdir,
-			PromptDir: plan.PromptDir(),
-			AllowEnv:  d.AllowEnv,
-			Sandbox:   sb,
-		}
+		c := commandExecutor(t.Executor, d.AllowEnv)
+		c.Workdir, c.PromptDir = workdir, plan.PromptDir()
+		c.Budget, c.Workspace, c.Sandbox = budget, ws, sb
+		cfg.Executor = c
 	}
 	if t.Review != nil && *t.Review {
 		if client == nil {
@@ -111,4 +109,18 @@ func (d *Dispatcher) sandbox(t Task, ws *workspace.Workspace, plan Plan) *verifi
 
 		GoCacheProg: d.GoCacheProg,
 	}
+}
+
+// commandExecutor returns the agent CLI of executor e (a preset or a
+// command) with its settings from tasks.json; allow names more variables
+// to pass through (run's --allow-env).
+func commandExecutor(e Executor, allow []string) agents.CommandExecutor {
+	c := agents.CommandExecutor{Argv: e.Command}
+	if e.Preset != "" {
+		c, _ = agents.Preset(e.Preset)
+	}
+	c.Stdin = c.Stdin || e.Stdin
+	c.Timeout = e.Timeout
+	c.Env = append(append(c.Env, allow...), e.Env...)
+	return c
 }

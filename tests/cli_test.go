@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,22 +73,21 @@ func TestGraphDotIsWellFormed(t *testing.T) {
 }
 
 // TestLLMTaskWithoutModel runs a task whose executor is the LLM with no
-// model configured: it fails with a message saying how to configure one.
+// model configured: the preflight refuses the run with exit 2, says how to
+// configure a model, and changes nothing (tasks.json byte for byte, no
+// state directory, no lock file).
 func TestLLMTaskWithoutModel(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t, map[string]string{
-		"tasks.json": `{"tasks": [{"id": 1, "title": "Needs a model", "executor": "llm", "test_cmd": "true"}]}` + "\n",
-	})
+	tasksJSON := `{"tasks": [{"id": 1, "title": "Needs a model", "executor": "llm", "test_cmd": "true"}]}` + "\n"
+	dir := newRepo(t, map[string]string{"tasks.json": tasksJSON})
 	r := statgraph(t, dir, "run", "tasks.json")
-	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
-	assert.Equal(t, "failed", task.Status)
-	for _, want := range []string{"needs a model", "--model", "STATGRAPH_MODEL", "OPENAI_BASE_URL"} {
-		assert.Contains(t, task.StatusReason, want, "status_reason says how to configure a model")
+	require.Equal(t, 2, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	for _, want := range []string{"task 1 needs a model", "--model", "STATGRAPH_MODEL", "OPENAI_BASE_URL", "nothing was changed"} {
+		assert.Contains(t, r.stderr, want, "the error says how to configure a model")
 	}
-	assert.NotNil(t, task.FailedAt)
-	assert.Contains(t, r.stdout, "task needs a model but none is configured", "the run's output says it too")
-	if assert.NotEmpty(t, task.ErrorHistory) {
-		assert.Contains(t, task.ErrorHistory[len(task.ErrorHistory)-1], "--model")
-	}
+	got, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
+	require.NoError(t, err)
+	assert.Equal(t, tasksJSON, string(got), "tasks.json is unchanged")
+	assert.NoDirExists(t, filepath.Join(dir, ".statgraph"), "no state directory is created")
+	assert.NoFileExists(t, filepath.Join(dir, "tasks.json.lock"))
 }

@@ -124,8 +124,8 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	taskTimeout := fs.Duration("task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
 	maxResponse := fs.Int64("max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
 	retryFailed := fs.Bool("retry-failed", false, "send failed and blocked tasks back to pending first, so they run again (their history stays in the run store)")
-	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
 	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
+	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return exitUsage, err
@@ -170,6 +170,15 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if err := plan.Check(); err != nil {
 		return exitUsage, usageError{err.Error() + "; nothing was changed"}
 	}
+	mc := llm.ConfigFromEnv()
+	if *model != "" {
+		mc.Model = *model
+	}
+	mc.Timeout, mc.MaxResponseBytes = *requestTimeout, *maxResponse
+	// Check the setup (model, key, agent CLIs) before anything is written.
+	if err := tasks.Preflight(ctx, f, repo, mc, nil); err != nil {
+		return exitUsage, usagef("%s cannot run; nothing was changed:\n%s", file, err)
+	}
 	lock, err := tasks.Lock(file)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
@@ -184,11 +193,6 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	}
 	defer st.Close()
 
-	mc := llm.ConfigFromEnv()
-	if *model != "" {
-		mc.Model = *model
-	}
-	mc.Timeout, mc.MaxResponseBytes = *requestTimeout, *maxResponse
 	// The first Ctrl-C or SIGTERM cancels the run: model calls in flight
 	// and running commands (whole process groups) stop now, the units are
 	// marked interrupted and tasks.json is saved; resume repeats the

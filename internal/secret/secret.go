@@ -92,6 +92,28 @@ func Lookup(name string) (string, bool) {
 	return os.LookupEnv(name)
 }
 
+// Environ returns the process environment with every registered value
+// added as NAME=VALUE where the environment does not hold NAME (after
+// [Isolate] it holds none of them), sorted by name after the environment's
+// own entries. It is what code that passes named variables on to a child
+// (an agent CLI given its own key) reads from. It is safe for concurrent use.
+func Environ() []string {
+	env := os.Environ()
+	mu.Lock()
+	names := make([]string, 0, len(values))
+	for n := range values {
+		if _, set := os.LookupEnv(n); !set {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		env = append(env, n+"="+values[n])
+	}
+	mu.Unlock()
+	return env
+}
+
 // Active reports whether any value is being scrubbed. When it is false,
 // Scrub returns its argument unchanged at the cost of one atomic load.
 func Active() bool { return forms.Load() != nil }

@@ -188,3 +188,18 @@ func BenchmarkScrub(b *testing.B) {
 		_ = ScrubBytes(out)
 	}
 }
+
+// TestEnvironAddsRegisteredValues: a value Isolate took out of the
+// environment is still handed on by name; the environment's own entry wins.
+func TestEnvironAddsRegisteredValues(t *testing.T) {
+	t.Setenv("SG_ENVIRON_SHOWN", "from-env")
+	Register("SG_ENVIRON_HIDDEN_KEY", "hidden-value-123")
+	Register("SG_ENVIRON_SHOWN", "registered-value")
+	env := Environ()
+	if !slices.Contains(env, "SG_ENVIRON_HIDDEN_KEY=hidden-value-123") {
+		t.Errorf("Environ() lacks the registered SG_ENVIRON_HIDDEN_KEY")
+	}
+	if !slices.Contains(env, "SG_ENVIRON_SHOWN=from-env") || slices.Contains(env, "SG_ENVIRON_SHOWN=registered-value") {
+		t.Errorf("Environ(): the environment's own SG_ENVIRON_SHOWN should win")
+	}
+}

@@ -17,10 +17,12 @@ const Path = "/v1/chat/completions"
 
 // Server is a scripted OpenAI-compatible chat-completions server. It
 // answers from a queue of replies, then from a fallback [ReplyFunc], and
-// records the body and Authorization header of every request. Its methods
+// records the body and Authorization header of every request. A request
+// with "stream": true gets its reply as server-sent events; GET
+// [ModelsPath] gets an empty model list. Its methods
 // are safe for concurrent use.
 //
-// A request that is not a POST to [Path], that arrives with nothing left
+// A request that is not a POST to [Path] (or a GET of [ModelsPath]), that arrives with nothing left
 // to answer it, or that the fallback cannot decode fails the test with
 // t.Errorf and gets a 418 or 400 response.
 type Server struct {
@@ -83,6 +85,11 @@ func (s *Server) Reset(replies ...Reply) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == ModelsPath && r.Method == http.MethodGet {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, modelsBody)
+		return
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil || r.URL.Path != Path || r.Method != http.MethodPost {
 		s.t.Errorf("llmtest: unexpected request %s %s (read error: %v); want POST %s", r.Method, r.URL.Path, err, Path)
@@ -106,6 +113,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(k, v)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if rep.Status == 0 || rep.Status == http.StatusOK {
+		if sse, ok := streamBody(rep.Body); ok && wantsStream(body) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			rep.Body = sse
+		}
+	}
 	if rep.Status != 0 {
 		w.WriteHeader(rep.Status)
 	}

@@ -192,12 +192,12 @@ func TestServerFailsTheTest(t *testing.T) {
 	t.Run("wrong endpoint", func(t *testing.T) {
 		f := &failures{TB: t}
 		s := llmtest.NewServer(f, llmtest.Text("unused", 1))
-		resp, err := s.Client().Get(s.URL() + "/v1/models")
+		resp, err := s.Client().Get(s.URL() + "/v1/embeddings")
 		require.NoError(t, err)
 		require.NoError(t, resp.Body.Close())
 		assert.Equal(t, http.StatusTeapot, resp.StatusCode)
 		require.Len(t, f.got(), 1)
-		assert.Contains(t, f.got()[0], "unexpected request GET /v1/models")
+		assert.Contains(t, f.got()[0], "unexpected request GET /v1/embeddings")
 		assert.Zero(t, s.Count())
 	})
 	t.Run("fallback given a body that is not JSON", func(t *testing.T) {

@@ -1,0 +1,245 @@
+package agents
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/internal/secret"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// Defaults of CommandExecutor fields left zero.
+const (
+	// DefaultCommandTimeout bounds one run of an agent CLI.
+	DefaultCommandTimeout = 30 * time.Minute
+	// DefaultCrashWindow: an agent CLI that exits non-zero within this time
+	// of starting, having changed nothing, crashed before it did anything.
+	DefaultCrashWindow = 5 * time.Second
+)
+
+// CommandExecutor drives an external coding-agent CLI (aider, codex,
+// claude, gemini, qwen, opencode, or a script); Preset returns one set up
+// for a known CLI. Argv is a template: the placeholders {prompt},
+// {prompt_file}, {workdir}, {attempt} and {task_id} are replaced in every
+// argument, each argument staying one argument ({prompt} is the prompt
+// text itself). The prompt holds the task, the plan, "Attempt k of N" and
+// the previous verification's feedback; it is always written to a file
+// under PromptDir, outside the workspace, so the agent cannot commit it by
+// accident. The command runs directly (no shell) through the verifier's
+// runner: its own process group, a timeout, and an environment without the
+// parent's secrets except the variables Env names.
+//
+// A CommandExecutor is a value; Execute is safe for concurrent use when
+// each call has its own Workdir.
+type CommandExecutor struct {
+	Argv      []string
+	Workdir   string
+	PromptDir string        // "" means a directory under os.TempDir
+	Timeout   time.Duration // 0 means DefaultCommandTimeout
+	// Stdin gives the agent the prompt on its standard input; false means
+	// /dev/null.
+	Stdin bool
+	// Env lists what the agent gets besides the runner's allow-list (PATH,
+	// HOME, LANG, ...) and the proxy variables (HTTP_PROXY, HTTPS_PROXY,
+	// NO_PROXY, ALL_PROXY, also lower-case), which it always gets: a NAME
+	// passes that variable through when it is set, a PREFIX* every variable
+	// starting with PREFIX, and NAME=VALUE sets it. Values are read from
+	// AgentEnviron, secret-looking names included: naming one is the consent.
+	Env []string
+	// Usage reads the tokens the agent spent (and, optionally, its final
+	// message) from its output; nil means the agent reports none. The
+	// tokens are charged to Budget.
+	Usage  UsageFunc
+	Budget *llm.Budget
+	// Workspace, when set, tells whether the agent changed anything: a run
+	// that exits non-zero within CrashWindow (or with a fatal error in its
+	// output) without changing the workspace is an *InfraError, not a
+	// failed attempt. Nil means only "not found" is an infrastructure error.
+	Workspace interface{ TreeHash() (string, error) }
+	// CrashWindow: 0 means DefaultCrashWindow.
+	CrashWindow time.Duration
+	// Sandbox confines the agent CLI (see verifier.Sandbox); nil runs it
+	// unconfined. The prompt file must be readable inside it.
+	Sandbox *verifier.Sandbox
+}
+
+// UsageFunc reads an agent CLI's machine-readable output: the lines of its
+// combined stdout and stderr that start with '{' or '[' (up to 1 MiB each),
+// or, when there are none, its output as captured (head and tail). It
+// returns the tokens the agent reports and its final message, "" if none;
+// ok is false when the output holds no usage.
+type UsageFunc func(output string) (u llm.Usage, final string, ok bool)
+
+// proxyEnv is passed to every agent CLI: they reach their model endpoint
+// through the same proxy as statgraph.
+var proxyEnv = []string{
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+	"http_proxy", "https_proxy", "no_proxy", "all_proxy",
+}
+
+// Execute runs the command once. A non-zero exit is not an error: the
+// verifier decides whether the attempt worked; the summary says how the
+// command ended. The error is an *InfraError when the agent cannot be
+// started (not found, not executable) or crashed before it did anything
+// (see Workspace), and another error when the command is empty or the
+// prompt cannot be written.
+func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, error) {
+	if len(c.Argv) == 0 {
+		return "", fmt.Errorf("command executor: empty command; set executor.command in tasks.json")
+	}
+	dir := c.PromptDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "statgraph-prompts")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("command executor: prompt directory: %w", err)
+	}
+	n := s.RetryCount + 1
+	text := secret.Scrub(llm.BuildExecutorPrompt(execRequest(s, 0)))
+	prompt := filepath.Join(dir, fmt.Sprintf("task-%s-attempt-%d.md", s.Task.ID, n))
+	if err := os.WriteFile(prompt, []byte(text), 0o600); err != nil {
+		return "", fmt.Errorf("command executor: write prompt: %w", err)
+	}
+	repl := strings.NewReplacer("{prompt_file}", prompt, "{prompt}", text, "{workdir}", c.Workdir, "{attempt}", strconv.Itoa(n), "{task_id}", s.Task.ID)
+	argv := make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		argv[i] = repl.Replace(a)
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultCommandTimeout
+	}
+	before := c.tree()
+	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: c.environ(), MaxOutput: 64 << 10, Sandbox: c.Sandbox}
+	var lines jsonLines
+	if c.Usage != nil {
+		cmd.Tee = &lines
+	}
+	if c.Stdin {
+		cmd.Stdin = strings.NewReader(text)
+	}
+	res, err := verifier.Run(ctx, cmd)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return "", &InfraError{Reason: fmt.Sprintf("agent CLI %s cannot be started: install it or put it on PATH, or fix executor in tasks.json", argv[0]), Err: err}
+		}
+		return "", fmt.Errorf("command executor: %w", err)
+	}
+	final := ""
+	if c.Usage != nil {
+		if u, f, ok := c.Usage(cmp.Or(lines.String(), res.Output)); ok {
+			c.Budget.Add(u)
+			final = f
+		}
+	}
+	switch {
+	case res.Canceled:
+		return "", ctx.Err()
+	case res.TimedOut:
+		return fmt.Sprintf("%s timed out after %s", argv[0], timeout), nil
+	case res.ExitCode != 0:
+		if ie := c.crashed(argv[0], res, before); ie != nil {
+			return "", ie
+		}
+		return fmt.Sprintf("%s exited with code %d: %s", argv[0], res.ExitCode, lastLine(res.Output)), nil
+	}
+	if l := lastLine(final); l != "" {
+		return l, nil
+	}
+	if l := lastLine(res.Output); l != "" {
+		return l, nil
+	}
+	return argv[0] + " finished", nil
+}
+
+// environ builds the entries the agent gets besides the allow-list.
+func (c CommandExecutor) environ() []string {
+	env := AgentEnviron()
+	var out []string
+	for _, e := range append(slices.Clone(proxyEnv), c.Env...) {
+		if strings.Contains(e, "=") {
+			out = append(out, e)
+			continue
+		}
+		out = append(out, agentEnv(env, e)...)
+	}
+	return out
+}
+
+func (c CommandExecutor) tree() string {
+	if c.Workspace == nil {
+		return ""
+	}
+	h, err := c.Workspace.TreeHash()
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// crashed returns an *InfraError when a run that exited non-zero looks
+// like the agent never got going: nothing changed in the workspace, and it
+// ended within the crash window or printed a fatal error (bad key, model
+// server unreachable).
+func (c CommandExecutor) crashed(program string, res verifier.Result, before string) *InfraError {
+	if c.Workspace == nil || before == "" || c.tree() != before {
+		return nil
+	}
+	window := c.CrashWindow
+	if window <= 0 {
+		window = DefaultCrashWindow
+	}
+	fatal := fatalLine(res.Output)
+	if res.Duration > window && fatal == "" {
+		return nil
+	}
+	why := fatal
+	if why == "" {
+		why = lastLine(res.Output)
+	}
+	return &InfraError{Reason: fmt.Sprintf("agent CLI %s exited with code %d after %s without changing anything: %s; "+
+		"check its installation, key and model endpoint (run it by hand in the workspace)", program, res.ExitCode, res.Duration.Round(time.Millisecond), why)}
+}
+
+// fatalMarkers are lower-case fragments of the errors agent CLIs print when
+// their setup is wrong rather than the task hard.
+var fatalMarkers = []string{
+	"api key", "api_key", "apikey", "unauthorized", "authentication", "invalid x-api-key",
+	"forbidden", "econnrefused", "connection refused", "enotfound", "could not resolve host",
+	"no such host", "network is unreachable", "command not found", "cannot find module",
+	"please login", "not logged in", "please log in", "quota", "connection error", "fetch failed",
+}
+
+// fatalLine returns the first output line holding a fatal marker, or "".
+func fatalLine(out string) string {
+	for l := range strings.Lines(out) {
+		low := strings.ToLower(l)
+		for _, m := range fatalMarkers {
+			if strings.Contains(low, m) {
+				return lastLine(l)
+			}
+		}
+	}
+	return ""
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}

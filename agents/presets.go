@@ -1,0 +1,258 @@
+package agents
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/statgraph/statgraph/agents/llm"
+)
+
+// presets are the agent CLIs statgraph knows how to drive by name. Each
+// runs non-interactively in the workspace, edits files without asking,
+// leaves committing to statgraph, and, where the CLI has a machine-readable
+// output, reports its tokens through it. Sources: claude `-p` reads the
+// prompt from stdin and `--output-format json` prints one result object
+// with "result" and "usage" (docs.anthropic.com, Claude Code headless
+// mode); codex `exec --json -` reads stdin and prints JSON Lines whose
+// "turn.completed" events carry "usage" (openai/codex docs/exec.md);
+// aider `--message-file` runs one message and exits, `--yes-always`,
+// `--no-auto-commits` (aider.chat/docs/scripting.html; no machine-readable
+// usage); gemini `--prompt`, `--yolo`, `--output-format json` prints
+// {"response", "stats": {"models": {m: {"tokens": {...}}}}}
+// (google-gemini/gemini-cli docs/cli/headless.md); qwen is a fork of
+// gemini-cli that reads the prompt from stdin and whose -o json prints a
+// JSON array of claude-style events ending in a "result" with "usage"
+// (qwen --help and its output, version 0.24.4), configured through
+// OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL; opencode
+// `run --format json` prints JSON Lines whose "step_finish" parts carry
+// "tokens" (sst/opencode docs, cli run).
+var presets = map[string]CommandExecutor{
+	"claude": {
+		Argv:  []string{"claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"},
+		Stdin: true,
+		Env:   []string{"ANTHROPIC_*", "CLAUDE_*", "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_REGION"},
+		Usage: claudeUsage,
+	},
+	"codex": {
+		Argv:  []string{"codex", "exec", "--json", "--full-auto", "--skip-git-repo-check", "-"},
+		Stdin: true,
+		Env:   []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_*"},
+		Usage: codexUsage,
+	},
+	"aider": {
+		Argv: []string{"aider", "--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "{prompt_file}"},
+		Env: []string{"AIDER_*", "OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
+			"GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_BASE"},
+	},
+	"gemini": {
+		Argv:  []string{"gemini", "--yolo", "--output-format", "json", "--prompt", "{prompt}"},
+		Env:   []string{"GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
+		Usage: geminiUsage,
+	},
+	"qwen": {
+		Argv:  []string{"qwen", "--yolo", "--output-format", "json"},
+		Stdin: true,
+		Env:   []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "QWEN_*", "DASHSCOPE_API_KEY"},
+		Usage: claudeUsage,
+	},
+	"opencode": {
+		Argv:  []string{"opencode", "run", "--format", "json", "{prompt}"},
+		Env:   []string{"OPENCODE_*", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY"},
+		Usage: opencodeUsage,
+	},
+}
+
+// PresetNames returns the names Preset knows, sorted. It is safe for
+// concurrent use, as are Preset and PresetInstall.
+func PresetNames() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Preset returns a CommandExecutor set up for the named agent CLI (one of
+// PresetNames): its argv, how it takes the prompt, the environment
+// variables it needs, and how to read its token usage. The caller fills in
+// Workdir, PromptDir, Timeout, Budget and Workspace, and may append to Env.
+// ok is false for an unknown name. The result shares nothing with other
+// calls' results.
+func Preset(name string) (CommandExecutor, bool) {
+	p, ok := presets[name]
+	p.Argv, p.Env = slices.Clone(p.Argv), slices.Clone(p.Env)
+	return p, ok
+}
+
+// jsonObjects yields the JSON objects in out: every line that is an
+// object, or the elements of a line that is an array of them (agents print
+// one object, JSON Lines or an array; stderr is mixed in, so the output as
+// a whole is rarely valid JSON).
+func jsonObjects(out string, yield func([]byte)) {
+	if whole := strings.TrimSpace(out); strings.HasPrefix(whole, "{") && json.Valid([]byte(whole)) {
+		yield([]byte(whole))
+		return
+	}
+	for l := range strings.Lines(out) {
+		l = strings.TrimSpace(l)
+		var elems []json.RawMessage
+		switch {
+		case strings.HasPrefix(l, "{") && json.Valid([]byte(l)):
+			yield([]byte(l))
+		case strings.HasPrefix(l, "[") && json.Unmarshal([]byte(l), &elems) == nil:
+			for _, e := range elems {
+				yield(e)
+			}
+		}
+	}
+}
+
+// claudeUsage reads claude's (and qwen's) result object: {"type":
+// "result", "result": "...", "usage": {"input_tokens", "output_tokens",
+// "cache_*"}}. qwen prints it as the last element of an array on one
+// line, which may be too long to keep whole, so the last result object is
+// also looked for on its own.
+func claudeUsage(out string) (u llm.Usage, final string, ok bool) {
+	var r struct {
+		Type   string `json:"type"`
+		Result string `json:"result"`
+		Usage  *struct {
+			In         int `json:"input_tokens"`
+			Out        int `json:"output_tokens"`
+			CacheRead  int `json:"cache_read_input_tokens"`
+			CacheWrite int `json:"cache_creation_input_tokens"`
+		} `json:"usage"`
+	}
+	use := func() (llm.Usage, string, bool) {
+		in := r.Usage.In + r.Usage.CacheRead + r.Usage.CacheWrite
+		return llm.Usage{Prompt: in, Completion: r.Usage.Out, Total: in + r.Usage.Out}, r.Result, true
+	}
+	if i := strings.LastIndex(out, `{"type":"result"`); i >= 0 {
+		if json.NewDecoder(strings.NewReader(out[i:])).Decode(&r) == nil && r.Usage != nil {
+			return use()
+		}
+	}
+	jsonObjects(out, func(obj []byte) {
+		r.Usage = nil
+		if json.Unmarshal(obj, &r) == nil && r.Type == "result" && r.Usage != nil {
+			u, final, ok = use()
+		}
+	})
+	return u, final, ok
+}
+
+// codexUsage sums the "usage" of codex's "turn.completed" events and keeps
+// the text of its last "agent_message" item.
+func codexUsage(out string) (u llm.Usage, final string, ok bool) {
+	jsonObjects(out, func(obj []byte) {
+		var e struct {
+			Type  string `json:"type"`
+			Usage struct {
+				In  int `json:"input_tokens"`
+				Out int `json:"output_tokens"`
+			} `json:"usage"`
+			Item struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"item"`
+		}
+		if json.Unmarshal(obj, &e) != nil {
+			return
+		}
+		switch {
+		case e.Type == "turn.completed":
+			u.Prompt += e.Usage.In
+			u.Completion += e.Usage.Out
+			u.Total += e.Usage.In + e.Usage.Out
+			ok = true
+		case e.Type == "item.completed" && e.Item.Type == "agent_message":
+			final = e.Item.Text
+		}
+	})
+	return u, final, ok
+}
+
+// geminiUsage reads gemini's (and qwen's) JSON result: {"response": "...",
+// "stats": {"models": {"<model>": {"tokens": {"prompt", "candidates",
+// "total"}}}}}, summed over the models.
+func geminiUsage(out string) (u llm.Usage, final string, ok bool) {
+	jsonObjects(out, func(obj []byte) {
+		var r struct {
+			Response string `json:"response"`
+			Stats    *struct {
+				Models map[string]struct {
+					Tokens struct {
+						Prompt     int `json:"prompt"`
+						Candidates int `json:"candidates"`
+						Total      int `json:"total"`
+					} `json:"tokens"`
+				} `json:"models"`
+			} `json:"stats"`
+		}
+		if json.Unmarshal(obj, &r) != nil || r.Stats == nil {
+			return
+		}
+		for _, s := range r.Stats.Models {
+			u.Prompt += s.Tokens.Prompt
+			u.Completion += s.Tokens.Candidates
+			t := s.Tokens.Total
+			if t == 0 {
+				t = s.Tokens.Prompt + s.Tokens.Candidates
+			}
+			u.Total += t
+		}
+		final, ok = r.Response, true
+	})
+	return u, final, ok
+}
+
+// opencodeUsage sums the "tokens" of opencode's "step_finish" events and
+// keeps its last "text" part.
+func opencodeUsage(out string) (u llm.Usage, final string, ok bool) {
+	jsonObjects(out, func(obj []byte) {
+		var e struct {
+			Type string `json:"type"`
+			Part struct {
+				Text   string `json:"text"`
+				Tokens struct {
+					Input  int `json:"input"`
+					Output int `json:"output"`
+					Total  int `json:"total"`
+				} `json:"tokens"`
+			} `json:"part"`
+		}
+		if json.Unmarshal(obj, &e) != nil {
+			return
+		}
+		switch e.Type {
+		case "step_finish":
+			t := e.Part.Tokens
+			u.Prompt += t.Input
+			u.Completion += t.Output
+			if t.Total == 0 {
+				t.Total = t.Input + t.Output
+			}
+			u.Total += t.Total
+			ok = true
+		case "text":
+			final = e.Part.Text
+		}
+	})
+	return u, final, ok
+}
+
+// presetInstall says how to install each preset's CLI.
+var presetInstall = map[string]string{
+	"claude":   "npm install -g @anthropic-ai/claude-code",
+	"codex":    "npm install -g @openai/codex",
+	"aider":    "python -m pip install aider-install && aider-install",
+	"gemini":   "npm install -g @google/gemini-cli",
+	"qwen":     "npm install -g @qwen-code/qwen-code",
+	"opencode": "npm install -g opencode-ai",
+}
+
+// PresetInstall returns the command that installs the named preset's CLI,
+// or "" for an unknown name.
+func PresetInstall(name string) string { return presetInstall[name] }

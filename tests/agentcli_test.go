@@ -1,0 +1,294 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/agents/llm/llmtest"
+)
+
+// statgraphEnv runs the binary in dir like statgraph (but for at most five
+// minutes: a real agent CLI starts slowly on a loaded machine), with env
+// appended to its environment (a later entry wins over an earlier one).
+func statgraphEnv(t testing.TB, dir string, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := command(ctx, dir, args...)
+	cmd.Env = childEnv(env...)
+	return wait(t, cmd.Run(), stdout, stderr)
+}
+
+// summaryRow returns the fields of task id's row in the summary table.
+func summaryRow(t testing.TB, stdout, id string) []string {
+	t.Helper()
+	for l := range strings.Lines(stdout) {
+		if f := strings.Fields(l); len(f) >= 5 && f[0] == id {
+			return f
+		}
+	}
+	t.Fatalf("no summary row for task %s in:\n%s", id, stdout)
+	return nil
+}
+
+// standIn is the body of a stand-in agent CLI named NAME: it records its
+// arguments (one file each), their count, environment, standard input and
+// working directory under RECDIR/NAME, creates NAME.txt in the workspace,
+// and prints what the real CLI prints in its machine-readable mode.
+const standIn = `#!/bin/sh
+d=RECDIR/NAME
+mkdir -p "$d"
+i=0
+for a in "$@"; do i=$((i+1)); printf '%s' "$a" > "$d/arg$i"; done
+echo $# > "$d/argc"
+env > "$d/env"
+cat > "$d/stdin"
+echo "made by NAME" > NAME.txt
+cat <<'OUT'
+OUTPUT
+OUT
+`
+
+// presetCase is what one preset must do.
+type presetCase struct {
+	argv    []string // after the program; PROMPT stands for the prompt text, PROMPT_FILE for its file
+	stdin   bool     // the prompt arrives on standard input
+	env     []string // variables it must get
+	noEnv   []string // variables it must not get
+	output  string   // what the stand-in prints
+	tokens  string   // the tokens the summary shows
+	summary string   // "" or the final message the attempt records
+}
+
+var presetCases = map[string]presetCase{
+	"claude": {
+		argv: []string{"-p", "--output-format", "json", "--permission-mode", "acceptEdits"}, stdin: true,
+		env: []string{"ANTHROPIC_API_KEY=ak-1", "CLAUDE_CONFIG_DIR=/cfg/claude"}, noEnv: []string{"OPENAI_API_KEY"},
+		output: `{"type":"result","subtype":"success","is_error":false,"result":"claude made it","usage":{"input_tokens":100,"output_tokens":20}}`,
+		tokens: "120",
+	},
+	"codex": {
+		argv: []string{"exec", "--json", "--full-auto", "--skip-git-repo-check", "-"}, stdin: true,
+		env: []string{"OPENAI_API_KEY=ok-1", "OPENAI_BASE_URL=http://model.example/v1", "CODEX_HOME=/cfg/codex"}, noEnv: []string{"ANTHROPIC_API_KEY"},
+		output: `{"type":"thread.started","thread_id":"t"}
+{"type":"turn.completed","usage":{"input_tokens":200,"cached_input_tokens":100,"output_tokens":30}}`,
+		tokens: "230",
+	},
+	"aider": {
+		argv: []string{"--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "PROMPT_FILE"},
+		env:  []string{"AIDER_MODEL=gpt-x", "OPENAI_API_KEY=ok-1", "ANTHROPIC_API_KEY=ak-1", "GEMINI_API_KEY=gk-1"}, noEnv: []string{"CODEX_HOME"},
+		output: "Tokens: 1.2k sent, 80 received.", tokens: "0",
+	},
+	"gemini": {
+		argv: []string{"--yolo", "--output-format", "json", "--prompt", "PROMPT"},
+		env:  []string{"GEMINI_API_KEY=gk-1"}, noEnv: []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"},
+		output: `{"response":"gemini made it","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":300,"candidates":40,"total":345}}}}}`,
+		tokens: "345",
+	},
+	"qwen": {
+		argv: []string{"--yolo", "--output-format", "json"}, stdin: true,
+		env: []string{"OPENAI_API_KEY=ok-1", "OPENAI_BASE_URL=http://model.example/v1", "OPENAI_MODEL=qwen3-coder"}, noEnv: []string{"ANTHROPIC_API_KEY", "GEMINI_API_KEY"},
+		output: `[{"type":"system","subtype":"init"},{"type":"result","subtype":"success","result":"qwen made it","usage":{"input_tokens":50,"output_tokens":5}}]`,
+		tokens: "55",
+	},
+	"opencode": {
+		argv: []string{"run", "--format", "json", "PROMPT"},
+		env:  []string{"OPENCODE_CONFIG=/cfg/opencode.json", "OPENAI_API_KEY=ok-1"}, noEnv: []string{"CODEX_HOME", "AIDER_MODEL"},
+		output: `{"type":"text","part":{"type":"text","text":"opencode made it"}}
+{"type":"step_finish","part":{"type":"step-finish","tokens":{"input":60,"output":6,"total":66}}}`,
+		tokens: "66",
+	},
+}
+
+// TestAgentPresets runs one task per preset, each with a stand-in for the
+// CLI on PATH, and checks what each stand-in was given (argv, prompt on
+// stdin or as an argument, environment) and the tokens read from its
+// output.
+func TestAgentPresets(t *testing.T) {
+	t.Parallel()
+	stubs, rec := t.TempDir(), t.TempDir()
+	var units []string
+	for name, pc := range presetCases {
+		src := strings.NewReplacer("RECDIR", rec, "NAME", name, "OUTPUT", pc.output).Replace(standIn)
+		require.NoError(t, os.WriteFile(filepath.Join(stubs, name), []byte(src), 0o755))
+		units = append(units, fmt.Sprintf(`{"id": %q, "title": "Work of %s", "description": "Create %s.txt; it's \"quoted\" and $(not run)", "executor": %q, "test_cmd": ["test", "-f", "%s.txt"]}`, name, name, name, name, name))
+	}
+	dir := newRepo(t, map[string]string{"tasks.json": `{"tasks": [` + strings.Join(units, ",\n") + "]}\n"})
+	env := []string{"PATH=" + stubs + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HTTPS_PROXY=http://proxy.example:3128", "no_proxy=localhost", "UNRELATED_SECRET_TOKEN=zzz"}
+	for _, pc := range presetCases {
+		env = append(env, pc.env...)
+	}
+	r := statgraphEnv(t, dir, env, "run", "-j", "3", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+
+	for name, pc := range presetCases {
+		t.Run(name, func(t *testing.T) {
+			d := filepath.Join(rec, name)
+			read := func(f string) string {
+				b, err := os.ReadFile(filepath.Join(d, f))
+				require.NoError(t, err)
+				return string(b)
+			}
+			stdin := read("stdin")
+			if pc.stdin {
+				assert.Contains(t, stdin, "Work of "+name, "the prompt arrives on stdin")
+				assert.Contains(t, stdin, `it's "quoted" and $(not run)`)
+				assert.Contains(t, stdin, "Attempt 1 of 3")
+			} else {
+				assert.Empty(t, stdin)
+			}
+			require.Equal(t, fmt.Sprintf("%d\n", len(pc.argv)), read("argc"), "argument count")
+			for i, want := range pc.argv {
+				got := read(fmt.Sprintf("arg%d", i+1))
+				switch want {
+				case "PROMPT":
+					assert.Contains(t, got, "Work of "+name, "argument %d is the prompt text", i+1)
+					assert.Contains(t, got, `it's "quoted" and $(not run)`)
+				case "PROMPT_FILE":
+					b, err := os.ReadFile(got)
+					require.NoError(t, err, "argument %d is the prompt file", i+1)
+					assert.Contains(t, string(b), "Work of "+name)
+				default:
+					assert.Equal(t, want, got, "argument %d", i+1)
+				}
+			}
+			vars := strings.Split(read("env"), "\n")
+			for _, want := range append(pc.env, "HTTPS_PROXY=http://proxy.example:3128", "no_proxy=localhost") {
+				assert.Contains(t, vars, want)
+			}
+			for _, kv := range vars {
+				n, _, _ := strings.Cut(kv, "=")
+				assert.NotContains(t, append(pc.noEnv, "UNRELATED_SECRET_TOKEN"), n, "%s must not reach %s", n, name)
+			}
+			row := summaryRow(t, r.stdout, name)
+			assert.Equal(t, "done", row[1])
+			assert.Equal(t, pc.tokens, row[3], "tokens read from %s's output", name)
+		})
+	}
+	assert.Equal(t, "made by claude\n", git(t, dir, "show", "statgraph/claude:claude.txt")+"\n")
+}
+
+// TestAgentCrashOnStart: an agent CLI that fails at once without touching
+// the workspace (here: a rejected key) leaves the task interrupted with the
+// reason and its retries unused; once fixed, the next run finishes it.
+func TestAgentCrashOnStart(t *testing.T) {
+	t.Parallel()
+	fixed := filepath.Join(t.TempDir(), "key-fixed")
+	agent := `#!/bin/sh
+if [ ! -f "$FIXED" ]; then
+	echo "Error: 401 Unauthorized: invalid API key" >&2
+	exit 1
+fi
+echo ok > done.txt
+echo "wrote done.txt"
+`
+	tasksJSON := `{"tasks": [{"id": 1, "title": "Write done.txt", "max_retries": 1, "test_cmd": ["test", "-f", "done.txt"],
+		"executor": {"command": ["./agent.sh", "{prompt_file}"], "env": ["FIXED=` + fixed + `"], "timeout": "1m"}}]}` + "\n"
+	dir := newRepo(t, map[string]string{"agent.sh": agent, "tasks.json": tasksJSON})
+
+	r := statgraph(t, dir, "run", "tasks.json")
+	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+	assert.Equal(t, "interrupted", task.Status, "a crash before the agent did anything is not a failed attempt")
+	assert.Equal(t, 0, task.RetryCount, "no retry is used")
+	assert.Empty(t, task.ErrorHistory)
+	assert.Nil(t, task.FailedAt)
+	for _, want := range []string{"agent.sh exited with code 1", "without changing anything", "invalid API key", "statgraph resume"} {
+		assert.Contains(t, task.StatusReason, want)
+	}
+	assert.Contains(t, r.stdout, "invalid API key", "the reason is shown, not only in history")
+
+	require.NoError(t, os.WriteFile(fixed, nil, 0o644))
+	r = statgraph(t, dir, "run", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	task = readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+	assert.Equal(t, "done", task.Status)
+	assert.Equal(t, 1, task.RetryCount, "max_retries 1 was enough: the crash did not count")
+}
+
+// TestPreflight: what the tasks need is checked before anything is
+// written; each problem exits 2, says what to do, and changes nothing.
+func TestPreflight(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		executor string
+		env      []string
+		want     []string
+	}{
+		{"agent CLI not on PATH", `"codex"`, []string{"PATH=/usr/bin:/bin"},
+			[]string{`task 1: agent CLI "codex" is not on PATH`, "npm install -g @openai/codex"}},
+		{"command not in the repository", `{"command": ["./missing-agent.sh"]}`, nil,
+			[]string{"task 1: agent CLI ./missing-agent.sh not found", "commit it"}},
+		{"model server down", `"llm"`, []string{"STATGRAPH_MODEL=m", "OPENAI_BASE_URL=http://127.0.0.1:9/v1"},
+			[]string{"the model server at http://127.0.0.1:9/v1 does not answer", "start it"}},
+		{"no key for OpenAI", `"llm"`, []string{"STATGRAPH_MODEL=gpt-4.1"},
+			[]string{"OPENAI_API_KEY is not set", "OPENAI_BASE_URL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tasksJSON := `{"tasks": [{"id": 1, "title": "Anything", "test_cmd": "true", "executor": ` + tc.executor + `}]}` + "\n"
+			dir := newRepo(t, map[string]string{"tasks.json": tasksJSON})
+			r := statgraphEnv(t, dir, tc.env, "run", "tasks.json")
+			require.Equal(t, 2, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			for _, w := range tc.want {
+				assert.Contains(t, r.stderr, w)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
+			require.NoError(t, err)
+			assert.Equal(t, tasksJSON, string(got), "tasks.json is unchanged")
+			assert.NoDirExists(t, filepath.Join(dir, ".statgraph"))
+		})
+	}
+}
+
+// TestServerDownMidRun: the model server goes away after the plan (it
+// answers the executor's first request with a 503 and shuts down, so the
+// client's retries find nothing listening). The task is left interrupted
+// with its retry unused; once a server is back, run continues it from its
+// checkpoint (the executor again, not the planner) and finishes it.
+func TestServerDownMidRun(t *testing.T) {
+	t.Parallel()
+	tasksJSON := `{"tasks": [{"id": 1, "title": "Write hello.txt", "max_retries": 1, "test_cmd": ["test", "-f", "hello.txt"]}]}` + "\n"
+	dir := newRepo(t, map[string]string{"tasks.json": tasksJSON})
+	plan := llmtest.Text(`{"summary": "write it", "steps": ["write hello.txt"], "files": ["hello.txt"], "test_strategy": "test -f hello.txt"}`, 10)
+	first := llmtest.NewServer(t, plan)
+	var once sync.Once
+	first.SetFallback(func(openai.ChatCompletionRequest) llmtest.Reply {
+		once.Do(func() { go first.Close() })
+		return llmtest.Error(http.StatusServiceUnavailable, "going down", "")
+	})
+	model := func(s *llmtest.Server) []string {
+		return []string{"STATGRAPH_MODEL=" + llmtest.Model, "OPENAI_BASE_URL=" + s.BaseURL()}
+	}
+
+	r := statgraphEnv(t, dir, model(first), "run", "tasks.json")
+	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+	assert.Equal(t, "interrupted", task.Status)
+	assert.Contains(t, task.StatusReason, "server failed or unreachable")
+	assert.Contains(t, task.StatusReason, "statgraph resume")
+	assert.Equal(t, 0, task.RetryCount)
+	assert.Nil(t, task.FailedAt)
+
+	second := llmtest.NewServer(t, llmtest.ToolCalls(10, llmtest.WriteFile("hello.txt", "hi\n"), llmtest.Finish("wrote hello.txt")))
+	r = statgraphEnv(t, dir, model(second), "run", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	task = readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+	assert.Equal(t, "done", task.Status)
+	assert.Equal(t, 1, task.RetryCount, "max_retries 1 was enough: the outage did not use the retry")
+	assert.Equal(t, 1, second.Count(), "the plan was kept: only the executor ran again")
+	assert.Equal(t, "hi\n", git(t, dir, "show", "statgraph/1:hello.txt")+"\n")
+}
