@@ -51,7 +51,7 @@ func BenchmarkPrepare(b *testing.B) {
 func BenchmarkGitCloneLocal(b *testing.B) {
 	src := benchSource(b)
 	root := b.TempDir()
-	env := gitEnv(b.TempDir())
+	env := testGitEnv(b.TempDir())
 	i := 0
 	start := cpuTime()
 	for b.Loop() {
@@ -119,13 +119,13 @@ func BenchmarkCommitOneFileChanged(b *testing.B) {
 // of examples/quickstart, where the fixed costs of Prepare dominate.
 func BenchmarkPrepareSmall(b *testing.B) {
 	src := b.TempDir()
-	runGit(b, src, "init", "-q", "-b", "main")
+	gitT(b, src, "init", "-q", "-b", "main")
 	writeFiles(b, src, map[string]string{
 		"go.mod": "module example.com/small\n\ngo 1.22\n", "README.md": "small\n",
 		"calc/calc.go": "package calc\n", "calc/calc_test.go": "package calc\n", "tasks.json": "{\"tasks\":[]}\n",
 	})
-	runGit(b, src, "add", "-A")
-	runGit(b, src, "commit", "-q", "-m", "initial")
+	gitT(b, src, "add", "-A")
+	gitT(b, src, "commit", "-q", "-m", "initial")
 	benchPrepare(b, src)
 }
 

@@ -26,7 +26,7 @@ func newSandbox(tb testing.TB, realGit bool) sandbox {
 	writeFiles(tb, s.canary, map[string]string{"secret.txt": "canary a\n", "x": "canary b\n"})
 	writeFiles(tb, s.ws, map[string]string{"a.txt": "hello world\n", "dir/file.txt": "one\ntwo\n"})
 	if realGit {
-		runGit(tb, s.ws, "init", "-q")
+		gitT(tb, s.ws, "init", "-q")
 	}
 	writeFiles(tb, s.ws, map[string]string{".git/hooks/pre-commit": "#!/bin/sh\nexit 0\n", ".git/config": "[core]\n"})
 	s.restoreLinks(tb)

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// gitEnv is a git environment that works on a machine with no git identity
+// testGitEnv is a git environment that works on a machine with no git identity
 // and ignores the user's and the system's configuration.
-func gitEnv(home string) []string {
+func testGitEnv(home string) []string {
 	return append(os.Environ(),
 		"HOME="+home,
 		"GIT_CONFIG_NOSYSTEM=1",
@@ -23,12 +23,12 @@ func gitEnv(home string) []string {
 	)
 }
 
-// runGit runs git in dir and returns its trimmed output, failing the test on error.
-func runGit(tb testing.TB, dir string, args ...string) string {
+// gitT runs git in dir and returns its trimmed output, failing the test on error.
+func gitT(tb testing.TB, dir string, args ...string) string {
 	tb.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = gitEnv(tb.TempDir())
+	cmd.Env = testGitEnv(tb.TempDir())
 	out, err := cmd.CombinedOutput()
 	require.NoError(tb, err, "git %s: %s", strings.Join(args, " "), out)
 	return strings.TrimSpace(string(out))
@@ -49,10 +49,10 @@ func writeFiles(tb testing.TB, dir string, files map[string]string) {
 func newSource(tb testing.TB) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	runGit(tb, dir, "init", "-q", "-b", "main")
+	gitT(tb, dir, "init", "-q", "-b", "main")
 	writeFiles(tb, dir, map[string]string{"a.txt": "alpha\n", "dir/b.txt": "beta\n"})
-	runGit(tb, dir, "add", "-A")
-	runGit(tb, dir, "commit", "-q", "-m", "initial")
+	gitT(tb, dir, "add", "-A")
+	gitT(tb, dir, "commit", "-q", "-m", "initial")
 	return dir
 }
 

@@ -37,7 +37,7 @@ func looseObjects(t *testing.T, dir string) map[string]bool {
 func allObjects(t *testing.T, dir string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, id := range strings.Fields(runGit(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")) {
+	for _, id := range strings.Fields(gitT(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")) {
 		out[id] = true
 	}
 	return out
@@ -75,14 +75,14 @@ func TestCommitWritesOnlyChangedObjects(t *testing.T) {
 	assert.Len(t, packFiles(t, w.Dir()), len(packs)+1, "the new objects are written as one pack")
 	want := []string{
 		h,
-		runGit(t, w.Dir(), "rev-parse", "HEAD^{tree}"),
-		runGit(t, w.Dir(), "rev-parse", "HEAD:x"),
-		runGit(t, w.Dir(), "rev-parse", "HEAD:x/y"),
-		runGit(t, w.Dir(), "rev-parse", "HEAD:x/y/z.txt"),
+		gitT(t, w.Dir(), "rev-parse", "HEAD^{tree}"),
+		gitT(t, w.Dir(), "rev-parse", "HEAD:x"),
+		gitT(t, w.Dir(), "rev-parse", "HEAD:x/y"),
+		gitT(t, w.Dir(), "rev-parse", "HEAD:x/y/z.txt"),
 	}
 	assert.ElementsMatch(t, want, added, "the blob, the three trees on its path and the commit")
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
-	runGit(t, w.Dir(), "fsck", "--strict")
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
+	gitT(t, w.Dir(), "fsck", "--strict")
 }
 
 func TestCommitReadsOnlyChangedFiles(t *testing.T) {
@@ -113,7 +113,7 @@ func TestCommitReadsOnlyChangedFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.Equal(t, reads+1, w.scan.stat.reads, "only the changed file is read")
-	assert.Equal(t, "two", runGit(t, w.Dir(), "show", "HEAD:p/2.txt"))
+	assert.Equal(t, "two", gitT(t, w.Dir(), "show", "HEAD:p/2.txt"))
 
 	reads = w.scan.stat.reads
 	_, err = w.TreeHash()
@@ -173,15 +173,15 @@ func TestCommitSeesRewriteWithSameSizeAndMtime(t *testing.T) {
 		_, changed, err := w.Commit(ctx, i+1, content)
 		require.NoError(t, err)
 		assert.True(t, changed, content)
-		assert.Equal(t, strings.TrimSpace(content), runGit(t, w.Dir(), "show", "HEAD:a.txt"))
+		assert.Equal(t, strings.TrimSpace(content), gitT(t, w.Dir(), "show", "HEAD:a.txt"))
 	}
 }
 
 func TestCommitFollowsGitignoreAndKeepsTrackedFiles(t *testing.T) {
 	src := newSource(t)
 	writeFiles(t, src, map[string]string{".gitignore": "*.log\nbuild/\n", "keep.log": "tracked although ignored\n"})
-	runGit(t, src, "add", "-f", ".gitignore", "keep.log")
-	runGit(t, src, "commit", "-q", "-m", "ignores")
+	gitT(t, src, "add", "-f", ".gitignore", "keep.log")
+	gitT(t, src, "commit", "-q", "-m", "ignores")
 	w := prepare(t, Options{Source: src, TaskID: "ign", Root: t.TempDir()})
 	ctx := context.Background()
 
@@ -193,20 +193,20 @@ func TestCommitFollowsGitignoreAndKeepsTrackedFiles(t *testing.T) {
 	_, changed, err := w.Commit(ctx, 1, "mixed")
 	require.NoError(t, err)
 	require.True(t, changed)
-	files := strings.Fields(runGit(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"))
+	files := strings.Fields(gitT(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"))
 	assert.ElementsMatch(t, []string{".gitignore", "a.txt", "dir/.gitignore", "dir/b.txt", "dir/x.go", "keep.log"}, files)
-	assert.Equal(t, "tracked, changed", runGit(t, w.Dir(), "show", "HEAD:keep.log"))
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"), "git agrees on what is ignored and the index matches")
+	assert.Equal(t, "tracked, changed", gitT(t, w.Dir(), "show", "HEAD:keep.log"))
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"), "git agrees on what is ignored and the index matches")
 
 	// Changing a .gitignore is seen although its size may stay the same.
 	require.NoError(t, w.FS().WriteFile("dir/.gitignore", "*.go\n"))
 	_, changed, err = w.Commit(ctx, 2, "ignore go")
 	require.NoError(t, err)
 	require.True(t, changed)
-	files = strings.Fields(runGit(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"))
+	files = strings.Fields(gitT(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"))
 	assert.Contains(t, files, "dir/x.tmp")
 	assert.Contains(t, files, "dir/x.go", "tracked files stay although now ignored")
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
 }
 
 func TestCommitRecordsModesLinksAndDeletions(t *testing.T) {
@@ -224,22 +224,22 @@ func TestCommitRecordsModesLinksAndDeletions(t *testing.T) {
 	assert.Equal(t, strings.Join([]string{
 		"100644 a.txt", "100644 empty/.keep", "120000 link", "100755 run.sh",
 	}, "\n"), lsTree(t, w.Dir()))
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
 
 	require.NoError(t, os.Chmod(filepath.Join(w.Dir(), "run.sh"), 0o611))
 	_, changed, err = w.Commit(ctx, 2, "not executable")
 	require.NoError(t, err)
 	require.True(t, changed, "a mode change alone is a change")
 	assert.Contains(t, lsTree(t, w.Dir()), "100644 run.sh", "only the owner's execute bit counts, as for git")
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
-	runGit(t, w.Dir(), "fsck", "--strict")
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
+	gitT(t, w.Dir(), "fsck", "--strict")
 }
 
 // lsTree lists HEAD's files as "<mode> <path>" lines.
 func lsTree(t *testing.T, dir string) string {
 	t.Helper()
 	var out []string
-	for _, line := range strings.Split(runGit(t, dir, "ls-tree", "-r", "HEAD"), "\n") {
+	for _, line := range strings.Split(gitT(t, dir, "ls-tree", "-r", "HEAD"), "\n") {
 		meta, name, _ := strings.Cut(line, "\t")
 		out = append(out, strings.Fields(meta)[0]+" "+name)
 	}
@@ -251,8 +251,8 @@ func TestCommitOnTopOfCommitsMadeByOtherTools(t *testing.T) {
 	w := prepare(t, Options{Source: src, TaskID: "cli", Root: t.TempDir()})
 	ctx := context.Background()
 	require.NoError(t, w.FS().WriteFile("a.txt", "by the agent's own git\n"))
-	runGit(t, w.Dir(), "commit", "-q", "-am", "agent commit")
-	agent := runGit(t, w.Dir(), "rev-parse", "HEAD")
+	gitT(t, w.Dir(), "commit", "-q", "-am", "agent commit")
+	agent := gitT(t, w.Dir(), "rev-parse", "HEAD")
 
 	h, changed, err := w.Commit(ctx, 1, "nothing more")
 	require.NoError(t, err)
@@ -263,8 +263,8 @@ func TestCommitOnTopOfCommitsMadeByOtherTools(t *testing.T) {
 	h, changed, err = w.Commit(ctx, 2, "ours")
 	require.NoError(t, err)
 	require.True(t, changed)
-	assert.Equal(t, agent, runGit(t, w.Dir(), "rev-parse", h+"^"), "the agent's commit is the parent")
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+	assert.Equal(t, agent, gitT(t, w.Dir(), "rev-parse", h+"^"), "the agent's commit is the parent")
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
 }
 
 func TestPrepareSharesObjectsByPackOrLinks(t *testing.T) {
@@ -276,10 +276,10 @@ func TestPrepareSharesObjectsByPackOrLinks(t *testing.T) {
 		packs, err := filepath.Glob(filepath.Join(w.Dir(), ".git", "objects", "pack", "pack-*.idx"))
 		require.NoError(t, err)
 		assert.Len(t, packs, 1)
-		assert.Equal(t, "statgraph/pack", runGit(t, w.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
-		assert.Equal(t, runGit(t, src, "rev-parse", "HEAD"), runGit(t, w.Dir(), "rev-parse", "refs/statgraph/base"))
-		assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
-		runGit(t, w.Dir(), "fsck", "--strict")
+		assert.Equal(t, "statgraph/pack", gitT(t, w.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
+		assert.Equal(t, gitT(t, src, "rev-parse", "HEAD"), gitT(t, w.Dir(), "rev-parse", "refs/statgraph/base"))
+		assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
+		gitT(t, w.Dir(), "fsck", "--strict")
 	})
 	t.Run("many or large loose objects are hard-linked", func(t *testing.T) {
 		src := newSource(t)
@@ -287,43 +287,43 @@ func TestPrepareSharesObjectsByPackOrLinks(t *testing.T) {
 		_, err := rand.NewChaCha8([32]byte{1}).Read(big)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(src, "big.bin"), big, 0o644))
-		runGit(t, src, "add", "big.bin")
-		runGit(t, src, "commit", "-q", "-m", "big")
+		gitT(t, src, "add", "big.bin")
+		gitT(t, src, "commit", "-q", "-m", "big")
 		w := prepare(t, Options{Source: src, TaskID: "link", Root: t.TempDir()})
-		id := runGit(t, src, "rev-parse", "HEAD:big.bin")
+		id := gitT(t, src, "rev-parse", "HEAD:big.bin")
 		rel := filepath.Join(".git", "objects", id[:2], id[2:])
 		a, err := os.Stat(filepath.Join(src, rel))
 		require.NoError(t, err)
 		b, err := os.Stat(filepath.Join(w.Dir(), rel))
 		require.NoError(t, err)
 		assert.True(t, os.SameFile(a, b), "the workspace's object file is the source's, linked")
-		assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
-		runGit(t, w.Dir(), "fsck", "--strict")
+		assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
+		gitT(t, w.Dir(), "fsck", "--strict")
 	})
 }
 
 func TestSubmoduleEntriesAreKept(t *testing.T) {
 	src := newSource(t)
 	const sub = "0123456789abcdef0123456789abcdef01234567"
-	runGit(t, src, "update-index", "--add", "--cacheinfo", "160000,"+sub+",lib/sub")
-	runGit(t, src, "commit", "-q", "-m", "add a submodule")
+	gitT(t, src, "update-index", "--add", "--cacheinfo", "160000,"+sub+",lib/sub")
+	gitT(t, src, "commit", "-q", "-m", "add a submodule")
 	w := prepare(t, Options{Source: src, TaskID: "sub", Root: t.TempDir()})
 	ctx := context.Background()
 	assert.DirExists(t, filepath.Join(w.Dir(), "lib", "sub"), "an empty directory, as git leaves for a submodule not initialised")
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
 
 	require.NoError(t, w.FS().WriteFile("a.txt", "changed\n"))
 	_, changed, err := w.Commit(ctx, 1, "change a")
 	require.NoError(t, err)
 	require.True(t, changed)
-	assert.Equal(t, "160000 commit "+sub+"\tlib/sub", runGit(t, w.Dir(), "ls-tree", "HEAD", "lib/sub"))
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+	assert.Equal(t, "160000 commit "+sub+"\tlib/sub", gitT(t, w.Dir(), "ls-tree", "HEAD", "lib/sub"))
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
 
 	again := prepare(t, Options{Source: src, TaskID: "sub", Root: filepath.Dir(w.Dir())})
 	require.NoError(t, again.FS().WriteFile("a.txt", "changed again\n"))
 	_, _, err = again.Commit(ctx, 2, "after reopening")
 	require.NoError(t, err)
-	assert.Equal(t, "160000 commit "+sub+"\tlib/sub", runGit(t, again.Dir(), "ls-tree", "HEAD", "lib/sub"), "read back from the index")
+	assert.Equal(t, "160000 commit "+sub+"\tlib/sub", gitT(t, again.Dir(), "ls-tree", "HEAD", "lib/sub"), "read back from the index")
 }
 
 func TestScanStampOrdersWithFileTimes(t *testing.T) {
@@ -360,15 +360,15 @@ func TestFinishWritesOnePackIntoTheSource(t *testing.T) {
 	require.NoError(t, w.Finish(ctx))
 	assert.Equal(t, loose, looseObjects(t, src), "no loose object is added")
 	assert.Len(t, packFiles(t, src), len(packs)+1)
-	assert.Equal(t, runGit(t, w.Dir(), "rev-parse", "HEAD"), runGit(t, src, "rev-parse", "statgraph/fin"))
-	runGit(t, src, "fsck", "--strict")
+	assert.Equal(t, gitT(t, w.Dir(), "rev-parse", "HEAD"), gitT(t, src, "rev-parse", "statgraph/fin"))
+	gitT(t, src, "fsck", "--strict")
 }
 
 func TestTreeHashSeesWhatCommitLeavesOut(t *testing.T) {
 	src := newSource(t)
 	writeFiles(t, src, map[string]string{".gitignore": "*.log\n"})
-	runGit(t, src, "add", ".gitignore")
-	runGit(t, src, "commit", "-q", "-m", "ignore logs")
+	gitT(t, src, "add", ".gitignore")
+	gitT(t, src, "commit", "-q", "-m", "ignore logs")
 	w := prepare(t, Options{Source: src, TaskID: "th", Root: t.TempDir()})
 	hash := func() string {
 		t.Helper()
@@ -404,7 +404,7 @@ func TestTreeHashSeesWhatCommitLeavesOut(t *testing.T) {
 	_, changed, err := w.Commit(context.Background(), 1, "only the link")
 	require.NoError(t, err)
 	assert.True(t, changed)
-	assert.NotContains(t, runGit(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"), "run.log")
+	assert.NotContains(t, gitT(t, w.Dir(), "ls-tree", "-r", "--name-only", "HEAD"), "run.log")
 }
 
 func TestCommitAfterAFailedCommitWritesEveryObject(t *testing.T) {
@@ -422,6 +422,6 @@ func TestCommitAfterAFailedCommitWritesEveryObject(t *testing.T) {
 	_, changed, err := w.Commit(ctx, 1, "again")
 	require.NoError(t, err)
 	require.True(t, changed)
-	assert.Equal(t, "new", runGit(t, w.Dir(), "show", "HEAD:new/dir/file.txt"))
-	runGit(t, w.Dir(), "fsck", "--strict")
+	assert.Equal(t, "new", gitT(t, w.Dir(), "show", "HEAD:new/dir/file.txt"))
+	gitT(t, w.Dir(), "fsck", "--strict")
 }

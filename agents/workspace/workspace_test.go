@@ -25,23 +25,23 @@ func TestPrepareChecksOutBranchFromHead(t *testing.T) {
 	assert.Equal(t, "statgraph/3.2", w.Branch())
 	assert.Equal(t, "alpha\n", readFile(t, filepath.Join(w.Dir(), "a.txt")))
 	assert.Equal(t, "beta\n", readFile(t, filepath.Join(w.Dir(), "dir", "b.txt")))
-	assert.Equal(t, "statgraph/3.2", runGit(t, w.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
-	assert.Equal(t, runGit(t, src, "rev-parse", "HEAD"), runGit(t, w.Dir(), "rev-parse", "HEAD"))
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"), "fresh workspace is clean")
-	assert.Empty(t, runGit(t, src, "status", "--porcelain"), "workspaces under the source are ignored")
-	runGit(t, w.Dir(), "fsck", "--strict")
+	assert.Equal(t, "statgraph/3.2", gitT(t, w.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
+	assert.Equal(t, gitT(t, src, "rev-parse", "HEAD"), gitT(t, w.Dir(), "rev-parse", "HEAD"))
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"), "fresh workspace is clean")
+	assert.Empty(t, gitT(t, src, "status", "--porcelain"), "workspaces under the source are ignored")
+	gitT(t, w.Dir(), "fsck", "--strict")
 }
 
 func TestPrepareFromBase(t *testing.T) {
 	src := newSource(t)
-	first := runGit(t, src, "rev-parse", "HEAD")
+	first := gitT(t, src, "rev-parse", "HEAD")
 	writeFiles(t, src, map[string]string{"a.txt": "second\n"})
-	runGit(t, src, "commit", "-q", "-am", "second")
+	gitT(t, src, "commit", "-q", "-am", "second")
 
 	w := prepare(t, Options{Source: src, TaskID: "t1", Base: first, Root: t.TempDir()})
 
 	assert.Equal(t, "alpha\n", readFile(t, filepath.Join(w.Dir(), "a.txt")))
-	assert.Equal(t, first, runGit(t, w.Dir(), "rev-parse", "HEAD"))
+	assert.Equal(t, first, gitT(t, w.Dir(), "rev-parse", "HEAD"))
 
 	_, err := Prepare(context.Background(), Options{Source: src, TaskID: "t2", Base: "no-such-branch", Root: t.TempDir()})
 	require.ErrorContains(t, err, `base "no-such-branch"`)
@@ -67,13 +67,13 @@ func TestPrepareRejectsBadTaskIDs(t *testing.T) {
 
 func TestUserDirtyTreeUntouched(t *testing.T) {
 	src := newSource(t)
-	runGit(t, src, "checkout", "-q", "-b", "feature")
+	gitT(t, src, "checkout", "-q", "-b", "feature")
 	writeFiles(t, src, map[string]string{"a.txt": "user's unsaved edit\n", "untracked.txt": "mine\n", "staged.txt": "staged\n"})
-	runGit(t, src, "add", "staged.txt")
+	gitT(t, src, "add", "staged.txt")
 	before := snapshot(t, src, ".git", ".statgraph")
 	index := readFile(t, filepath.Join(src, ".git", "index"))
 	head := readFile(t, filepath.Join(src, ".git", "HEAD"))
-	status := runGit(t, src, "status", "--porcelain")
+	status := gitT(t, src, "status", "--porcelain")
 
 	w := prepare(t, Options{Source: src, TaskID: "7"})
 	assert.Equal(t, "alpha\n", readFile(t, filepath.Join(w.Dir(), "a.txt")), "the workspace starts from the commit, not the dirty tree")
@@ -86,8 +86,8 @@ func TestUserDirtyTreeUntouched(t *testing.T) {
 	assert.Equal(t, before, snapshot(t, src, ".git", ".statgraph"))
 	assert.Equal(t, index, readFile(t, filepath.Join(src, ".git", "index")))
 	assert.Equal(t, head, readFile(t, filepath.Join(src, ".git", "HEAD")))
-	assert.Equal(t, status, runGit(t, src, "status", "--porcelain"))
-	assert.Equal(t, "feature", runGit(t, src, "rev-parse", "--abbrev-ref", "HEAD"))
+	assert.Equal(t, status, gitT(t, src, "status", "--porcelain"))
+	assert.Equal(t, "feature", gitT(t, src, "rev-parse", "--abbrev-ref", "HEAD"))
 }
 
 func TestTasksSideBySideAreIsolated(t *testing.T) {
@@ -105,14 +105,14 @@ func TestTasksSideBySideAreIsolated(t *testing.T) {
 	assert.Equal(t, "alpha\n", readFile(t, filepath.Join(w2.Dir(), "a.txt")))
 	assert.NoFileExists(t, filepath.Join(w2.Dir(), "new1.txt"))
 	assert.Equal(t, "beta\n", readFile(t, filepath.Join(w1.Dir(), "dir", "b.txt")))
-	assert.Equal(t, "statgraph/1", runGit(t, w1.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
-	assert.Equal(t, "statgraph/2", runGit(t, w2.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
-	assert.Equal(t, runGit(t, src, "rev-parse", "HEAD"), runGit(t, w2.Dir(), "rev-parse", "HEAD"), "task 2's branch did not move")
+	assert.Equal(t, "statgraph/1", gitT(t, w1.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
+	assert.Equal(t, "statgraph/2", gitT(t, w2.Dir(), "rev-parse", "--abbrev-ref", "HEAD"))
+	assert.Equal(t, gitT(t, src, "rev-parse", "HEAD"), gitT(t, w2.Dir(), "rev-parse", "HEAD"), "task 2's branch did not move")
 }
 
 func TestCommitsPerAttemptPublishedByFinish(t *testing.T) {
 	src := newSource(t)
-	base := runGit(t, src, "rev-parse", "HEAD")
+	base := gitT(t, src, "rev-parse", "HEAD")
 	w := prepare(t, Options{Source: src, TaskID: "4.1", AuthorName: "Bot", AuthorEmail: "bot@example.com"})
 	ctx := context.Background()
 
@@ -156,14 +156,14 @@ func TestCommitsPerAttemptPublishedByFinish(t *testing.T) {
 	assert.Equal(t, "new\n", content)
 	_, err = c2.File("dir/b.txt")
 	assert.ErrorIs(t, err, object.ErrFileNotFound)
-	runGit(t, src, "fsck", "--strict")
+	gitT(t, src, "fsck", "--strict")
 
 	// A later attempt moves the published branch forward.
 	require.NoError(t, w.FS().WriteFile("a.txt", "attempt three\n"))
 	h3, _, err := w.Commit(ctx, 3, "third")
 	require.NoError(t, err)
 	require.NoError(t, w.Finish(ctx))
-	assert.Equal(t, h3, runGit(t, src, "rev-parse", "statgraph/4.1"))
+	assert.Equal(t, h3, gitT(t, src, "rev-parse", "statgraph/4.1"))
 }
 
 func TestFinishRefusesToMoveUserWork(t *testing.T) {
@@ -171,7 +171,7 @@ func TestFinishRefusesToMoveUserWork(t *testing.T) {
 	t.Run("checked out", func(t *testing.T) {
 		src := newSource(t)
 		w := prepare(t, Options{Source: src, TaskID: "5", Root: t.TempDir()})
-		runGit(t, src, "checkout", "-q", "-b", "statgraph/5")
+		gitT(t, src, "checkout", "-q", "-b", "statgraph/5")
 		require.NoError(t, w.FS().WriteFile("a.txt", "x\n"))
 		_, _, err := w.Commit(ctx, 1, "x")
 		require.NoError(t, err)
@@ -182,16 +182,16 @@ func TestFinishRefusesToMoveUserWork(t *testing.T) {
 	t.Run("diverged", func(t *testing.T) {
 		src := newSource(t)
 		w := prepare(t, Options{Source: src, TaskID: "6", Root: t.TempDir()})
-		runGit(t, src, "branch", "statgraph/6")
-		runGit(t, src, "checkout", "-q", "statgraph/6")
-		runGit(t, src, "commit", "-q", "--allow-empty", "-m", "user's own commit")
-		userTip := runGit(t, src, "rev-parse", "HEAD")
-		runGit(t, src, "checkout", "-q", "main")
+		gitT(t, src, "branch", "statgraph/6")
+		gitT(t, src, "checkout", "-q", "statgraph/6")
+		gitT(t, src, "commit", "-q", "--allow-empty", "-m", "user's own commit")
+		userTip := gitT(t, src, "rev-parse", "HEAD")
+		gitT(t, src, "checkout", "-q", "main")
 		require.NoError(t, w.FS().WriteFile("a.txt", "x\n"))
 		_, _, err := w.Commit(ctx, 1, "x")
 		require.NoError(t, err)
 		require.ErrorIs(t, w.Finish(ctx), ErrDiverged)
-		assert.Equal(t, userTip, runGit(t, src, "rev-parse", "statgraph/6"))
+		assert.Equal(t, userTip, gitT(t, src, "rev-parse", "statgraph/6"))
 	})
 }
 
@@ -214,12 +214,12 @@ func TestReset(t *testing.T) {
 	assert.Equal(t, "beta\n", readFile(t, path("dir/b.txt")))
 	assert.FileExists(t, path("added1.txt"))
 	assert.NoFileExists(t, path("stray.txt"))
-	assert.Equal(t, h1, runGit(t, w.Dir(), "rev-parse", "HEAD"))
+	assert.Equal(t, h1, gitT(t, w.Dir(), "rev-parse", "HEAD"))
 
 	require.NoError(t, w.Reset(ctx, "base"))
 	assert.Equal(t, "alpha\n", readFile(t, path("a.txt")))
 	assert.NoFileExists(t, path("added1.txt"))
-	assert.Equal(t, h1, runGit(t, w.Dir(), "rev-parse", "HEAD"), "the branch keeps the attempt")
+	assert.Equal(t, h1, gitT(t, w.Dir(), "rev-parse", "HEAD"), "the branch keeps the attempt")
 	d, err := w.Diff(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, d, "the tree equals the base")
@@ -228,10 +228,10 @@ func TestReset(t *testing.T) {
 	h2, changed, err := w.Commit(ctx, 2, "two")
 	require.NoError(t, err)
 	require.True(t, changed)
-	assert.Equal(t, h1, runGit(t, w.Dir(), "rev-parse", "HEAD~1"))
-	assert.Equal(t, h2, runGit(t, w.Dir(), "rev-parse", "HEAD"))
-	assert.Equal(t, "alpha", runGit(t, w.Dir(), "show", "HEAD:a.txt"))
-	assert.Empty(t, runGit(t, w.Dir(), "status", "--porcelain"))
+	assert.Equal(t, h1, gitT(t, w.Dir(), "rev-parse", "HEAD~1"))
+	assert.Equal(t, h2, gitT(t, w.Dir(), "rev-parse", "HEAD"))
+	assert.Equal(t, "alpha", gitT(t, w.Dir(), "show", "HEAD:a.txt"))
+	assert.Empty(t, gitT(t, w.Dir(), "status", "--porcelain"))
 
 	require.ErrorContains(t, w.Reset(ctx, "HEAD~1"), `want "base" or "previous"`)
 }
@@ -310,7 +310,7 @@ func TestReopenKeepsCommitsAndWork(t *testing.T) {
 
 	again := prepare(t, Options{Source: src, TaskID: "9"})
 	assert.Equal(t, w.Dir(), again.Dir())
-	assert.Equal(t, h1, runGit(t, again.Dir(), "rev-parse", "HEAD"))
+	assert.Equal(t, h1, gitT(t, again.Dir(), "rev-parse", "HEAD"))
 	assert.Equal(t, "uncommitted\n", readFile(t, filepath.Join(again.Dir(), "wip.txt")))
 	require.NoError(t, again.Reset(ctx, "base"))
 	d, err := again.Diff(ctx)
@@ -318,11 +318,11 @@ func TestReopenKeepsCommitsAndWork(t *testing.T) {
 	assert.Empty(t, d, "the recorded base survives reopening")
 
 	writeFiles(t, src, map[string]string{"a.txt": "source moved on\n"})
-	runGit(t, src, "commit", "-q", "-am", "moved")
+	gitT(t, src, "commit", "-q", "-am", "moved")
 	_, err = Prepare(ctx, Options{Source: src, TaskID: "9", Base: "main"})
 	require.ErrorContains(t, err, "started from")
 	resumed := prepare(t, Options{Source: src, TaskID: "9"})
-	assert.Equal(t, h1, runGit(t, resumed.Dir(), "rev-parse", "HEAD"), "without Base the recorded base wins")
+	assert.Equal(t, h1, gitT(t, resumed.Dir(), "rev-parse", "HEAD"), "without Base the recorded base wins")
 }
 
 func TestConcurrentUseAndCancellation(t *testing.T) {
@@ -364,7 +364,7 @@ func TestConcurrentUseAndCancellation(t *testing.T) {
 	for range 3 {
 		require.NoError(t, <-done)
 	}
-	assert.Equal(t, "5", runGit(t, w.Dir(), "rev-list", "--count", "HEAD", "^"+runGit(t, src, "rev-parse", "HEAD")))
+	assert.Equal(t, "5", gitT(t, w.Dir(), "rev-list", "--count", "HEAD", "^"+gitT(t, src, "rev-parse", "HEAD")))
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -419,10 +419,10 @@ func TestCheckSource(t *testing.T) {
 	src := newSource(t)
 	head, err := CheckSource(src)
 	require.NoError(t, err)
-	assert.Equal(t, runGit(t, src, "rev-parse", "HEAD"), head)
+	assert.Equal(t, gitT(t, src, "rev-parse", "HEAD"), head)
 
 	empty := t.TempDir()
-	runGit(t, empty, "init", "-q")
+	gitT(t, empty, "init", "-q")
 	_, err = CheckSource(empty)
 	require.ErrorContains(t, err, "has no HEAD commit")
 	require.ErrorContains(t, err, "commit something first")
