@@ -124,7 +124,14 @@ func (p mergePlan) describe() string {
 type mergeInfo struct {
 	tips      []plumbing.Hash // every tip the plan had, merged or skipped
 	conflicts []string        // paths left with conflict markers
-	skipped   []string        // branches left out for conflicting (SkipConflicts)
+	skipped   []Skipped       // branches left out for conflicting (SkipConflicts)
+}
+
+// Skipped is a branch left out of a merge (Options.SkipConflicts) and the
+// paths it conflicted on.
+type Skipped struct {
+	Branch string
+	Paths  []string
 }
 
 // The base commit of a merged workspace has this subject prefix and
@@ -154,7 +161,16 @@ func (m mergeInfo) message(names []string, branch string) string {
 	}
 	section(tipsHeader, tips)
 	section(conflictHeader, m.conflicts)
-	section(skippedHeader, m.skipped)
+	if len(m.skipped) > 0 {
+		b.WriteString("\n" + skippedHeader + "\n")
+		for _, sk := range m.skipped {
+			b.WriteString("\t" + strconv.Quote(sk.Branch))
+			for _, p := range sk.Paths {
+				b.WriteString(" " + strconv.Quote(p))
+			}
+			b.WriteString("\n")
+		}
+	}
 	return b.String()
 }
 
@@ -174,7 +190,7 @@ func parseMergeInfo(c *object.Commit) (mergeInfo, error) {
 		return m, nil
 	}
 	var list *[]string
-	var tips []string
+	var tips, skipped []string
 	sc := bufio.NewScanner(strings.NewReader(c.Message))
 	for sc.Scan() {
 		line := sc.Text()
@@ -184,7 +200,9 @@ func parseMergeInfo(c *object.Commit) (mergeInfo, error) {
 		case line == conflictHeader:
 			list = &m.conflicts
 		case line == skippedHeader:
-			list = &m.skipped
+			list = &skipped
+		case strings.HasPrefix(line, "\t") && list == &skipped:
+			skipped = append(skipped, line[1:]) // split below
 		case strings.HasPrefix(line, "\t") && list != nil:
 			s, err := strconv.Unquote(line[1:])
 			if err != nil {
@@ -198,7 +216,29 @@ func parseMergeInfo(c *object.Commit) (mergeInfo, error) {
 	for _, t := range tips {
 		m.tips = append(m.tips, plumbing.NewHash(t))
 	}
+	for _, line := range skipped {
+		fields, err := splitQuoted(line)
+		if err != nil || len(fields) == 0 {
+			return m, fmt.Errorf("unreadable skipped entry %q in the merge message", line)
+		}
+		m.skipped = append(m.skipped, Skipped{Branch: fields[0], Paths: fields[1:]})
+	}
 	return m, nil
+}
+
+// splitQuoted splits s, space-separated Go-quoted strings, into its parts.
+func splitQuoted(s string) ([]string, error) {
+	var out []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return nil, err
+		}
+		u, _ := strconv.Unquote(q)
+		out = append(out, u)
+		s = s[len(q):]
+	}
+	return out, nil
 }
 
 // mergeTips merges the plan's branches one after the other in the new
@@ -218,7 +258,7 @@ func (w *Workspace) mergeTips(ctx context.Context, dir string, p mergePlan) (plu
 		}
 		fields := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
 		if conflicted && p.skip {
-			m.skipped = append(m.skipped, p.names[i])
+			m.skipped = append(m.skipped, Skipped{Branch: p.names[i], Paths: slices.DeleteFunc(fields[1:], func(f string) bool { return f == "" })})
 			continue
 		}
 		tree = fields[0]
@@ -266,5 +306,22 @@ func (w *Workspace) commitTree(ctx context.Context, dir, tree string, parents []
 func (w *Workspace) Conflicts() []string { return slices.Clone(w.merged.conflicts) }
 
 // Skipped returns the branches left out of the merge because they
-// conflicted (Options.SkipConflicts). Safe for concurrent use.
-func (w *Workspace) Skipped() []string { return slices.Clone(w.merged.skipped) }
+// conflicted (Options.SkipConflicts), with the paths. Safe for concurrent
+// use.
+func (w *Workspace) Skipped() []Skipped { return slices.Clone(w.merged.skipped) }
+
+// Published returns those of names that are branches of the repository
+// at source, in the order given. It fails when source cannot be opened.
+func Published(source string, names []string) ([]string, error) {
+	src, err := openSource(source)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if _, err := src.Reference(plumbing.NewBranchReferenceName(n), false); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

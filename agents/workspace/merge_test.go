@@ -73,7 +73,7 @@ func TestPrepareMergeConflict(t *testing.T) {
 
 	skip := prepare(t, Options{Source: src, TaskID: "4", Root: root, Base: "one", Merge: []string{"two"}, SkipConflicts: true})
 	require.Empty(t, skip.Conflicts())
-	require.Equal(t, []string{"two"}, skip.Skipped())
+	require.Equal(t, []Skipped{{Branch: "two", Paths: []string{"a.txt"}}}, skip.Skipped())
 	require.Equal(t, "from one\n", readFile(t, filepath.Join(skip.Dir(), "a.txt")))
 }
 
