@@ -64,6 +64,12 @@ type Dispatcher struct {
 	// Log receives the orchestrator's own lines ("task 3 FAILED after 3
 	// attempts"); nil discards them.
 	Log io.Writer
+	// KeepWorkspaces keeps a unit's workspace after it ends; by default it
+	// is removed once its branch is published (an interrupted unit's is
+	// always kept, to continue in).
+	KeepWorkspaces bool
+
+	deps map[string][]string // each unit's dependencies; set by Run before any unit starts
 }
 
 // EventKind says what a dispatcher Event reports.
@@ -126,17 +132,9 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	if d.Checkpointer == nil {
 		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")
 	}
-	repo := d.Repo
-	if repo == "" {
-		repo = filepath.Dir(d.File.Path)
-	}
-	repo, err := filepath.Abs(repo)
+	repo, stateDir, err := d.paths()
 	if err != nil {
 		return Summary{}, err
-	}
-	stateDir := d.StateDir
-	if stateDir == "" {
-		stateDir = filepath.Join(repo, ".statgraph")
 	}
 	if err := ensureStateDir(stateDir); err != nil {
 		return Summary{}, err
@@ -149,7 +147,9 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	units := d.File.Units()
 	status := make(map[string]string, len(units))
 	results := make(map[string]*UnitResult, len(units))
+	d.deps = make(map[string][]string, len(units))
 	for _, u := range units {
+		d.deps[u.ID] = u.Deps
 		t, _ := d.File.Task(u.ID)
 		status[u.ID] = t.Status
 		results[u.ID] = &UnitResult{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount}
@@ -269,7 +269,13 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	res := UnitResult{ID: id, Title: t.Title}
+	var ws *workspace.Workspace
 	finish := func(r Result, branch string) UnitResult {
+		if ws != nil && branch != "" && r.Status != StatusInterrupted && !d.KeepWorkspaces {
+			if _, err := ws.Remove(); err != nil && d.Log != nil {
+				fmt.Fprintf(d.Log, "task %s: %v\n", id, err)
+			}
+		}
 		res.Status, res.Reason, res.Branch = r.Status, r.Reason, branch
 		res.Attempts, res.Elapsed = r.RetryCount, time.Since(start)
 		if err := d.File.SetResult(id, r); err != nil {
@@ -287,7 +293,11 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 	}
 	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
 
-	ws, err := workspace.Prepare(ctx, workspace.Options{Source: repo, TaskID: id, Root: filepath.Join(stateDir, "work")})
+	opts, err := d.workspaceOptions(repo, stateDir, id, t)
+	if err != nil {
+		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
+	}
+	ws, err = workspace.Prepare(ctx, opts)
 	if err != nil {
 		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
 	}
@@ -297,8 +307,8 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 		return fail(agents.TaskState{}, err)
 	}
 	in := agents.TaskState{
-		Task: agents.Task{ID: id, Title: t.Title, Description: t.Description, Details: t.Details,
-			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted},
+		Task: withConflicts(agents.Task{ID: id, Title: t.Title, Description: t.Description, Details: t.Details,
+			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted}, ws, opts),
 		MaxRetries: t.Retries(),
 	}
 	state, err := d.invoke(ctx, g, id, t, in, start, changed)
@@ -324,6 +334,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, repo, stateDir, id string, cha
 		return finish(Result{Status: StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case agents.PhaseSkipped:
 		return finish(Result{Status: StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	}
+	if reason := unresolvedConflict(ws, opts, state); reason != "" {
+		return finish(Result{Status: StatusBlocked, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	}
 	return finish(Result{Status: StatusFailed, Reason: fmt.Sprintf("failed after %d attempts", state.RetryCount),
 		RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory, FailedAt: state.FailedAt}, branch)

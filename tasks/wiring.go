@@ -32,6 +32,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, stateDir string) (*s
 	if !t.LintCmd.IsZero() {
 		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: t.LintCmd.Argv, Shell: t.LintCmd.Shell, Timeout: 10 * time.Minute}})
 	}
+	checks = append(checks, conflictChecks(ws)...)
 	for _, c := range t.Checks {
 		checks = append(checks, verifier.Check{
 			Name: c.Name, Kind: verifier.Kind(c.Kind), Mode: verifier.Mode(c.Mode),

@@ -310,9 +310,10 @@ func (w *Workspace) Conflicts() []string { return slices.Clone(w.merged.conflict
 // use.
 func (w *Workspace) Skipped() []Skipped { return slices.Clone(w.merged.skipped) }
 
-// Published returns those of names that are branches of the repository
-// at source, in the order given. It fails when source cannot be opened.
-func Published(source string, names []string) ([]string, error) {
+// PublishedBranches returns those of names that are branches of the
+// repository at source, in the order given. It fails when source cannot be
+// opened.
+func PublishedBranches(source string, names []string) ([]string, error) {
 	src, err := openSource(source)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@
 //	statgraph status [tasks.json]           table of tasks
 //	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
 //	statgraph graph [--format mermaid|dot]  the orchestrator graph
+//	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
 //	statgraph version
 //
 // Exit codes: 0 every task done, 1 a task failed or is blocked, 2 bad input
@@ -53,6 +54,7 @@ Usage:
   statgraph status [--tag T] [--store F] [tasks.json]
   statgraph history [--file tasks.json] [--store F] <task-id>
   statgraph graph [--format mermaid|dot]
+  statgraph clean [--tag T] [--store F] [tasks.json]
   statgraph version
 
 Run "statgraph <command> -h" for a command's flags.
@@ -83,6 +85,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdHistory(ctx, rest, stdout, stderr)
 	case "graph":
 		err = cmdGraph(rest, stdout, stderr)
+	case "clean":
+		err = cmdClean(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "statgraph", version())
 	case "help", "-h", "--help":

@@ -82,6 +82,8 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
 	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
+	keep := fs.Bool("keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
+	integrate := fs.String("integrate", "", "when the run ends, merge every done task's branch into `BRANCH`, run the default checks on it and publish it")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
@@ -144,7 +146,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	p := newProgress(stdout, tty)
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
-		Report: p.event, Stop: stop, Log: p.logWriter(),
+		Report: p.event, Stop: stop, Log: p.logWriter(), KeepWorkspaces: *keep,
 	}
 	for _, name := range strings.Split(*allowEnv, ",") {
 		if name = strings.TrimSpace(name); name != "" {
@@ -161,13 +163,22 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	sum, err := d.Run(ctx)
 	p.stop()
 	printSummary(stdout, sum)
+	integrationFailed := false
+	if *integrate != "" && err == nil {
+		in, ierr := d.Integrate(ctx, *integrate)
+		printIntegration(stdout, in)
+		if ierr != nil {
+			return exitFailed, ierr
+		}
+		integrationFailed = in.Failed()
+	}
 	switch {
 	case errors.Is(err, tasks.ErrStopped) || errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "statgraph: interrupted; run `statgraph resume` to continue")
 		return exitInterrupted, nil
 	case err != nil:
 		return exitFailed, err
-	case sum.Failed():
+	case sum.Failed() || integrationFailed:
 		return exitFailed, nil
 	}
 	return exitOK, nil
