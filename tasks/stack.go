@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -106,8 +105,8 @@ func withConflicts(task agents.Task, ws *workspace.Workspace, o workspace.Option
 	const perFile, total = 4 << 10, 16 << 10
 	for _, p := range paths {
 		fmt.Fprintf(&b, "\n--- %s\n", p)
-		data, err := os.ReadFile(filepath.Join(ws.Dir(), filepath.FromSlash(p)))
-		hunks := conflictHunks(data)
+		data, err := ws.FS().ReadFile(p) // confined to the workspace
+		hunks := conflictHunks([]byte(data))
 		switch {
 		case err != nil || len(hunks) == 0:
 			b.WriteString("(no markers: changed on one side and deleted on the other; keep or delete the file)\n")
