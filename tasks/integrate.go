@@ -58,7 +58,8 @@ func (in Integration) Failed() bool {
 // Integrate merges the published branches of every done unit, in
 // dependency order, into one branch in a scratch workspace (a branch that
 // conflicts with those merged before it is left out and its paths
-// reported), runs the file's default test_cmd and lint_cmd on the result,
+// reported; an existing branch of that name is the start, so integrating
+// again adds to it), runs the file's default test_cmd and lint_cmd on the result,
 // and publishes it as branch in the repository, whatever the checks say.
 // The scratch workspace is removed afterwards. It fails when the branch
 // cannot be published (e.g. it exists and holds commits the integration
@@ -89,6 +90,13 @@ func (d *Dispatcher) Integrate(ctx context.Context, branch string) (Integration,
 	if len(names) == 0 {
 		return out, nil
 	}
+	// An existing integration branch is the base, so the new integration
+	// adds to it (a fast-forward) and branches it holds are not merged again.
+	existing, err := workspace.PublishedBranches(repo, []string{branch})
+	if err != nil {
+		return out, err
+	}
+	names = append(existing, names...)
 	root := filepath.Join(stateDir, "integrate")
 	const scratch = "integration"
 	if _, err := workspace.RemoveDir(root, scratch); err != nil {
@@ -100,7 +108,7 @@ func (d *Dispatcher) Integrate(ctx context.Context, branch string) (Integration,
 		return out, fmt.Errorf("integrate into %s: %w", branch, err)
 	}
 	defer ws.Remove()
-	for _, n := range names {
+	for _, n := range names[len(existing):] {
 		out.Units[index[n]].Merged = true
 	}
 	for _, sk := range ws.Skipped() {
@@ -127,6 +135,10 @@ func (d *Dispatcher) Integrate(ctx context.Context, branch string) (Integration,
 		out.Checks = v.Checks
 	}
 	if err := ws.Finish(ctx); err != nil {
+		if errors.Is(err, workspace.ErrDiverged) {
+			return out, fmt.Errorf("publish the integration as %s: that branch already exists with commits this integration does not have; "+
+				"delete it (git branch -D %s) or choose another name for --integrate", branch, branch)
+		}
 		return out, fmt.Errorf("publish the integration as %s: %w", branch, err)
 	}
 	out.Branch = branch

@@ -105,6 +105,11 @@ func TestStackedMergeAndIntegrate(t *testing.T) {
 	}
 	assert.Contains(t, r.stdout, "integration check tests: passed")
 	assert.Contains(t, r.stdout, "integration published as branch integrated")
+	first := git(t, dir, "rev-parse", "integrated")
+
+	r = statgraph(t, dir, "run", "--plain", "--integrate", "integrated", "tasks.json")
+	require.Equal(t, 0, r.code, "integrating again adds to the branch\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Equal(t, first, git(t, dir, "rev-parse", "integrated"), "nothing new: the branch stays where it was")
 }
 
 // TestStackedConflictResolved: tasks 1 and 2 change the same line; task 3
