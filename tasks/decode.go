@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +16,7 @@ import (
 // written back as they were. null counts as absent for every optional field.
 
 // settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox"}
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -124,6 +126,8 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.BudgetTokens = d.count(obj, "budget_tokens", id)
 	s.TestCmd = d.command(obj, "test_cmd", id)
 	s.LintCmd = d.command(obj, "lint_cmd", id)
+	s.SetupCmd = d.command(obj, "setup_cmd", id)
+	s.CopyFiles = d.copyFiles(obj, id)
 	s.Checks = d.checks(obj, id)
 	s.Review = d.boolean(obj, "review", id)
 	s.Sandbox = d.sandbox(obj, id)
@@ -170,6 +174,12 @@ func (s Defaults) merge(base Defaults) Defaults {
 	if s.LintCmd.IsZero() {
 		s.LintCmd = base.LintCmd
 	}
+	if s.SetupCmd.IsZero() {
+		s.SetupCmd = base.SetupCmd
+	}
+	if s.CopyFiles == nil {
+		s.CopyFiles = base.CopyFiles
+	}
 	if len(s.Checks) == 0 {
 		s.Checks = base.Checks
 	}
@@ -204,6 +214,7 @@ func (s Defaults) merge(base Defaults) Defaults {
 func (t *Task) applySettings(s Defaults) {
 	t.MaxRetries, t.BudgetTokens = s.MaxRetries, s.BudgetTokens
 	t.TestCmd, t.LintCmd, t.Checks, t.Review, t.Sandbox = s.TestCmd, s.LintCmd, s.Checks, s.Review, s.Sandbox
+	t.SetupCmd, t.CopyFiles = s.SetupCmd, s.CopyFiles
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
 	t.Timeout, t.RequestTimeout, t.Limits = s.Timeout, s.RequestTimeout, s.Limits
 }
@@ -213,6 +224,7 @@ func (t *Task) settings() Defaults {
 	return Defaults{
 		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens,
 		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks, Review: t.Review, Sandbox: t.Sandbox,
+		SetupCmd: t.SetupCmd, CopyFiles: t.CopyFiles,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
 		Timeout: t.Timeout, RequestTimeout: t.RequestTimeout, Limits: t.Limits,
 	}
@@ -304,6 +316,29 @@ func (d *decoder) command(obj *node, key, id string) Command {
 		d.add(v.off, id, "%q is %s; want a string (run with sh -c) or an array of strings (run directly)", key, describe(v))
 		return Command{}
 	}
+}
+
+// copyFiles decodes copy_files: paths relative to the repository, outside
+// .git. An empty array is kept (not nil), so a task can clear its
+// defaults' list.
+func (d *decoder) copyFiles(obj *node, id string) []string {
+	list, ok := d.strList(obj, "copy_files", id, false)
+	if !ok {
+		return nil
+	}
+	for i, e := range obj.get("copy_files").elems {
+		if e.kind != kindString {
+			continue // reported by strList
+		}
+		first, _, _ := strings.Cut(path.Clean(filepath.ToSlash(e.str)), "/")
+		switch {
+		case !filepath.IsLocal(filepath.FromSlash(e.str)):
+			d.add(e.off, id, "copy_files[%d] %q leaves the repository; give a path relative to the repository's top directory, such as \".env\"", i, e.str)
+		case strings.EqualFold(first, ".git"):
+			d.add(e.off, id, "copy_files[%d] %q is inside .git; name files of the working tree", i, e.str)
+		}
+	}
+	return list
 }
 
 // uniqueKeys reports members that repeat an earlier key: readers disagree

@@ -82,6 +82,12 @@ type Dispatcher struct {
 	// build cache read-only (see verifier.Sandbox); nil gives each unit a
 	// fresh build cache of its own.
 	GoCacheProg []string
+	// KeepWorkspaces keeps a unit's workspace after it ends; by default it
+	// is removed once its branch is published (an interrupted unit's is
+	// always kept, to continue in).
+	KeepWorkspaces bool
+
+	deps map[string][]string // each unit's dependencies; set by Run before any unit starts
 }
 
 // EventKind says what a dispatcher Event reports.
@@ -150,22 +156,9 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	} else if err := verifier.SandboxAvailable(); err != nil {
 		return Summary{}, fmt.Errorf("statgraph refuses to run checks without a sandbox: %w", err)
 	}
-	repo := d.Repo
-	if repo == "" {
-		repo = filepath.Dir(d.File.Path)
-	}
-	repo, err := filepath.Abs(repo)
+	plan, err := d.plan()
 	if err != nil {
 		return Summary{}, err
-	}
-	plan, err := NewPlan(repo, d.File.Path, d.File.Tag)
-	if err != nil {
-		return Summary{}, err
-	}
-	if d.StateDir != "" {
-		if plan.Dir, err = filepath.Abs(d.StateDir); err != nil {
-			return Summary{}, err
-		}
 	}
 	if err := plan.Ensure(); err != nil {
 		return Summary{}, err
@@ -178,7 +171,9 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	units := d.File.Units()
 	status := make(map[string]string, len(units))
 	results := make(map[string]*UnitResult, len(units))
+	d.deps = make(map[string][]string, len(units))
 	for _, u := range units {
+		d.deps[u.ID] = u.Deps
 		t, _ := d.File.Task(u.ID)
 		status[u.ID] = t.Status
 		results[u.ID] = &UnitResult{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount}
@@ -318,7 +313,13 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	res := UnitResult{ID: id, Title: t.Title}
+	var ws *workspace.Workspace
 	finish := func(r Result, branch string) UnitResult {
+		if ws != nil && branch != "" && r.Status != StatusInterrupted && !d.KeepWorkspaces {
+			if _, err := ws.Remove(); err != nil && d.Log != nil {
+				fmt.Fprintf(d.Log, "task %s: %v\n", id, err)
+			}
+		}
 		res.Status, res.Reason, res.Branch = r.Status, r.Reason, branch
 		res.Attempts, res.Elapsed = r.RetryCount, time.Since(start)
 		if err := d.File.SetResult(id, r); errors.Is(err, ErrNoTask) {
@@ -341,7 +342,11 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 	}
 	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
 
-	ws, err := workspace.Prepare(ctx, workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir()})
+	opts, err := d.workspaceOptions(plan, id, t)
+	if err != nil {
+		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
+	}
+	ws, err = workspace.Prepare(ctx, opts)
 	if err != nil {
 		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
 	}
@@ -351,8 +356,8 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 		return fail(agents.TaskState{}, err)
 	}
 	in := agents.TaskState{
-		Task: agents.Task{ID: id, Title: t.Title, Description: t.Description, Details: t.Details,
-			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted},
+		Task: withConflicts(agents.Task{ID: id, Title: t.Title, Description: t.Description, Details: t.Details,
+			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted}, ws, opts),
 		MaxRetries: t.Retries(),
 	}
 	deadline := t.Timeout
@@ -393,6 +398,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 		return finish(Result{Status: StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case agents.PhaseSkipped:
 		return finish(Result{Status: StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	}
+	if reason := unresolvedConflict(ws, opts, state); reason != "" {
+		return finish(Result{Status: StatusBlocked, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	}
 	return finish(Result{Status: StatusFailed, Reason: fmt.Sprintf("failed after %d attempts", state.RetryCount),
 		RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory, FailedAt: state.FailedAt}, branch)

@@ -104,6 +104,8 @@ type Defaults struct {
 	MaxRetries   *int
 	TestCmd      Command
 	LintCmd      Command
+	SetupCmd     Command
+	CopyFiles    []string
 	Workdir      string
 	Executor     Executor
 	Model        string
@@ -174,6 +176,8 @@ type Task struct {
 	MaxRetries   *int // nil: DefaultMaxRetries (see Retries)
 	TestCmd      Command
 	LintCmd      Command
+	SetupCmd     Command  // run once in each new workspace, e.g. to install dependencies
+	CopyFiles    []string // untracked files (e.g. .env) copied into each new workspace
 	Workdir      string
 	Executor     Executor
 	Model        string

@@ -32,7 +32,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it`,
 		}},
 		{"defaults", []string{
-			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, timeout, request_timeout, limits, sandbox)`,
+			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, timeout, request_timeout, limits, sandbox, setup_cmd, copy_files)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm", a preset (aider, claude, codex, gemini, opencode, qwen) or {"command": ["program", "arg", ...]}`,
 		}},
 		{"dupkeys", []string{
@@ -46,6 +46,13 @@ func TestParseBadFiles(t *testing.T) {
 		}},
 		{"empty", []string{
 			`tasks.json:1:1: invalid JSON: the file is empty; want {"tasks": [...]}`,
+		}},
+		{"lifecycle", []string{
+			`tasks.json:2:29: "setup_cmd" is a number (5); want a string (run with sh -c) or an array of strings (run directly)`,
+			`tasks.json:2:46: "copy_files" is a string (".env"); want an array of strings`,
+			`tasks.json:4:44: task 1: copy_files[0] "../secrets.env" leaves the repository; give a path relative to the repository's top directory, such as ".env"`,
+			`tasks.json:4:62: task 1: copy_files[1] ".git/config" is inside .git; name files of the working tree`,
+			`tasks.json:4:88: task 1: copy_files[3] is a number (3); want a string`,
 		}},
 		{"missing", []string{
 			`tasks.json:3:5: tasks[0] has no "id"; give it a number or a string`,

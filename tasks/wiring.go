@@ -25,7 +25,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 		limit = *t.BudgetTokens
 	}
 	budget := llm.NewBudget(limit, d.Budget)
-	sb := d.sandbox(t, ws, plan)
+	sb := d.sandbox(t, ws.Dir(), plan)
 	var checks []verifier.Check
 	if !t.TestCmd.IsZero() {
 		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: t.TestCmd.Argv, Shell: t.TestCmd.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
@@ -33,6 +33,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 	if !t.LintCmd.IsZero() {
 		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: t.LintCmd.Argv, Shell: t.LintCmd.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
 	}
+	checks = append(checks, conflictChecks(ws)...)
 	for _, c := range t.Checks {
 		checks = append(checks, verifier.Check{
 			Name: c.Name, Kind: verifier.Kind(c.Kind), Mode: verifier.Mode(c.Mode),
@@ -96,13 +97,13 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 // directory (run store, other units' workspaces) is hidden except the
 // prompt files, and the unit's tool caches live in <stateDir>/cache/<id>.
 // One Sandbox is shared by the unit's commands; Run only reads it.
-func (d *Dispatcher) sandbox(t Task, ws *workspace.Workspace, plan Plan) *verifier.Sandbox {
+func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox {
 	if d.NoSandbox {
 		return nil
 	}
 	return &verifier.Sandbox{
-		Workspace: ws.Dir(),
-		ReadOnly:  []string{plan.Repo, filepath.Join(ws.Dir(), ".git"), plan.PromptDir()},
+		Workspace: wsDir,
+		ReadOnly:  []string{plan.Repo, filepath.Join(wsDir, ".git"), plan.PromptDir()},
 		Hide:      []string{plan.Dir},
 		CacheDir:  filepath.Join(plan.Dir, "cache", t.ID),
 		Network:   t.Sandbox.NetworkOn(),

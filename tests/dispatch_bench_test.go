@@ -23,9 +23,15 @@ const (
 	benchJobs  = 8
 )
 
-// benchTasksJSON has benchTasks independent tasks whose executor and
-// tests are `true`.
-func benchTasksJSON() string {
+// benchChain is the length of the dependency chains of
+// BenchmarkDispatch200Chains (issue 11, "Figures to report").
+const benchChain = 10
+
+// benchTasksJSON has benchTasks tasks whose executor and tests are `true`:
+// independent when chain is 1, else in chains of that length, each task
+// depending on the one before it, so that each starts from its
+// predecessor's published branch.
+func benchTasksJSON(chain int) string {
 	var b strings.Builder
 	b.WriteString(`{"defaults": {"executor": {"command": ["true"]}, "test_cmd": ["true"]}, "tasks": [` + "\n")
 	for i := 1; i <= benchTasks; i++ {
@@ -33,18 +39,22 @@ func benchTasksJSON() string {
 		if i == benchTasks {
 			sep = ""
 		}
-		fmt.Fprintf(&b, "  {\"id\": %d, \"title\": \"trivial task %d\"}%s\n", i, i, sep)
+		deps := ""
+		if (i-1)%chain != 0 {
+			deps = fmt.Sprintf(", \"dependencies\": [%d]", i-1)
+		}
+		fmt.Fprintf(&b, "  {\"id\": %d, \"title\": \"trivial task %d\"%s}%s\n", i, i, deps, sep)
 	}
 	b.WriteString("]}\n")
 	return b.String()
 }
 
 // benchRepo returns a fresh copy of the quickstart repository with the
-// benchmark's tasks.json committed.
-func benchRepo(b *testing.B) string {
+// benchmark's tasks.json (chains of length chain) committed.
+func benchRepo(b *testing.B, chain int) string {
 	b.Helper()
 	dir := quickstart(b)
-	require.NoError(b, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(benchTasksJSON()), 0o644))
+	require.NoError(b, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(benchTasksJSON(chain)), 0o644))
 	git(b, dir, "commit", "-qam", "benchmark tasks")
 	return dir
 }
@@ -53,12 +63,20 @@ func benchRepo(b *testing.B) string {
 // quickstart repository: clones, checkpoints, commits and write-backs
 // included. It reports tasks/s and, against the plain loop measured once
 // before the timed runs, the per-task overhead and the ratio of wall times.
-func BenchmarkDispatch200(b *testing.B) {
+func BenchmarkDispatch200(b *testing.B) { benchDispatch(b, 1) }
+
+// BenchmarkDispatch200Chains is BenchmarkDispatch200 with the tasks in 20
+// chains of 10: each task starts from the branch its predecessor
+// published, and the workspaces are removed as they finish. The plain loop
+// it is compared with is the same (8 at a time; 20 chains keep 8 busy).
+func BenchmarkDispatch200Chains(b *testing.B) { benchDispatch(b, benchChain) }
+
+func benchDispatch(b *testing.B, chain int) {
 	plain := plainBaseline(b)
 	var total time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		dir := benchRepo(b)
+		dir := benchRepo(b, chain)
 		b.StartTimer()
 		start := time.Now()
 		r := statgraph(b, dir, "run", "-j", fmt.Sprint(benchJobs), "tasks.json")
@@ -80,7 +98,7 @@ func BenchmarkDispatch200API(b *testing.B) {
 	var total time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		dir := benchRepo(b)
+		dir := benchRepo(b, 1)
 		b.StartTimer()
 		start := time.Now()
 		f, err := tasks.Load(filepath.Join(dir, "tasks.json"), "")

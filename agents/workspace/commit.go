@@ -224,7 +224,12 @@ func (w *Workspace) DiffCommit(ctx context.Context, hash string) (string, error)
 		return "", err
 	}
 	defer w.mu.Unlock()
-	c, err := w.repo.CommitObject(plumbing.NewHash(hash))
+	return diffCommit(ctx, w.repo, hash)
+}
+
+// diffCommit is DiffCommit in repo.
+func diffCommit(ctx context.Context, repo *git.Repository, hash string) (string, error) {
+	c, err := repo.CommitObject(plumbing.NewHash(hash))
 	if err != nil {
 		return "", fmt.Errorf("workspace: commit %s: %w", hash, err)
 	}
@@ -245,13 +250,19 @@ func (w *Workspace) DiffCommit(ctx context.Context, hash string) (string, error)
 			return "", fmt.Errorf("workspace: parent of %s: %w", hash, err)
 		}
 	}
+	return diffTrees(ctx, from, to, hash)
+}
+
+// diffTrees returns the unified diff from one tree to another (nil: the
+// empty tree); what names the diff in errors.
+func diffTrees(ctx context.Context, from, to *object.Tree, what string) (string, error) {
 	changes, err := object.DiffTreeWithOptions(ctx, from, to, nil)
 	if err != nil {
-		return "", fmt.Errorf("workspace: diff %s: %w", hash, err)
+		return "", fmt.Errorf("workspace: diff %s: %w", what, err)
 	}
 	patch, err := changes.PatchContext(ctx)
 	if err != nil {
-		return "", fmt.Errorf("workspace: diff %s: %w", hash, err)
+		return "", fmt.Errorf("workspace: diff %s: %w", what, err)
 	}
 	return patch.String(), nil
 }

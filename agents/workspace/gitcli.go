@@ -64,7 +64,28 @@ func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return stdout.Bytes(), fmt.Errorf("git %s in %s: %s", strings.Join(args, " "), dir, msg)
+		return stdout.Bytes(), &gitError{text: fmt.Sprintf("git %s in %s: %s", strings.Join(args, " "), dir, msg), err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// gitError is a failed run of git: its text names the command and carries
+// git's standard error; it unwraps to the *exec.ExitError, for callers to
+// whom an exit code means something (merge-tree exits 1 on a conflict).
+type gitError struct {
+	text string
+	err  error
+}
+
+func (e *gitError) Error() string { return e.text }
+func (e *gitError) Unwrap() error { return e.err }
+
+// gitExitCode returns the exit code of the git run that failed with err, or
+// -1 when git did not run to an exit.
+func gitExitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
 }

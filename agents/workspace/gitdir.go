@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,8 @@ import (
 // packed-refs. Every file and directory made costs a new inode, which is
 // most of the time of preparing a small workspace, so none is made that a
 // later step creates on demand (objects/pack, refs/heads, refs/tags).
-func initGitDir(gitDir, source string, branch plumbing.ReferenceName, base plumbing.Hash) error {
+// extra holds more refs to write (the branches a merge names).
+func initGitDir(gitDir, source string, branch plumbing.ReferenceName, base plumbing.Hash, extra map[plumbing.ReferenceName]plumbing.Hash) error {
 	for _, d := range []string{gitDir, filepath.Join(gitDir, "objects"), filepath.Join(gitDir, "refs")} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return fmt.Errorf("workspace: init %s: %w", gitDir, err)
@@ -31,11 +33,16 @@ func initGitDir(gitDir, source string, branch plumbing.ReferenceName, base plumb
 	if err != nil {
 		return fmt.Errorf("workspace: config of %s: %w", gitDir, err)
 	}
-	refs := []string{branch.String(), baseRef.String()}
-	slices.Sort(refs)
+	refs := map[string]plumbing.Hash{branch.String(): base, baseRef.String(): base}
+	for r, h := range extra {
+		if r != branch {
+			refs[r.String()] = h
+		}
+	}
+	names := slices.Sorted(maps.Keys(refs))
 	packed := "# pack-refs with: peeled fully-peeled sorted \n"
-	for _, r := range refs {
-		packed += base.String() + " " + r + "\n"
+	for _, r := range names {
+		packed += refs[r].String() + " " + r + "\n"
 	}
 	files := []struct{ name, content string }{
 		{"HEAD", "ref: " + branch.String() + "\n"},

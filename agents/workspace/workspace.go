@@ -51,6 +51,27 @@ type Options struct {
 	// branch: the branch is BranchName(Plan, TaskID). "" means the branch
 	// statgraph/<TaskID>. Same rules as TaskID.
 	Plan string
+	// Merge names more branches of the source that a new workspace merges
+	// into Base (see merge.go): the task then starts from that merge, with
+	// any conflicting file holding git's conflict markers (Conflicts lists
+	// them). Branches already contained in another are left out. Base must
+	// then be a branch name too.
+	Merge []string
+	// SkipConflicts leaves out of the merge every Merge branch that
+	// conflicts with what was merged before it (Skipped lists them), so the
+	// result holds no conflict markers.
+	SkipConflicts bool
+	// Branch is the branch the workspace works on and Finish publishes; ""
+	// means BranchName(Plan, TaskID).
+	Branch string
+	// CopyFiles are paths, relative to Source, of files (typically
+	// untracked, such as .env) copied into a new workspace and excluded
+	// from its commits. A path escaping Source or inside .git is refused.
+	CopyFiles []string
+	// Setup, when set, runs once in each new workspace after CopyFiles,
+	// with the working tree's path (e.g. to install dependencies). It is
+	// run again by the next Prepare if it failed or was interrupted.
+	Setup func(ctx context.Context, dir string) error
 	// Root is the directory holding workspaces; "" means
 	// StateRoot()/work/<source-name>-<hash of Source's path>, outside the
 	// repository. Neither Root nor the workspace in it may be a symbolic
@@ -81,6 +102,7 @@ type Workspace struct {
 	// lastScrubbed lists the files the last Commit recorded with a secret
 	// replaced (see Scrubbed).
 	lastScrubbed []string
+	merged   mergeInfo // how the base was merged, read from its commit
 }
 
 // Prepare makes the workspace for o.TaskID under o.Root (or reopens it when it
@@ -131,7 +153,7 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 		dir:    filepath.Join(root, o.TaskID),
 		source: source,
 		taskID: o.TaskID,
-		branch: plumbing.NewBranchReferenceName(BranchName(o.Plan, o.TaskID)),
+		branch: plumbing.NewBranchReferenceName(cmp.Or(o.Branch, BranchName(o.Plan, o.TaskID))),
 		name:   cmp.Or(o.AuthorName, "statgraph"),
 		email:  cmp.Or(o.AuthorEmail, "statgraph@localhost"),
 	}
@@ -148,25 +170,32 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
-	if _, err := os.Stat(filepath.Join(w.dir, git.GitDirName)); err == nil {
-		if err := w.reopen(o.Base, base); err != nil {
-			return nil, err
-		}
-		return w, nil
-	}
-	if err := makeRoot(root); err != nil {
+	plan, err := planMerge(src, source, o, base)
+	if err != nil {
 		return nil, err
 	}
-	if err := w.create(ctx, src, root, base); err != nil {
+	if _, err := os.Stat(filepath.Join(w.dir, git.GitDirName)); err == nil {
+		if err := w.reopen(o.Base, plan); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := makeRoot(root); err != nil {
+			return nil, err
+		}
+		if err := w.create(ctx, src, root, plan); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.setup(ctx, o); err != nil {
 		return nil, err
 	}
 	return w, nil
 }
 
-// reopen attaches w to the existing workspace at w.dir. A Base that resolves
-// to another commit than the one the workspace started from is an error,
-// since the recorded base is what Diff and Reset compare with.
-func (w *Workspace) reopen(wantBase string, base plumbing.Hash) error {
+// reopen attaches w to the existing workspace at w.dir. A Base (and Merge)
+// that resolves to another commit than the one the workspace started from
+// is an error, since the recorded base is what Diff and Reset compare with.
+func (w *Workspace) reopen(wantBase string, plan mergePlan) error {
 	repo, err := git.PlainOpen(w.dir)
 	if err != nil {
 		return fmt.Errorf("workspace: reopen %s: %w; remove the directory to start the task over", w.dir, err)
@@ -175,15 +204,19 @@ func (w *Workspace) reopen(wantBase string, base plumbing.Hash) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %s is not a statgraph workspace (no %s): %w; remove it or choose another Root", w.dir, baseRef, err)
 	}
-	if wantBase != "" && ref.Hash() != base {
+	merged, err := readMergeInfo(repo, ref.Hash())
+	if err != nil {
+		return fmt.Errorf("workspace: %s: base commit %s: %w; remove the directory to start the task over", w.dir, ref.Hash(), err)
+	}
+	if wantBase != "" && !plan.startedFrom(ref.Hash(), merged) {
 		return fmt.Errorf("workspace: task %s already has a workspace at %s started from %s, not from Base %q (%s); remove the directory to start over",
-			w.taskID, w.dir, ref.Hash(), wantBase, base)
+			w.taskID, w.dir, ref.Hash(), wantBase, plan.describe())
 	}
 	head, err := repo.Storer.Reference(plumbing.HEAD)
 	if err != nil || head.Type() != plumbing.SymbolicReference || head.Target() != w.branch {
 		return fmt.Errorf("workspace: %s is not on branch %s; check that branch out there or remove the directory", w.dir, w.branch.Short())
 	}
-	w.repo, w.base = repo, ref.Hash()
+	w.repo, w.base, w.merged = repo, ref.Hash(), merged
 	w.fs = &FS{dir: w.dir}
 	return nil
 }
@@ -191,30 +224,32 @@ func (w *Workspace) reopen(wantBase string, base plumbing.Hash) error {
 // create builds a new workspace in a temporary directory under root and
 // renames it to w.dir. If another Prepare of the same task won the rename,
 // create reopens that one.
-func (w *Workspace) create(ctx context.Context, src *git.Repository, root string, base plumbing.Hash) error {
+func (w *Workspace) create(ctx context.Context, src *git.Repository, root string, plan mergePlan) error {
 	tmp, err := os.MkdirTemp(root, "."+w.taskID+".prepare-")
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
-	if err := w.build(ctx, src, tmp, base); err != nil {
+	if err := w.build(ctx, src, tmp, plan); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, w.dir); err != nil {
 		w.scan = scanState{} // what build saw is not the workspace reopened below
 		if _, statErr := os.Stat(filepath.Join(w.dir, git.GitDirName)); statErr == nil {
-			return w.reopen("", base)
+			return w.reopen("", plan)
 		}
 		return fmt.Errorf("workspace: move the new workspace to %s: %w; if that directory is not a workspace, remove it or choose another Root", w.dir, err)
 	}
-	return w.reopen("", base)
+	return w.reopen("", plan)
 }
 
 // build makes a repository in dir sharing the source's objects, with the
-// task branch and the base ref at base, and checks the branch out.
-func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, base plumbing.Hash) error {
+// task branch and the base ref at the plan's base (or at the merge of its
+// branches, made here), and checks the branch out.
+func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, plan mergePlan) error {
 	gitDir := filepath.Join(dir, git.GitDirName)
-	if err := initGitDir(gitDir, w.source, w.branch, base); err != nil {
+	base := plan.base
+	if err := initGitDir(gitDir, w.source, w.branch, base, plan.refs()); err != nil {
 		return err
 	}
 	srcGit, err := sourceGitDir(w.source)
@@ -224,9 +259,23 @@ func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, 
 	if err := shareObjects(ctx, src, srcGit, gitDir); err != nil {
 		return err
 	}
+	if len(plan.tips) > 1 {
+		merged, err := w.mergeTips(ctx, dir, plan)
+		if err != nil {
+			return err
+		}
+		base = merged
+	}
 	repo, err := git.PlainOpen(dir)
 	if err != nil {
 		return fmt.Errorf("workspace: open the new repository %s: %w", dir, err)
+	}
+	if base != plan.base {
+		for _, r := range []plumbing.ReferenceName{w.branch, baseRef} {
+			if err := repo.Storer.SetReference(plumbing.NewHashReference(r, base)); err != nil {
+				return fmt.Errorf("workspace: set %s of %s to the merge: %w", r, dir, err)
+			}
+		}
 	}
 	if _, err := repo.CommitObject(base); err != nil {
 		return fmt.Errorf("workspace: base commit %s is missing after sharing the source's objects (did the source change meanwhile?): %w; try again", base, err)
@@ -237,7 +286,8 @@ func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, 
 // Dir returns the absolute path of the workspace's working tree.
 func (w *Workspace) Dir() string { return w.dir }
 
-// Branch returns the task branch name, BranchName(plan, task id).
+// Branch returns the task branch name, BranchName(plan, task id) unless
+// Options.Branch named another.
 func (w *Workspace) Branch() string { return w.branch.Short() }
 
 // FS returns the file operations for agents, confined to the working tree.

@@ -133,12 +133,19 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	s := snap.State
 	var ws *workspace.Workspace
+	var pub *workspace.Published // the published branch, once the workspace is removed
+	var diffs interface {
+		DiffCommit(ctx context.Context, hash string) (string, error)
+	}
 	if dir := filepath.Join(plan.WorkDir(), id); !*noDiff {
 		if _, err := os.Stat(dir); err == nil {
 			if ws, err = workspace.Prepare(ctx, workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir()}); err != nil {
 				return fmt.Errorf("open workspace of task %s: %w", id, err)
 			}
 			defer ws.Close()
+			diffs = ws
+		} else if pub, err = workspace.OpenPublished(plan.Repo, plan.Branch(id)); err == nil {
+			diffs = pub
 		}
 	}
 	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(s.Task.Title), s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
@@ -160,8 +167,8 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, e := range a.Errors {
 			fmt.Fprintf(stdout, "  error: %s\n", e)
 		}
-		if ws != nil && a.Commit != "" {
-			if d, err := ws.DiffCommit(ctx, a.Commit); err == nil && d != "" {
+		if diffs != nil && a.Commit != "" {
+			if d, err := diffs.DiffCommit(ctx, a.Commit); err == nil && d != "" {
 				fmt.Fprintf(stdout, "  diff of this attempt:\n%s\n", indent(d, "    "))
 			}
 		}
@@ -175,14 +182,20 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stdout, "  %s\n", h)
 		}
 	}
-	if ws == nil {
-		return nil
+	switch {
+	case ws != nil:
+		diff, err := ws.Diff(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", ws.Branch(), diff)
+	case pub != nil && len(s.Attempts) > 0 && s.Attempts[0].Commit != "":
+		diff, err := pub.Diff(ctx, s.Attempts[0].Commit)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", pub.Branch(), diff)
 	}
-	diff, err := ws.Diff(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", ws.Branch(), diff)
 	return nil
 }
 

@@ -9,6 +9,7 @@
 //	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
 //	statgraph reset [flags] <task-id>...    send failed or blocked tasks back to pending
 //	statgraph graph [--format mermaid|dot]  the orchestrator graph
+//	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
 //	statgraph version
 //
 // Exit codes: 0 every task done, 1 a task failed or is blocked, 2 bad input
@@ -58,6 +59,7 @@ Usage:
   statgraph history [--file tasks.json] [--store F] <task-id>
   statgraph reset [--file tasks.json] [--tag T] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot]
+  statgraph clean [--tag T] [--store F] [tasks.json]
   statgraph version
 
 Run "statgraph <command> -h" for a command's flags.
@@ -97,6 +99,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReset(rest, stdout, stderr)
 	case "graph":
 		err = cmdGraph(rest, stdout, stderr)
+	case "clean":
+		err = cmdClean(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "statgraph", version())
 	case goCacheProgCmd: // internal: the sandbox's GOCACHEPROG (see verifier.Sandbox)

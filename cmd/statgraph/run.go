@@ -126,6 +126,8 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	retryFailed := fs.Bool("retry-failed", false, "send failed and blocked tasks back to pending first, so they run again (their history stays in the run store)")
 	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them")
+	keep := fs.Bool("keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
+	integrate := fs.String("integrate", "", "when the run ends, merge every done task's branch into `BRANCH`, run the default checks on it and publish it")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return exitUsage, err
@@ -230,6 +232,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
 		Report: p.event, Log: p.logWriter(), TaskTimeout: *taskTimeout, NoSandbox: *noSandbox,
+		KeepWorkspaces: *keep,
 	}
 	if exe, err := os.Executable(); err == nil {
 		d.GoCacheProg = []string{exe, goCacheProgCmd}
@@ -249,6 +252,15 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	sum, err := d.Run(ctx)
 	p.stop()
 	printSummary(stdout, sum)
+	integrationFailed := false
+	if *integrate != "" && err == nil {
+		in, ierr := d.Integrate(ctx, *integrate)
+		printIntegration(stdout, in)
+		if ierr != nil {
+			return exitFailed, ierr
+		}
+		integrationFailed = in.Failed()
+	}
 	switch {
 	case errors.Is(err, tasks.ErrStopped) || errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "statgraph: interrupted; run `statgraph resume` to continue")
@@ -257,7 +269,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitUsage, usageError{err.Error()}
 	case err != nil:
 		return exitFailed, err
-	case sum.Failed():
+	case sum.Failed() || integrationFailed:
 		return exitFailed, nil
 	}
 	return exitOK, nil

@@ -1,0 +1,181 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+)
+
+// setupMarker, inside a workspace's .git, records that Options.CopyFiles
+// and Options.Setup were done there.
+const setupMarker = "statgraph-setup-done"
+
+// setup copies o.CopyFiles into a workspace and runs o.Setup there, once:
+// a workspace that has the marker is left alone, and one that lacks it (new,
+// or its setup failed or was killed) gets both again.
+func (w *Workspace) setup(ctx context.Context, o Options) error {
+	if len(o.CopyFiles) == 0 && o.Setup == nil {
+		return nil
+	}
+	marker := filepath.Join(w.dir, git.GitDirName, setupMarker)
+	if _, err := os.Stat(marker); err == nil {
+		return nil
+	}
+	if err := w.copyFiles(o.CopyFiles); err != nil {
+		return err
+	}
+	if o.Setup != nil {
+		if err := o.Setup(ctx, w.dir); err != nil {
+			return fmt.Errorf("workspace: setup of task %s in %s: %w", w.taskID, w.dir, err)
+		}
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	return nil
+}
+
+// copyFiles copies the named files of the source into the working tree and
+// lists them in .git/info/exclude, so no commit records them (they are
+// typically secrets such as .env). Paths are opened through os.Root, so a
+// path or a symbolic link leading out of either tree is refused.
+func (w *Workspace) copyFiles(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	src, err := os.OpenRoot(w.source)
+	if err != nil {
+		return fmt.Errorf("workspace: copy_files: %w", err)
+	}
+	defer src.Close()
+	dst, err := os.OpenRoot(w.dir)
+	if err != nil {
+		return fmt.Errorf("workspace: copy_files: %w", err)
+	}
+	defer dst.Close()
+	var exclude strings.Builder
+	for _, p := range paths {
+		if err := CheckCopyPath(p); err != nil {
+			return err
+		}
+		if err := copyOne(src, dst, filepath.FromSlash(p)); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("workspace: copy_files: %s does not exist in %s; create it there or remove it from copy_files", p, w.source)
+			}
+			return fmt.Errorf("workspace: copy_files: %s: %w", p, err)
+		}
+		exclude.WriteString("/" + escapeIgnore(filepath.ToSlash(p)) + "\n")
+	}
+	info := filepath.Join(w.dir, git.GitDirName, "info")
+	if err := os.MkdirAll(info, 0o755); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(info, "exclude"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if _, err := f.WriteString("# copy_files: copied from " + w.source + ", never committed\n" + exclude.String()); err != nil {
+		f.Close()
+		return fmt.Errorf("workspace: %w", err)
+	}
+	return f.Close()
+}
+
+// CheckCopyPath reports whether p is acceptable in copy_files: a relative
+// path inside the repository, not inside .git. The error says what to
+// write instead.
+func CheckCopyPath(p string) error {
+	first, _, _ := strings.Cut(path.Clean(filepath.ToSlash(p)), "/")
+	switch {
+	case !filepath.IsLocal(filepath.FromSlash(p)):
+		return fmt.Errorf("workspace: copy_files: %q leaves the repository; give a path relative to the repository's top directory, such as \".env\"", p)
+	case strings.EqualFold(first, git.GitDirName):
+		return fmt.Errorf("workspace: copy_files: %q is inside .git; name files of the working tree", p)
+	}
+	return nil
+}
+
+func copyOne(src, dst *os.Root, p string) error {
+	in, err := src.Open(p)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return errors.New("not a regular file; copy_files copies files, not directories")
+	}
+	if dir := filepath.Dir(p); dir != "." {
+		if err := dst.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	out, err := dst.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// escapeIgnore escapes the characters gitignore patterns treat specially.
+func escapeIgnore(p string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(p)
+}
+
+// Remove closes the workspace and deletes its directory, returning the
+// bytes freed. Call it once the branch is published (Finish): commits not
+// published are lost. It is safe to call concurrently with the other
+// methods, which then return ErrClosed.
+func (w *Workspace) Remove() (int64, error) {
+	w.Close()
+	return removeDir(w.dir)
+}
+
+// RemoveDir deletes the workspace of task id under root (as Options.Root
+// and Options.TaskID name it) and returns the bytes freed; a workspace that
+// does not exist frees 0 bytes and is no error. It must not run while a
+// Workspace of that task is in use.
+func RemoveDir(root, id string) (int64, error) {
+	if err := validateTaskID(id); err != nil {
+		return 0, err
+	}
+	return removeDir(filepath.Join(root, id))
+}
+
+func removeDir(dir string) (int64, error) {
+	var size int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi, err := d.Info(); err == nil {
+			size += fi.Size()
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("workspace: remove %s: %w", dir, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return 0, fmt.Errorf("workspace: remove %s: %w", dir, err)
+	}
+	return size, nil
+}

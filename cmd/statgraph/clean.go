@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// cmdClean removes the workspaces and checkpoints of finished tasks.
+func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("clean", stderr)
+	var c common
+	c.register(fs)
+	pos, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	file, plan, store, err := c.paths(pos)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if err := plan.Check(); err != nil {
+		return usageError{err.Error() + "; nothing was changed"}
+	}
+	f, err := load(file, c.tag, stderr)
+	if err != nil {
+		return err
+	}
+	lock, err := tasks.Lock(file)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	defer lock.Unlock()
+	d := &tasks.Dispatcher{File: f, Repo: plan.Repo}
+	if _, err := os.Stat(store); err == nil {
+		st, err := openStore(ctx, store)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		d.Checkpointer = st
+	} else {
+		d.Checkpointer = statgraph.NewMemoryCheckpointer() // no run store: no checkpoints to delete
+	}
+	res, err := d.Clean(ctx)
+	for _, u := range f.Units() {
+		if n, ok := res.Workspaces[u.ID]; ok {
+			fmt.Fprintf(stdout, "task %s: removed its workspace (%s)\n", u.ID, humanBytes(n))
+		}
+	}
+	if len(res.Threads) > 0 {
+		fmt.Fprintf(stdout, "deleted the checkpoints of %d finished task(s): %s\n", len(res.Threads), strings.Join(res.Threads, ", "))
+	}
+	fmt.Fprintf(stdout, "freed %s; published branches and %s are kept\n", humanBytes(res.Bytes), file)
+	return err
+}
+
+// humanBytes shows n bytes as B, kB or MB.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// printIntegration reports what --integrate did, task by task.
+func printIntegration(w io.Writer, in tasks.Integration) {
+	fmt.Fprintln(w)
+	if len(in.Units) == 0 {
+		fmt.Fprintln(w, "integration: no task is done; nothing to integrate")
+		return
+	}
+	for _, u := range in.Units {
+		switch {
+		case u.Merged:
+			fmt.Fprintf(w, "integration: task %s (%s) merged\n", u.ID, u.Branch)
+		case len(u.Conflicts) > 0:
+			fmt.Fprintf(w, "integration: task %s (%s) left out: conflicts in %s with the tasks merged before it\n", u.ID, u.Branch, strings.Join(u.Conflicts, ", "))
+		default:
+			fmt.Fprintf(w, "integration: task %s left out: %s\n", u.ID, u.Note)
+		}
+	}
+	for _, c := range in.Checks {
+		fmt.Fprintf(w, "integration check %s\n", c.Summary())
+	}
+	if in.Branch != "" {
+		fmt.Fprintf(w, "integration published as branch %s\n", in.Branch)
+	}
+}
