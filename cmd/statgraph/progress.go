@@ -1,21 +1,28 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/statgraph/statgraph/tasks"
 )
 
-// progress shows what the dispatcher is doing: a live table on a terminal,
-// one line per change otherwise.
+// progress shows what the dispatcher is doing on stderr: a live table on a
+// terminal, one line per change otherwise. Its methods are safe for
+// concurrent use.
 type progress struct {
-	w     io.Writer
-	tty   bool
+	w   io.Writer
+	tty bool
+	// size returns the terminal's width and height; only used when tty.
+	size  func() (width, height int)
 	mu    sync.Mutex // guards everything below and writes to w
 	rows  map[string]*row
 	keys  []string // units in the order they appeared
@@ -31,8 +38,32 @@ type row struct {
 	elapsed                  time.Duration
 }
 
-func newProgress(w io.Writer, tty bool) *progress {
-	return &progress{w: w, tty: tty, rows: map[string]*row{}}
+// newProgress returns a progress writing to w: the live table when tty is
+// true (redrawn to fit size()), plain lines otherwise.
+func newProgress(w io.Writer, tty bool, size func() (int, int)) *progress {
+	if size == nil {
+		size = func() (int, int) { return 80, 24 }
+	}
+	return &progress{w: w, tty: tty, size: size, rows: map[string]*row{}}
+}
+
+// liveTable reports whether f is a terminal that can show the live table:
+// a character device, and TERM set to something other than "dumb".
+func liveTable(f *os.File, getenv func(string) string) bool {
+	t := getenv("TERM")
+	return isTerminal(f) && t != "" && t != "dumb"
+}
+
+// termSize returns a function reporting f's terminal size, 80x24 when it
+// cannot be read.
+func termSize(f *os.File) func() (int, int) {
+	return func() (int, int) {
+		w, h, err := term.GetSize(int(f.Fd()))
+		if err != nil || w <= 0 || h <= 0 {
+			return 80, 24
+		}
+		return w, h
+	}
 }
 
 // start begins redrawing the live table on a terminal.
@@ -125,12 +156,17 @@ func (r *row) describe() string {
 	return strings.Join(parts, ", ")
 }
 
-// redraw repaints the live table in place. p.mu is held.
+// redraw repaints the live table in place. Every line is cut to the
+// terminal's width less one column, so no line wraps and p.drawn is the
+// number of screen lines to move up next time; rows that do not fit the
+// terminal's height are summed up in one line. p.mu is held.
 func (p *progress) redraw() {
+	width, height := p.size()
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tTITLE\tSTATUS\tPHASE\tATTEMPT\tELAPSED\tTOKENS")
-	for _, k := range p.keys {
+	fmt.Fprintln(tw, "TASK\tSTATUS\tPHASE\tATTEMPT\tELAPSED\tTOKENS\tTITLE")
+	keys := p.visible(height - 2)
+	for _, k := range keys {
 		r := p.rows[k]
 		el := r.elapsed
 		if r.status == "running" {
@@ -140,14 +176,57 @@ func (p *progress) redraw() {
 		if r.attempt > 0 {
 			att = fmt.Sprintf("%d/%d", r.attempt, r.max)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.id, clip(r.title, 40), r.status, clip(r.phase, 40), att, el.Round(100*time.Millisecond), r.tokens)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.id, r.status, clip(r.phase, 24), att, el.Round(100*time.Millisecond), r.tokens, r.title)
 	}
 	tw.Flush()
-	if p.drawn > 0 {
-		fmt.Fprintf(p.w, "\x1b[%dA\x1b[J", p.drawn)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if hidden := len(p.keys) - len(keys); hidden > 0 {
+		lines = append(lines, fmt.Sprintf("… %d more tasks", hidden))
 	}
-	io.WriteString(p.w, b.String())
-	p.drawn = strings.Count(b.String(), "\n")
+	var out strings.Builder
+	if p.drawn > 0 {
+		fmt.Fprintf(&out, "\x1b[%dA", p.drawn)
+	}
+	out.WriteString("\r\x1b[J")
+	for _, l := range lines {
+		out.WriteString(clip(strings.TrimRight(l, " "), width-1))
+		out.WriteString("\n")
+	}
+	io.WriteString(p.w, out.String())
+	p.drawn = len(lines)
+}
+
+// visible returns the keys of the rows that fit in n lines: all of them if
+// they fit, else running rows first, then the others in order. p.mu is held.
+func (p *progress) visible(n int) []string {
+	if n < 1 {
+		n = 1
+	}
+	if len(p.keys) <= n {
+		return p.keys
+	}
+	n-- // the "… more tasks" line
+	var out []string
+	for _, running := range []bool{true, false} {
+		for _, k := range p.keys {
+			if len(out) < n && (p.rows[k].status == "running") == running {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// notice prints a line for the operator, above the live table on a
+// terminal, so that the table is redrawn below it rather than over it.
+func (p *progress) notice(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn > 0 {
+		fmt.Fprintf(p.w, "\x1b[%dA\r\x1b[J", p.drawn)
+		p.drawn = 0
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
 // ask runs f with the live table paused, for a question to the operator.
@@ -172,11 +251,44 @@ func (l lineWriter) Write(b []byte) (int, error) {
 	return l.p.w.Write(b)
 }
 
+// clip cuts s to at most n runes, ending it with "…" when cut.
 func clip(s string, n int) string {
 	if r := []rune(s); len(r) > n {
+		if n < 1 {
+			return ""
+		}
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// unitJSON is one task's line of run --json.
+type unitJSON struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Status    string `json:"status"`
+	Reason    string `json:"reason"`
+	Attempts  int    `json:"attempts"`
+	Tokens    int    `json:"tokens"`
+	ElapsedMS int64  `json:"elapsed_ms"`
+	Branch    string `json:"branch"`
+}
+
+// printSummaryJSON prints one JSON object per task of the run, in file
+// order.
+func printSummaryJSON(w io.Writer, s tasks.Summary) error {
+	enc := json.NewEncoder(w)
+	for _, u := range s.Units {
+		status := u.Status
+		if status == "" {
+			status = tasks.StatusPending
+		}
+		if err := enc.Encode(unitJSON{ID: u.ID, Title: u.Title, Status: status, Reason: u.Reason, Attempts: u.Attempts,
+			Tokens: u.Tokens, ElapsedMS: u.Elapsed.Milliseconds(), Branch: u.Branch}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // printSummary prints the table of outcomes after a run.

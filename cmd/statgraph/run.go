@@ -81,7 +81,8 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	jobs := fs.Int("j", 0, "tasks to run at once (default: number of CPUs)")
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
-	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
+	plain := fs.Bool("plain", false, "print plain progress lines even on a terminal")
+	asJSON := fs.Bool("json", false, "at the end, print one JSON object per task on stdout instead of the summary table")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (e.g. ANTHROPIC_API_KEY); checks never see them")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
@@ -105,6 +106,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		}
 		return exitUsage, usageError{err.Error()}
 	}
+	warnUncommitted(stderr, repo, file)
 	lock, err := tasks.Lock(file)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
@@ -122,6 +124,14 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Progress goes to stderr, so that stdout holds only the summary (or
+	// the --json output) and can be piped.
+	tty := false
+	size := func() (int, int) { return 80, 24 }
+	if f, ok := stderr.(*os.File); ok && !*plain && liveTable(f, os.Getenv) {
+		tty, size = true, termSize(f)
+	}
+	p := newProgress(stderr, tty, size)
 	stop := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -131,7 +141,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		for range sigs {
 			n++
 			if n == 1 {
-				fmt.Fprintln(stderr, "\nstopping after the running steps (Ctrl-C again to stop at once)…")
+				p.notice("stopping after the running steps (Ctrl-C again to stop at once)…")
 				close(stop)
 				continue
 			}
@@ -140,8 +150,6 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		}
 	}()
 
-	tty := isTerminal(stdout) && !*plain
-	p := newProgress(stdout, tty)
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
 		Report: p.event, Stop: stop, Log: p.logWriter(),
@@ -160,7 +168,13 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	p.start()
 	sum, err := d.Run(ctx)
 	p.stop()
-	printSummary(stdout, sum)
+	if *asJSON {
+		if err := printSummaryJSON(stdout, sum); err != nil {
+			return exitFailed, err
+		}
+	} else {
+		printSummary(stdout, sum)
+	}
 	switch {
 	case errors.Is(err, tasks.ErrStopped) || errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "statgraph: interrupted; run `statgraph resume` to continue")
@@ -171,6 +185,38 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitFailed, nil
 	}
 	return exitOK, nil
+}
+
+// warnUncommitted warns on w when the repository at repo has changes that
+// are not in its HEAD commit, which the tasks start from. The tasks file
+// itself, which statgraph writes, is not counted. Without the git program
+// it says nothing: the run does not need it to start.
+func warnUncommitted(w io.Writer, repo, file string) {
+	paths, err := workspace.Uncommitted(context.Background(), repo)
+	if err != nil {
+		return
+	}
+	self := ""
+	if abs, err := filepath.Abs(file); err == nil {
+		if absRepo, err := filepath.Abs(repo); err == nil {
+			self, _ = filepath.Rel(absRepo, abs)
+		}
+	}
+	var names []string
+	for _, p := range paths {
+		if filepath.FromSlash(p) != self {
+			names = append(names, p)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	list := strings.Join(names, ", ")
+	if len(names) > 5 {
+		list = strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	fmt.Fprintf(w, "statgraph: warning: %d uncommitted change(s) in %s will not be seen by the tasks, which start from the HEAD commit: %s; "+
+		"commit them first (git add -A && git commit) if the tasks need them\n", len(names), repo, list)
 }
 
 // askOnTerminal asks the operator what to do with a task that ran out of
