@@ -9,6 +9,7 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -156,16 +157,17 @@ func (r *row) describe() string {
 	return strings.Join(parts, ", ")
 }
 
-// redraw repaints the live table in place. Every line is cut to the
-// terminal's width less one column, so no line wraps and p.drawn is the
-// number of screen lines to move up next time; rows that do not fit the
-// terminal's height are summed up in one line. p.mu is held.
+// redraw repaints the live table in place. The title, the last column,
+// gets the width the other columns leave (the phase column gives some up
+// for it on a narrow terminal), and every line is cut to the terminal's
+// width less one column, so no line wraps and p.drawn is the number of
+// screen lines to move up next time; rows that do not fit the terminal's
+// height are summed up in one line. p.mu is held.
 func (p *progress) redraw() {
 	width, height := p.size()
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATUS\tPHASE\tATTEMPT\tELAPSED\tTOKENS\tTITLE")
 	keys := p.visible(height - 2)
+	cells := [][]string{{"TASK", "STATUS", "PHASE", "TRY", "TIME", "TOKENS", "TITLE"}}
+	tokens := false // a tokens column only once a task has spent some
 	for _, k := range keys {
 		r := p.rows[k]
 		el := r.elapsed
@@ -176,24 +178,58 @@ func (p *progress) redraw() {
 		if r.attempt > 0 {
 			att = fmt.Sprintf("%d/%d", r.attempt, r.max)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.id, r.status, clip(r.phase, 24), att, el.Round(100*time.Millisecond), r.tokens, r.title)
+		cells = append(cells, []string{r.id, r.status, r.phase, att, el.Round(100 * time.Millisecond).String(), fmt.Sprint(r.tokens), r.title})
+		tokens = tokens || r.tokens > 0
 	}
-	tw.Flush()
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if !tokens {
+		for i, row := range cells {
+			cells[i] = append(row[:5:5], row[6])
+		}
+	}
+	const phase, gap = 2, 2
+	title := len(cells[0]) - 1
+	widths := make([]int, len(cells[0]))
+	for _, row := range cells {
+		for c, v := range row {
+			widths[c] = max(widths[c], utf8.RuneCountInString(v))
+		}
+	}
+	widths[phase] = min(widths[phase], 20)
+	fixed := 0
+	for c, w := range widths[:title] {
+		if c != phase {
+			fixed += w + gap
+		}
+	}
+	// Room for the phase and the title; the title keeps at least 16 runes
+	// while the phase keeps at least 9.
+	room := width - 1 - fixed - gap
+	widths[phase] = max(min(widths[phase], room-16), 9)
+	widths[title] = max(room-widths[phase], 1)
+	var b strings.Builder
+	for _, row := range cells {
+		var line strings.Builder
+		for c, v := range row {
+			v = clip(v, widths[c])
+			line.WriteString(v)
+			if c < title {
+				line.WriteString(strings.Repeat(" ", widths[c]-utf8.RuneCountInString(v)+gap))
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteString("\n")
+	}
 	if hidden := len(p.keys) - len(keys); hidden > 0 {
-		lines = append(lines, fmt.Sprintf("… %d more tasks", hidden))
+		fmt.Fprintf(&b, "… %d more tasks\n", hidden)
 	}
 	var out strings.Builder
 	if p.drawn > 0 {
 		fmt.Fprintf(&out, "\x1b[%dA", p.drawn)
 	}
 	out.WriteString("\r\x1b[J")
-	for _, l := range lines {
-		out.WriteString(clip(strings.TrimRight(l, " "), width-1))
-		out.WriteString("\n")
-	}
+	out.WriteString(fitLines(b.String(), width))
 	io.WriteString(p.w, out.String())
-	p.drawn = len(lines)
+	p.drawn = strings.Count(b.String(), "\n")
 }
 
 // visible returns the keys of the rows that fit in n lines: all of them if
@@ -251,6 +287,24 @@ func (l lineWriter) Write(b []byte) (int, error) {
 	return l.p.w.Write(b)
 }
 
+// fitLines cuts every line of s to width-1 runes, so that none wraps on a
+// terminal width columns wide; width <= 0 leaves s as it is.
+func fitLines(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		nl := strings.HasSuffix(l, "\n")
+		l = clip(strings.TrimRight(l, " \n"), width-1)
+		if nl {
+			l += "\n"
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "")
+}
+
 // clip cuts s to at most n runes, ending it with "…" when cut.
 func clip(s string, n int) string {
 	if r := []rune(s); len(r) > n {
@@ -291,14 +345,16 @@ func printSummaryJSON(w io.Writer, s tasks.Summary) error {
 	return nil
 }
 
-// printSummary prints the table of outcomes after a run.
-func printSummary(w io.Writer, s tasks.Summary) {
+// printSummary prints the table of outcomes after a run, each line cut to
+// width-1 columns when width > 0 (the width of the terminal it goes to).
+func printSummary(w io.Writer, s tasks.Summary, width int) {
 	if len(s.Units) == 0 {
 		fmt.Fprintln(w, "no tasks")
 		return
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tTOKENS\tBRANCH\tNOTE")
 	counts := map[string]int{}
 	for _, u := range s.Units {
@@ -314,6 +370,7 @@ func printSummary(w io.Writer, s tasks.Summary) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", u.ID, status, u.Attempts, u.Tokens, branch, clip(u.Reason, 70))
 	}
 	tw.Flush()
+	io.WriteString(w, fitLines(b.String(), width))
 	var parts []string
 	for _, st := range []string{tasks.StatusDone, tasks.StatusFailed, tasks.StatusBlocked, tasks.StatusInterrupted, tasks.StatusPending} {
 		if counts[st] > 0 {

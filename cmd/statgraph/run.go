@@ -173,7 +173,11 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 			return exitFailed, err
 		}
 	} else {
-		printSummary(stdout, sum)
+		width := 0
+		if f, ok := stdout.(*os.File); ok && isTerminal(f) {
+			width, _ = termSize(f)()
+		}
+		printSummary(stdout, sum, width)
 	}
 	switch {
 	case errors.Is(err, tasks.ErrStopped) || errors.Is(err, context.Canceled):
