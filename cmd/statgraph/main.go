@@ -111,8 +111,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // version returns the module version and VCS revision the binary was built
-// from, e.g. "(devel) 1a2b3c4d5e6f+dirty" for a go build in a git checkout
-// with uncommitted changes, or "v1.2.0" for go install ...@v1.2.0.
+// from, e.g. "v0.0.0-20261124211041-1a2b3c4d5e6f+dirty" for a go build in a
+// git checkout with uncommitted changes (Go 1.24 and later),
+// "(devel) 1a2b3c4d5e6f+dirty" when the version holds no revision, or
+// "v1.2.0" for go install ...@v1.2.0.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	return versionOf(bi, ok)
@@ -138,11 +140,18 @@ func versionOf(bi *debug.BuildInfo, ok bool) string {
 	}
 	switch {
 	case rev != "":
+		// Since Go 1.24 a build in a git checkout has a pseudo-version
+		// holding the revision (and +dirty); say each only once.
 		if len(rev) > 12 {
 			rev = rev[:12]
 		}
-		v += " " + rev
-		if modified == "true" {
+		dirty := modified == "true"
+		if !strings.Contains(v, rev) {
+			v = strings.TrimSuffix(v, "+dirty") + " " + rev
+			if dirty {
+				v += "+dirty"
+			}
+		} else if dirty && !strings.HasSuffix(v, "+dirty") {
 			v += "+dirty"
 		}
 	case v == "(devel)":

@@ -27,6 +27,10 @@ func TestVersionOf(t *testing.T) {
 	}{
 		{"checkout with changes", build("(devel)", "vcs", "git", "vcs.revision", rev, "vcs.modified", "true"), true, "(devel) 1a2b3c4d5e6f+dirty"},
 		{"clean checkout", build("(devel)", "vcs.revision", rev, "vcs.modified", "false"), true, "(devel) 1a2b3c4d5e6f"},
+		{"pseudo-version from a dirty checkout", build("v0.0.0-20261124211041-1a2b3c4d5e6f+dirty", "vcs.revision", rev, "vcs.modified", "true"), true,
+			"v0.0.0-20261124211041-1a2b3c4d5e6f+dirty"},
+		{"pseudo-version from a clean checkout", build("v0.0.0-20261124211041-1a2b3c4d5e6f", "vcs.revision", rev, "vcs.modified", "false"), true,
+			"v0.0.0-20261124211041-1a2b3c4d5e6f"},
 		{"go install at a tag", build("v1.2.0"), true, "v1.2.0"},
 		{"no VCS information", build("(devel)"), true, "(devel) (no VCS revision: built outside a git checkout or with -buildvcs=false)"},
 		{"no build information", nil, false, "(unknown: the binary has no build information)"},
