@@ -360,6 +360,14 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted}, ws, opts),
 		MaxRetries: t.Retries(),
 	}
+	// The budget is new in this process: give it the tokens the thread's
+	// last checkpoint records, so that a resumed task's count (and its
+	// budget_tokens limit) covers its earlier runs too.
+	spent, err := restoreTokens(ctx, g, plan.Thread(id), budget)
+	if err != nil {
+		return fail(agents.TaskState{}, err)
+	}
+	in.Tokens = spent
 	deadline := t.Timeout
 	if deadline <= 0 {
 		deadline = d.TaskTimeout
@@ -370,9 +378,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 	}
 	state, err := d.invoke(uctx, g, plan.Thread(id), id, t, in, start, changed)
 	cancel()
-	if budget != nil {
-		res.Tokens = budget.Spent()
-	}
+	res.Tokens = max(budget.Spent(), state.Tokens)
 	branch, perr := publish(context.WithoutCancel(ctx), ws)
 	switch {
 	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(uctx), errDeadline):
@@ -430,6 +436,17 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 				break
 			}
 			switch ev.Kind {
+			case statgraph.EventNodeStart:
+				// The phase shown is the node that runs now, not the one
+				// that just finished.
+				if phase, ok := nodePhases[ev.Node]; ok {
+					attempt := state.RetryCount + 1
+					if ev.Node == agents.NodePlanner {
+						attempt = 0
+					}
+					d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: phase,
+						Attempt: attempt, MaxAttempts: state.MaxRetries, Tokens: state.Tokens, Elapsed: time.Since(start)})
+				}
 			case statgraph.EventUpdate:
 				state = ev.State
 				if state.RetryCount != recorded {
@@ -491,6 +508,14 @@ func (d *Dispatcher) recordProgress(id string, s agents.TaskState, changed chan<
 	case changed <- struct{}{}:
 	default: // a save is already due
 	}
+}
+
+// nodePhases names the phase a unit is in while a node of the orchestrator
+// graph runs.
+var nodePhases = map[string]string{
+	agents.NodePlanner:  agents.PhasePlanning,
+	agents.NodeExecutor: agents.PhaseExecuting,
+	agents.NodeVerifier: agents.PhaseVerify,
 }
 
 func boolInt(b bool) int {

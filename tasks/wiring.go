@@ -3,7 +3,9 @@ package tasks
 // This file turns a unit's settings into the orchestrator's agents and checks.
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -124,4 +126,23 @@ func commandExecutor(e Executor, allow []string) agents.CommandExecutor {
 	c.Timeout = e.Timeout
 	c.Env = append(append(c.Env, allow...), e.Env...)
 	return c
+}
+
+// restoreTokens charges budget with the tokens recorded in the last
+// checkpoint of the unit's thread and returns them (0 for a thread that has
+// none). Every token a finished node spent is in a checkpoint: the graph
+// saves one after every step. A node cut off mid-call (a second Ctrl-C, a
+// kill -9) has no checkpoint; it runs again on resume and its tokens are
+// spent, and counted, again: the server really charged them twice, but the
+// count has only the run that finished.
+func restoreTokens(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread string, budget *llm.Budget) (int, error) {
+	snap, err := g.State(ctx, thread)
+	switch {
+	case errors.Is(err, statgraph.ErrNoCheckpoint):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("read the last checkpoint of %s from the run store: %w", thread, err)
+	}
+	budget.Restore(snap.State.Tokens)
+	return snap.State.Tokens, nil
 }

@@ -66,7 +66,7 @@ func TestQuickstart(t *testing.T) {
 	t.Run("summary", func(t *testing.T) {
 		assert.Contains(t, run.stdout, "1 done, 1 failed, 1 blocked")
 		assert.Contains(t, run.stdout, planOf(t, dir, "tasks.json", "").Branch("1"))
-		assert.Contains(t, run.stdout, "task 2 FAILED after 2 attempts")
+		assert.Contains(t, run.stderr, "task 2 FAILED after 2 attempts")
 	})
 
 	t.Run("status", func(t *testing.T) {

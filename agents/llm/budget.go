@@ -84,6 +84,21 @@ func (b *Budget) Check(estimate int) error {
 	return nil
 }
 
+// Restore records n tokens spent on b before this process started (read
+// back from a checkpoint when a task is resumed), so that b's limit and
+// Spent count the task's whole spend. Unlike Add it does not charge b's
+// ancestors: the global budget counts the current run only. Restore is meant
+// for a budget no call has used yet; it adds to whatever b has spent. A nil
+// Budget or n <= 0 does nothing.
+func (b *Budget) Restore(n int) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.spent += n
+	b.mu.Unlock()
+}
+
 // Add charges u to b and all its ancestors. A nil Budget ignores it.
 func (b *Budget) Add(u Usage) {
 	n := u.tokens()

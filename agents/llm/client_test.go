@@ -274,6 +274,26 @@ func TestBudget(t *testing.T) {
 	assert.Equal(t, 100, parent.Spent())
 }
 
+// TestBudgetRestore: spend restored from a checkpoint counts against the
+// task's limit but not against the run's global budget.
+func TestBudgetRestore(t *testing.T) {
+	var unlimited *Budget
+	unlimited.Restore(5)
+	assert.Zero(t, unlimited.Spent())
+
+	global := NewBudget(1000, nil)
+	task := NewBudget(100, global)
+	task.Restore(90)
+	task.Restore(-3)
+	assert.Equal(t, 90, task.Spent())
+	assert.Zero(t, global.Spent(), "restored spend is not charged to the global budget")
+	require.NoError(t, task.Check(10))
+	require.ErrorIs(t, task.Check(11), ErrBudget, "restored spend counts against the task's limit")
+	task.Add(Usage{Total: 10})
+	assert.Equal(t, 100, task.Spent())
+	assert.Equal(t, 10, global.Spent())
+}
+
 // logRecorder is a Config.Logf that keeps the lines.
 type logRecorder struct {
 	mu  sync.Mutex // guards buf

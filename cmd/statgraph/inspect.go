@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("status", stderr)
 	var c common
 	c.register(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object per task instead of the table")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -76,22 +78,68 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	enc := json.NewEncoder(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATUS\tPHASE\tATTEMPTS\tTOKENS\tTITLE\tNOTE")
+	if !*asJSON {
+		fmt.Fprintln(tw, "TASK\tSTATUS\tPHASE\tATTEMPTS\tTOKENS\tTITLE\tNOTE")
+	}
 	for _, u := range f.Units() {
 		t, _ := f.Task(u.ID)
-		status, phase, tokens := t.Status, "-", "-"
-		if status == "" {
-			status = tasks.StatusPending
+		row := statusJSON{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount, MaxAttempts: t.Retries()}
+		if row.Status == "" {
+			row.Status = tasks.StatusPending
 		}
+		phase, tokens := "-", "-"
 		if g != nil {
 			if snap, err := g.State(ctx, plan.Thread(u.ID)); err == nil {
 				phase, tokens = snap.State.Phase, fmt.Sprint(snap.State.Tokens)
+				row.Phase, row.Tokens = snap.State.Phase, snap.State.Tokens
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable.String(u.ID), status, phase, t.RetryCount, t.Retries(), tokens, clip(t.Title, 40), clip(t.StatusReason, 60))
+		if *asJSON {
+			if err := enc.Encode(row); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable.String(u.ID), row.Status, phase, row.Attempts, row.MaxAttempts, tokens, clip(t.Title, 40), clip(t.StatusReason, 60))
 	}
 	return tw.Flush()
+}
+
+// statusJSON is one task's line of status --json. Phase and Tokens come
+// from the run store; they are empty and 0 for a task that has not run.
+type statusJSON struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Status      string `json:"status"`
+	Reason      string `json:"reason"`
+	Phase       string `json:"phase"`
+	Attempts    int    `json:"attempts"`
+	MaxAttempts int    `json:"max_attempts"`
+	Tokens      int    `json:"tokens"`
+}
+
+// historyJSON is the output of history --json: the task's state from its
+// last checkpoint, with each attempt's diff when the workspace is there.
+type historyJSON struct {
+	ID           string        `json:"id"`
+	Title        string        `json:"title"`
+	Phase        string        `json:"phase"`
+	RetryCount   int           `json:"retry_count"`
+	MaxRetries   int           `json:"max_retries"`
+	Tokens       int           `json:"tokens"`
+	Plan         agents.Plan   `json:"plan"`
+	Attempts     []attemptJSON `json:"attempts"`
+	ErrorHistory []string      `json:"error_history"`
+	Warnings     []string      `json:"warnings"`
+	Branch       string        `json:"branch,omitempty"`
+	Diff         string        `json:"diff,omitempty"`
+}
+
+type attemptJSON struct {
+	agents.Attempt
+	Diff string `json:"diff,omitempty"`
 }
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -100,6 +148,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	c.register(fs)
 	file := fs.String("file", "tasks.json", "the tasks file")
 	noDiff := fs.Bool("no-diff", false, "do not print the diff")
+	asJSON := fs.Bool("json", false, "print the history as one JSON object")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -147,6 +196,9 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		} else if pub, err = workspace.OpenPublished(plan.Repo, plan.Branch(id)); err == nil {
 			diffs = pub
 		}
+	}
+	if *asJSON {
+		return printHistoryJSON(ctx, stdout, id, s, ws)
 	}
 	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(s.Task.Title), s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
 	if s.Plan.Summary != "" {
@@ -197,6 +249,32 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", pub.Branch(), diff)
 	}
 	return nil
+}
+
+// printHistoryJSON prints s, the last checkpointed state of task id, as one
+// JSON object; with a workspace ws, each attempt's diff and the branch's.
+func printHistoryJSON(ctx context.Context, w io.Writer, id string, s agents.TaskState, ws *workspace.Workspace) error {
+	h := historyJSON{ID: id, Title: s.Task.Title, Phase: s.Phase, RetryCount: s.RetryCount, MaxRetries: s.MaxRetries,
+		Tokens: s.Tokens, Plan: s.Plan, Attempts: []attemptJSON{}, ErrorHistory: s.ErrorHistory, Warnings: s.Warnings}
+	for _, a := range s.Attempts {
+		aj := attemptJSON{Attempt: a}
+		if ws != nil && a.Commit != "" {
+			if d, err := ws.DiffCommit(ctx, a.Commit); err == nil {
+				aj.Diff = d
+			}
+		}
+		h.Attempts = append(h.Attempts, aj)
+	}
+	if ws != nil {
+		d, err := ws.Diff(ctx)
+		if err != nil {
+			return err
+		}
+		h.Branch, h.Diff = ws.Branch(), d
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(h)
 }
 
 func short(h string) string {

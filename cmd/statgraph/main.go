@@ -5,12 +5,15 @@
 //	statgraph run [flags] [tasks.json]      run pending tasks
 //	statgraph resume [flags] [tasks.json]   continue runs a crash or Ctrl-C left
 //	statgraph validate [tasks.json]         check the file, change nothing
-//	statgraph status [tasks.json]           table of tasks
+//	statgraph status [--json] [tasks.json]  table of tasks
 //	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
 //	statgraph reset [flags] <task-id>...    send failed or blocked tasks back to pending
 //	statgraph graph [--format mermaid|dot]  the orchestrator graph
 //	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
 //	statgraph version
+//
+// Progress goes to stderr (a live table on a terminal, plain lines otherwise
+// or with TERM=dumb); the summary table and --json output go to stdout.
 //
 // Exit codes: 0 every task done, 1 a task failed or is blocked, 2 bad input
 // or usage, 130 interrupted.
@@ -55,14 +58,15 @@ Usage:
   statgraph run [flags] [tasks.json]       run pending tasks (default file: tasks.json)
   statgraph resume [flags] [tasks.json]    continue tasks a crash or Ctrl-C left in progress
   statgraph validate [--tag T] [tasks.json]
-  statgraph status [--tag T] [--store F] [tasks.json]
-  statgraph history [--file tasks.json] [--store F] <task-id>
+  statgraph status [--tag T] [--store F] [--json] [tasks.json]
+  statgraph history [--file tasks.json] [--store F] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot]
   statgraph clean [--tag T] [--store F] [tasks.json]
   statgraph version
 
 Run "statgraph <command> -h" for a command's flags.
+Progress goes to stderr; the summary table and --json output to stdout.
 Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server), OPENAI_API_KEY.
 Exit codes: 0 all done, 1 a task failed or is blocked, 2 bad input or usage, 130 interrupted.
 `
@@ -130,20 +134,52 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// version returns the module version the binary was built from.
+// version returns the module version and VCS revision the binary was built
+// from, e.g. "v0.0.0-20261124211041-1a2b3c4d5e6f+dirty" for a go build in a
+// git checkout with uncommitted changes (Go 1.24 and later),
+// "(devel) 1a2b3c4d5e6f+dirty" when the version holds no revision, or
+// "v1.2.0" for go install ...@v1.2.0.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
+	return versionOf(bi, ok)
+}
+
+// versionOf formats build information for version.
+func versionOf(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return "(unknown: the binary has no build information)"
 	}
 	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
 	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
 	}
-	if v == "" || v == "(devel)" {
-		return "dev"
+	switch {
+	case rev != "":
+		// Since Go 1.24 a build in a git checkout has a pseudo-version
+		// holding the revision (and +dirty); say each only once.
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		dirty := modified == "true"
+		if !strings.Contains(v, rev) {
+			v = strings.TrimSuffix(v, "+dirty") + " " + rev
+			if dirty {
+				v += "+dirty"
+			}
+		} else if dirty && !strings.HasSuffix(v, "+dirty") {
+			v += "+dirty"
+		}
+	case v == "(devel)":
+		v += " (no VCS revision: built outside a git checkout or with -buildvcs=false)"
 	}
 	return v
 }

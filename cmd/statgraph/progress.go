@@ -1,23 +1,31 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/tasks"
 )
 
-// progress shows what the dispatcher is doing: a live table on a terminal,
-// one line per change otherwise.
+// progress shows what the dispatcher is doing on stderr: a live table on a
+// terminal, one line per change otherwise. Its methods are safe for
+// concurrent use.
 type progress struct {
-	w     io.Writer
-	tty   bool
+	w   io.Writer
+	tty bool
+	// size returns the terminal's width and height; only used when tty.
+	size  func() (width, height int)
 	mu    sync.Mutex // guards everything below and writes to w
 	rows  map[string]*row
 	keys  []string // units in the order they appeared
@@ -33,10 +41,33 @@ type row struct {
 	elapsed                  time.Duration
 }
 
-// newProgress returns a progress writing to w; everything it writes is
-// scrubbed of secrets (task titles, notes, orchestrator lines).
-func newProgress(w io.Writer, tty bool) *progress {
-	return &progress{w: secret.NewWriter(w), tty: tty, rows: map[string]*row{}}
+// newProgress returns a progress writing to w: the live table when tty is
+// true (redrawn to fit size()), plain lines otherwise. Everything it writes
+// is scrubbed of secrets (task titles, notes, orchestrator lines).
+func newProgress(w io.Writer, tty bool, size func() (int, int)) *progress {
+	if size == nil {
+		size = func() (int, int) { return 80, 24 }
+	}
+	return &progress{w: secret.NewWriter(w), tty: tty, size: size, rows: map[string]*row{}}
+}
+
+// liveTable reports whether f is a terminal that can show the live table:
+// a character device, and TERM set to something other than "dumb".
+func liveTable(f *os.File, getenv func(string) string) bool {
+	t := getenv("TERM")
+	return isTerminal(f) && t != "" && t != "dumb"
+}
+
+// termSize returns a function reporting f's terminal size, 80x24 when it
+// cannot be read.
+func termSize(f *os.File) func() (int, int) {
+	return func() (int, int) {
+		w, h, err := term.GetSize(int(f.Fd()))
+		if err != nil || w <= 0 || h <= 0 {
+			return 80, 24
+		}
+		return w, h
+	}
 }
 
 // start begins redrawing the live table on a terminal.
@@ -129,12 +160,18 @@ func (r *row) describe() string {
 	return strings.Join(parts, ", ")
 }
 
-// redraw repaints the live table in place. p.mu is held.
+// redraw repaints the live table in place. The title, the last column,
+// gets the width the other columns leave (the phase column gives some up
+// for it on a narrow terminal), and every line is cut to the terminal's
+// width less one column, so no line wraps and p.drawn is the number of
+// screen lines to move up next time; rows that do not fit the terminal's
+// height are summed up in one line. p.mu is held.
 func (p *progress) redraw() {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tTITLE\tSTATUS\tPHASE\tATTEMPT\tELAPSED\tTOKENS")
-	for _, k := range p.keys {
+	width, height := p.size()
+	keys := p.visible(height - 2)
+	cells := [][]string{{"TASK", "STATUS", "PHASE", "TRY", "TIME", "TOKENS", "TITLE"}}
+	tokens := false // a tokens column only once a task has spent some
+	for _, k := range keys {
 		r := p.rows[k]
 		el := r.elapsed
 		if r.status == "running" {
@@ -144,14 +181,91 @@ func (p *progress) redraw() {
 		if r.attempt > 0 {
 			att = fmt.Sprintf("%d/%d", r.attempt, r.max)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", printable.String(r.id), clip(r.title, 40), r.status, clip(r.phase, 40), att, el.Round(100*time.Millisecond), r.tokens)
+		cells = append(cells, []string{printable.String(r.id), r.status, r.phase, att, el.Round(100 * time.Millisecond).String(), fmt.Sprint(r.tokens), r.title})
+		tokens = tokens || r.tokens > 0
 	}
-	tw.Flush()
+	if !tokens {
+		for i, row := range cells {
+			cells[i] = append(row[:5:5], row[6])
+		}
+	}
+	const phase, gap = 2, 2
+	title := len(cells[0]) - 1
+	widths := make([]int, len(cells[0]))
+	for _, row := range cells {
+		for c, v := range row {
+			widths[c] = max(widths[c], utf8.RuneCountInString(v))
+		}
+	}
+	widths[phase] = min(widths[phase], 20)
+	fixed := 0
+	for c, w := range widths[:title] {
+		if c != phase {
+			fixed += w + gap
+		}
+	}
+	// Room for the phase and the title; the title keeps at least 16 runes
+	// while the phase keeps at least 9.
+	room := width - 1 - fixed - gap
+	widths[phase] = max(min(widths[phase], room-16), 9)
+	widths[title] = max(room-widths[phase], 1)
+	var b strings.Builder
+	for _, row := range cells {
+		var line strings.Builder
+		for c, v := range row {
+			v = clip(v, widths[c])
+			line.WriteString(v)
+			if c < title {
+				line.WriteString(strings.Repeat(" ", widths[c]-utf8.RuneCountInString(v)+gap))
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteString("\n")
+	}
+	if hidden := len(p.keys) - len(keys); hidden > 0 {
+		fmt.Fprintf(&b, "… %d more tasks\n", hidden)
+	}
+	var out strings.Builder
 	if p.drawn > 0 {
-		fmt.Fprintf(p.w, "\x1b[%dA\x1b[J", p.drawn)
+		fmt.Fprintf(&out, "\x1b[%dA", p.drawn)
 	}
-	io.WriteString(p.w, b.String())
+	out.WriteString("\r\x1b[J")
+	out.WriteString(fitLines(b.String(), width))
+	io.WriteString(p.w, out.String())
 	p.drawn = strings.Count(b.String(), "\n")
+}
+
+// visible returns the keys of the rows that fit in n lines: all of them if
+// they fit, else running rows first, then the others in order. p.mu is held.
+func (p *progress) visible(n int) []string {
+	if n < 1 {
+		n = 1
+	}
+	if len(p.keys) <= n {
+		return p.keys
+	}
+	n-- // the "… more tasks" line
+	var out []string
+	for _, running := range []bool{true, false} {
+		for _, k := range p.keys {
+			if len(out) < n && (p.rows[k].status == "running") == running {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// notice prints a line for the operator, above the live table on a
+// terminal, so that the table is redrawn below it rather than over it.
+func (p *progress) notice(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn > 0 {
+		fmt.Fprintf(p.w, "\x1b[%dA\r\x1b[J", p.drawn)
+		p.drawn = 0
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
 // ask runs f with the live table paused, for a question to the operator.
@@ -195,26 +309,78 @@ func (l lineWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// fitLines cuts every line of s to width-1 runes, so that none wraps on a
+// terminal width columns wide; width <= 0 leaves s as it is.
+func fitLines(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		nl := strings.HasSuffix(l, "\n")
+		l = clip(strings.TrimRight(l, " \n"), width-1)
+		if nl {
+			l += "\n"
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "")
+}
+
 // clip returns s for one table cell: control characters escaped (see
 // printable.String), then cut to n runes with an ellipsis.
 func clip(s string, n int) string {
 	s = printable.String(s)
 	if r := []rune(s); len(r) > n {
+		if n < 1 {
+			return ""
+		}
 		return string(r[:n-1]) + "…"
 	}
 	return s
 }
 
+// unitJSON is one task's line of run --json.
+type unitJSON struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Status    string `json:"status"`
+	Reason    string `json:"reason"`
+	Attempts  int    `json:"attempts"`
+	Tokens    int    `json:"tokens"`
+	ElapsedMS int64  `json:"elapsed_ms"`
+	Branch    string `json:"branch"`
+}
+
+// printSummaryJSON prints one JSON object per task of the run, in file
+// order.
+func printSummaryJSON(w io.Writer, s tasks.Summary) error {
+	enc := json.NewEncoder(secret.NewWriter(w))
+	for _, u := range s.Units {
+		status := u.Status
+		if status == "" {
+			status = tasks.StatusPending
+		}
+		if err := enc.Encode(unitJSON{ID: u.ID, Title: u.Title, Status: status, Reason: u.Reason, Attempts: u.Attempts,
+			Tokens: u.Tokens, ElapsedMS: u.Elapsed.Milliseconds(), Branch: u.Branch}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // printSummary prints the table of outcomes after a run, scrubbed of
-// secrets.
-func printSummary(w io.Writer, s tasks.Summary) {
+// secrets, each line cut to width-1 columns when width > 0 (the width of
+// the terminal it goes to).
+func printSummary(w io.Writer, s tasks.Summary, width int) {
 	w = secret.NewWriter(w)
 	if len(s.Units) == 0 {
 		fmt.Fprintln(w, "no tasks")
 		return
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tTOKENS\tBRANCH\tNOTE")
 	counts := map[string]int{}
 	for _, u := range s.Units {
@@ -230,6 +396,7 @@ func printSummary(w io.Writer, s tasks.Summary) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", printable.String(u.ID), status, u.Attempts, u.Tokens, branch, clip(u.Reason, 70))
 	}
 	tw.Flush()
+	io.WriteString(w, fitLines(b.String(), width))
 	var parts []string
 	for _, st := range []string{tasks.StatusDone, tasks.StatusFailed, tasks.StatusBlocked, tasks.StatusInterrupted, tasks.StatusPending} {
 		if counts[st] > 0 {

@@ -119,7 +119,8 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	jobs := fs.Int("j", 0, "tasks to run at once (default: number of CPUs)")
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
-	plain := fs.Bool("plain", false, "print plain log lines even on a terminal")
+	plain := fs.Bool("plain", false, "print plain progress lines even on a terminal")
+	asJSON := fs.Bool("json", false, "at the end, print one JSON object per task on stdout instead of the summary table")
 	requestTimeout := fs.Duration("request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
 	taskTimeout := fs.Duration("task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
 	maxResponse := fs.Int64("max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
@@ -181,6 +182,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if err := tasks.Preflight(ctx, f, repo, mc, nil); err != nil {
 		return exitUsage, usagef("%s cannot run; nothing was changed:\n%s", file, err)
 	}
+	warnUncommitted(stderr, repo, file)
 	lock, err := tasks.Lock(file)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
@@ -201,6 +203,14 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	// cancelled step. A second one exits at once, as a kill would.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Progress goes to stderr, so that stdout holds only the summary (or
+	// the --json output) and can be piped.
+	tty := false
+	size := func() (int, int) { return 80, 24 }
+	if f, ok := stderr.(*os.File); ok && !*plain && liveTable(f, os.Getenv) {
+		tty, size = true, termSize(f)
+	}
+	p := newProgress(stderr, tty, size)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	// The process exits right after the run: a signal arriving from here
@@ -217,7 +227,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		case <-done:
 			return
 		}
-		fmt.Fprintln(stderr, "\nstopping: cancelling model calls and commands, saving tasks.json (Ctrl-C again to exit at once)…")
+		p.notice("stopping: cancelling model calls and commands, saving tasks.json (Ctrl-C again to exit at once)…")
 		cancel()
 		select {
 		case <-sigs:
@@ -227,8 +237,6 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		}
 	})
 
-	tty := isTerminal(stdout) && !*plain
-	p := newProgress(stdout, tty)
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
 		Report: p.event, Log: p.logWriter(), TaskTimeout: *taskTimeout, NoSandbox: *noSandbox,
@@ -251,7 +259,17 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	p.start()
 	sum, err := d.Run(ctx)
 	p.stop()
-	printSummary(stdout, sum)
+	if *asJSON {
+		if err := printSummaryJSON(stdout, sum); err != nil {
+			return exitFailed, err
+		}
+	} else {
+		width := 0
+		if f, ok := stdout.(*os.File); ok && isTerminal(f) {
+			width, _ = termSize(f)()
+		}
+		printSummary(stdout, sum, width)
+	}
 	integrationFailed := false
 	if *integrate != "" && err == nil {
 		in, ierr := d.Integrate(ctx, *integrate)
@@ -273,6 +291,38 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitFailed, nil
 	}
 	return exitOK, nil
+}
+
+// warnUncommitted warns on w when the repository at repo has changes that
+// are not in its HEAD commit, which the tasks start from. The tasks file
+// itself, which statgraph writes, is not counted. Without the git program
+// it says nothing: the run does not need it to start.
+func warnUncommitted(w io.Writer, repo, file string) {
+	paths, err := workspace.Uncommitted(context.Background(), repo)
+	if err != nil {
+		return
+	}
+	self := ""
+	if abs, err := filepath.Abs(file); err == nil {
+		if absRepo, err := filepath.Abs(repo); err == nil {
+			self, _ = filepath.Rel(absRepo, abs)
+		}
+	}
+	var names []string
+	for _, p := range paths {
+		if filepath.FromSlash(p) != self {
+			names = append(names, p)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	list := strings.Join(names, ", ")
+	if len(names) > 5 {
+		list = strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	fmt.Fprintf(w, "statgraph: warning: %d uncommitted change(s) in %s will not be seen by the tasks, which start from the HEAD commit: %s; "+
+		"commit them first (git add -A && git commit) if the tasks need them\n", len(names), repo, list)
 }
 
 // askOnTerminal asks the operator what to do with a task that ran out of
