@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test fmt-check vet race bench bench-peers demo clean
+.PHONY: build test fmt-check vet race bench bench-peers demo clean sandbox-deps
 
 build:
 	$(GO) build -o bin/statgraph ./cmd/statgraph
@@ -14,7 +14,19 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 
-race:
+# The sandbox statgraph runs checks and agent CLIs in is bubblewrap (bwrap):
+# installed here when missing and we are root on a Debian-like machine,
+# otherwise the command to run is printed and make stops.
+sandbox-deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (the sandbox for checks and agent CLIs)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+	  else \
+	    echo "statgraph runs checks in a bubblewrap sandbox; install it first: sudo apt-get install bubblewrap"; exit 1; \
+	  fi; }
+
+race: sandbox-deps
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 test: fmt-check vet race
@@ -28,7 +40,7 @@ bench-peers:
 	STATGRAPH_ROOT=$(CURDIR) ../shared/bench-anchors/scripts/build.sh
 	../shared/bench-anchors/scripts/run.sh -n 5 'statgraph|eino|goplain|langgraphjs'
 
-demo: build
+demo: build sandbox-deps
 	scripts/demo.sh
 
 clean:

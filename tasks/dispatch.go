@@ -17,7 +17,6 @@ import (
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
-	"github.com/statgraph/statgraph/verifier"
 )
 
 // Dispatcher runs the units of a tasks file through the orchestrator graph:
@@ -149,12 +148,8 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	if d.Checkpointer == nil {
 		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")
 	}
-	if d.NoSandbox {
-		d.logf("warning: --no-sandbox: checks and agent CLIs run unprotected: they can write anywhere you can " +
-			"(your repository and its .git, $HOME), read statgraph's environment through /proc, " +
-			"leave processes running after the run, and use the network\n")
-	} else if err := verifier.SandboxAvailable(); err != nil {
-		return Summary{}, fmt.Errorf("statgraph refuses to run checks without a sandbox: %w", err)
+	if err := d.checkSandbox(); err != nil {
+		return Summary{}, err
 	}
 	plan, err := d.plan()
 	if err != nil {
@@ -292,13 +287,6 @@ func (d *Dispatcher) summary(units []Unit, results map[string]*UnitResult) Summa
 		s.Units = append(s.Units, *results[u.ID])
 	}
 	return s
-}
-
-// logf writes one line to Log, if any.
-func (d *Dispatcher) logf(format string, args ...any) {
-	if d.Log != nil {
-		fmt.Fprintf(d.Log, format, args...)
-	}
 }
 
 func (d *Dispatcher) report(e Event) {

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -50,4 +51,11 @@ func (d *Dispatcher) republish(ctx context.Context, plan Plan, id string) string
 	}
 	d.logf("task %s: its branch %s was missing or unreadable in %s; published it again\n", id, branch, plan.Repo)
 	return branch
+}
+
+// logf writes one line to Log, if any.
+func (d *Dispatcher) logf(format string, args ...any) {
+	if d.Log != nil {
+		fmt.Fprintf(d.Log, format, args...)
+	}
 }

@@ -93,6 +93,24 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 	return g, budget, err
 }
 
+// checkSandbox returns an error wrapping verifier.ErrSandboxUnavailable
+// when the sandbox cannot be set up, unless NoSandbox is set; then it writes
+// to Log, once, what is left unprotected.
+func (d *Dispatcher) checkSandbox() error {
+	if !d.NoSandbox {
+		if err := verifier.SandboxAvailable(); err != nil {
+			return fmt.Errorf("statgraph refuses to run checks without a sandbox: %w", err)
+		}
+		return nil
+	}
+	if d.Log != nil {
+		fmt.Fprintln(d.Log, "warning: --no-sandbox: checks and agent CLIs run unprotected: they can write anywhere you can "+
+			"(your repository and its .git, $HOME), read statgraph's environment through /proc, "+
+			"leave processes running after the run, and use the network")
+	}
+	return nil
+}
+
 // sandbox returns the sandbox of unit t's checks and agent CLI, or nil with
 // NoSandbox: the workspace is writable and its .git read-only, the user's
 // repository is read-only (and visible even under /tmp), the state

@@ -37,7 +37,7 @@ func TestKillAndResume(t *testing.T) {
 	t.Parallel()
 	cleanLog := filepath.Join(t.TempDir(), "effects.log")
 	clean := newRepo(t, map[string]string{"tasks.json": effectsTasksJSON(t, cleanLog, crashTasks)})
-	r := statgraph(t, clean, "run", "-j", "1", "tasks.json")
+	r := statgraph(t, clean, "run", noSandbox, "-j", "1", "tasks.json")
 	require.Equal(t, 1, r.code, "uninterrupted run\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	want := withoutTimes(readTasks(t, filepath.Join(clean, "tasks.json")))
 	wantLines := effectLines(t, cleanLog)
@@ -58,7 +58,7 @@ func TestKillAndResume(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			cmd, stdout, stderr := command(ctx, dir, "run", "-j", "1", "tasks.json")
+			cmd, stdout, stderr := command(ctx, dir, "run", noSandbox, "-j", "1", "tasks.json")
 			require.NoError(t, cmd.Start())
 			waitForLines(t, log, killAt, time.Minute)
 			require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGKILL))
@@ -70,7 +70,7 @@ func TestKillAndResume(t *testing.T) {
 			// with the resumed run's log lines.
 			time.Sleep(300 * time.Millisecond)
 
-			r := statgraph(t, dir, "resume", "-j", "1", "tasks.json")
+			r := statgraph(t, dir, "resume", noSandbox, "-j", "1", "tasks.json")
 			assert.Equal(t, 1, r.code, "resume ends like the uninterrupted run\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			reads, bad := reader()
 			assert.Positive(t, reads, "the reader read tasks.json")

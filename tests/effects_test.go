@@ -22,6 +22,12 @@ type effectTask struct {
 	execSleep string // how long the executor sleeps after logging, for sleep(1)
 }
 
+// noSandbox is the flag the tests built on effectsTasksJSON pass: their
+// executors and checks log to a file outside the workspace, which is what
+// the sandbox forbids, so they run unsandboxed (the sandbox has its own
+// tests in verifier and tasks, and TestSandboxedRun covers it end to end).
+const noSandbox = "--no-sandbox"
+
 // effectsTasksJSON returns a tasks.json for ts logging to logPath. The
 // executor of task i logs "exec <i> <attempt>", sleeps, and writes
 // "attempt <k>" to work-<i>.txt (overwriting, so a repeated attempt leaves

@@ -43,7 +43,7 @@ func TestCtrlC(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			cmd, stdout, stderr := command(ctx, dir, "run", "tasks.json")
+			cmd, stdout, stderr := command(ctx, dir, "run", noSandbox, "tasks.json")
 			require.NoError(t, cmd.Start())
 			waitForLines(t, log, 1, time.Minute)
 			sent := time.Now()
@@ -71,7 +71,7 @@ func TestCtrlC(t *testing.T) {
 			}
 
 			require.NoError(t, os.WriteFile(sleep, []byte("0.1"), 0o644))
-			r = statgraph(t, dir, "resume", "tasks.json")
+			r = statgraph(t, dir, "resume", noSandbox, "tasks.json")
 			require.Equal(t, 0, r.code, "resume completes the task\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			task = readTasks(t, file)["1"]
 			assert.Equal(t, "done", task.Status)
@@ -95,7 +95,7 @@ func TestSecondRunRefused(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	first, stdout, stderr := command(ctx, dir, "run", "tasks.json")
+	first, stdout, stderr := command(ctx, dir, "run", noSandbox, "tasks.json")
 	require.NoError(t, first.Start())
 	waitForLines(t, log, 1, time.Minute)
 	before, err := os.ReadFile(file)

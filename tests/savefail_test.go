@@ -16,7 +16,8 @@ import (
 // (task 1's executor removes the directory holding it, as a full disk or a
 // vanished mount would) while task 2 is still running. statgraph must wait
 // for task 2, start nothing new, and exit 1 saying it could not save the
-// file, rather than hang.
+// file, rather than hang. It runs unsandboxed: the sandbox would (rightly)
+// stop the executor from removing a directory outside its workspace.
 func TestSaveFailureEndsRun(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
@@ -36,7 +37,7 @@ func TestSaveFailureEndsRun(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd, stdout, stderr := command(ctx, tmp, "run", "-j", "2", "--repo", repo, filepath.Join(tasksDir, "tasks.json"))
+	cmd, stdout, stderr := command(ctx, tmp, "run", noSandbox, "-j", "2", "--repo", repo, filepath.Join(tasksDir, "tasks.json"))
 	err := cmd.Run()
 	require.NoError(t, ctx.Err(), "statgraph hung after tasks.json could not be saved\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	r := wait(t, err, stdout, stderr)

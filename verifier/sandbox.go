@@ -32,6 +32,12 @@ import (
 //   - the process runs in a new session, so it cannot push keystrokes into
 //     the caller's terminal.
 //
+// The parent-death signal is tied to the OS thread that started bwrap: a
+// program that ends OS threads (a goroutine that exits while locked with
+// runtime.LockOSThread) can end sandboxed commands early; statgraph does
+// not. A Sandbox is only read by Run, so one may be shared by concurrent
+// commands.
+//
 // Tool caches go under CacheDir, which statgraph gives each task: Go's build
 // cache (GOCACHE, layered over the user's read-only one through GoCacheProg),
 // a module cache (GOMODCACHE) filled from the user's own

@@ -203,6 +203,37 @@ func TestSandboxLeavesNoProcesses(t *testing.T) {
 	}
 }
 
+// TestSandboxTimeoutLeavesNoProcesses: a sandboxed check that times out,
+// or whose context is cancelled, while its background children run leaves
+// none of them.
+func TestSandboxTimeoutLeavesNoProcesses(t *testing.T) {
+	requireSandbox(t)
+	t.Parallel()
+	for _, how := range []string{"timeout", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			_, ws, sb := userRepo(t)
+			marker := fmt.Sprintf("sgstop%d", time.Now().UnixNano())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := Command{Argv: []string{"sh", "-c", escapeScript, "sh", marker, filepath.Join(ws, "ready")}, Dir: ws, Sandbox: sb, Grace: 200 * time.Millisecond}
+			if how == "timeout" {
+				c.Timeout = 2 * time.Second
+			} else {
+				go func() {
+					for len(marked(marker)) < 4 && ctx.Err() == nil {
+						time.Sleep(20 * time.Millisecond)
+					}
+					cancel()
+				}()
+			}
+			res, err := Run(ctx, c)
+			require.NoError(t, err)
+			assert.True(t, res.TimedOut || res.Canceled, "%+v", res)
+			assert.Empty(t, survivors(t, marker), "background children survived the %s", how)
+		})
+	}
+}
+
 // TestSandboxParentHelper is the parent process of the tests that need a
 // parent of their own (a canary in its environment as exec'd, or a kill -9):
 // it runs sh -c $SANDBOX_HELPER_SCRIPT with the arguments in
