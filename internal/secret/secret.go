@@ -93,7 +93,8 @@ func Lookup(name string) (string, bool) {
 }
 
 // Active reports whether any value is being scrubbed. When it is false,
-// Scrub returns its argument unchanged at the cost of one atomic load.
+// Scrub returns its argument unchanged at the cost of one atomic load. It
+// is safe for concurrent use.
 func Active() bool { return forms.Load() != nil }
 
 // Scrub returns s with every form of every registered secret replaced by
@@ -115,7 +116,8 @@ func Scrub(s string) string {
 }
 
 // ScrubBytes is [Scrub] for a byte slice. It returns b itself when nothing
-// was replaced and a new slice otherwise; b is never modified.
+// was replaced and a new slice otherwise; b is never modified. It is safe
+// for concurrent use.
 func ScrubBytes(b []byte) []byte {
 	p := forms.Load()
 	if p == nil || len(b) < p.min {
@@ -129,7 +131,8 @@ func ScrubBytes(b []byte) []byte {
 	return b
 }
 
-// Contains reports whether b holds any form of a registered secret.
+// Contains reports whether b holds any form of a registered secret, at the
+// cost of ScrubBytes without the copy. It is safe for concurrent use.
 func Contains(b []byte) bool {
 	p := forms.Load()
 	if p == nil || len(b) < p.min {
@@ -144,7 +147,8 @@ func Contains(b []byte) bool {
 }
 
 // Forms returns the strings [Scrub] looks for to remove value (see the
-// package doc), without duplicates. For base64 it returns, per alphabet and
+// package doc), without duplicates, whatever value's length (the MinLen
+// rule is Register's and Add's). For base64 it returns, per alphabet and
 // byte alignment, the run of characters that depends on value's bytes
 // alone, which every padded or raw encoding of a blob holding value at
 // that alignment contains.
