@@ -36,7 +36,9 @@ func isolateMain() {
 		os.Exit(3)
 	}
 	v, _ := Lookup("ISOLATE_TEST_TOKEN")
+	dumpable, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, 3, 0, 0) // PR_GET_DUMPABLE
 	os.Stdout.WriteString("pid=" + strconv.Itoa(os.Getpid()) + "\n" +
+		"dumpable=" + strconv.Itoa(int(dumpable)) + "\n" +
 		"lookup=" + v + "\n" +
 		"scrub=" + Scrub("token "+v) + "\n" +
 		"getenv=" + os.Getenv("ISOLATE_TEST_TOKEN") + "\n" +
@@ -47,7 +49,8 @@ func isolateMain() {
 // TestIsolateReexecutes starts a copy of the test binary with a secret in
 // its environment and checks that Isolate re-executed it in place: same
 // pid, the secret gone from /proc/self/environ and from os.Getenv, still
-// there for Lookup and scrubbed from output, and the exit code unchanged.
+// there for Lookup and scrubbed from output, the process not dumpable, and
+// the exit code unchanged.
 func TestIsolateReexecutes(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -76,6 +79,7 @@ func TestIsolateReexecutes(t *testing.T) {
 		{"lookup", "tok-isolate-canary-42"},
 		{"scrub", "token " + Marker},
 		{"getenv", ""},
+		{"dumpable", "0"},
 	} {
 		if got[c.key] != c.want {
 			t.Errorf("%s = %q; want %q\n%s", c.key, got[c.key], c.want, out.String())
