@@ -79,3 +79,20 @@ func TestCheckpointsCarryNoSecret(t *testing.T) {
 	assert.NotContains(t, err.Error(), key)
 	assert.ErrorIs(t, err, boom)
 }
+
+// BenchmarkScrubState measures what scrubbing costs each node of a task
+// with a secret registered: a state of three attempts with 8 KiB of
+// feedback each, holding no secret (the common case).
+func BenchmarkScrubState(b *testing.B) {
+	secret.Register("STATGRAPH_AGENTS_BENCH_KEY", "sk-agents-bench-canary-77d0")
+	s := TaskState{Task: Task{ID: "b1", Title: "bench"}}
+	for i := range 3 {
+		fb := strings.Repeat("--- FAIL: TestX (0.00s)\n    x_test.go:12: got 3, want 4\n", 8<<10/56)
+		s.Attempts = append(s.Attempts, Attempt{N: i + 1, Summary: "changed x.go", Feedback: fb, Errors: []string{"tests: 1 failed (TestX)"}})
+		s.ErrorHistory = append(s.ErrorHistory, "Retry 0: tests: 1 failed (TestX)")
+	}
+	s.Verification.Feedback = s.Attempts[2].Feedback
+	for b.Loop() {
+		_ = scrubState(s)
+	}
+}

@@ -14,7 +14,9 @@
 // anything that looks like a credential removed unless named in AllowEnv,
 // so the orchestrator's API keys never reach code written by a model.
 // Output is captured with a fixed memory bound, keeping its head and tail
-// and saying how many bytes were dropped in between.
+// and saying how many bytes were dropped in between, and is scrubbed of
+// every secret statgraph knows and its encodings (package internal/secret),
+// since a hostile test may print whatever it finds.
 //
 // A Command with a Sandbox runs inside bubblewrap (bwrap, Debian's
 // "bubblewrap" package), for code statgraph did not write: checks and agent

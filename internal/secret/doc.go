@@ -16,7 +16,9 @@
 //   - URL-encoded, with query escaping and path escaping;
 //   - base64 in the standard and URL alphabets, padded or raw, at each of
 //     the three byte alignments, so the value is also found inside a longer
-//     base64 blob (such as a whole /proc/<pid>/environ encoded at once).
+//     base64 blob (such as a whole /proc/<pid>/environ encoded at once);
+//   - any of the encoded forms wrapped over several lines, as base64, openssl
+//     and xxd -p print them.
 //
 // Values shorter than [MinLen] bytes are kept for Lookup but never
 // scrubbed: replacing every "1234" in every output would destroy it and

@@ -115,19 +115,36 @@ func Environ() []string {
 }
 
 // Active reports whether any value is being scrubbed. When it is false,
-// Scrub returns its argument unchanged at the cost of one atomic load.
+// Scrub returns its argument unchanged at the cost of one atomic load. It
+// is safe for concurrent use.
 func Active() bool { return forms.Load() != nil }
 
 // Scrub returns s with every form of every registered secret replaced by
-// [Marker]. With no secret registered, or s shorter than the shortest form,
-// it returns s at once; otherwise it costs one substring search of s per
-// form (about a dozen per secret) and allocates only when something is
-// replaced. It is safe for concurrent use.
+// [Marker], also where a tool wrapped an encoded form over several lines
+// (the wrapped lines are then joined into one). With no secret registered,
+// or s shorter than the shortest form, it returns s at once; otherwise it
+// costs one substring search of s per form (about a dozen per secret) and
+// one pass over its lines, and allocates only when something is replaced.
+// It is safe for concurrent use.
 func Scrub(s string) string {
 	p := forms.Load()
 	if p == nil || len(s) < p.min {
 		return s
 	}
+	s = p.replace(s)
+	runs := wrappedRuns(s)
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		joined := strings.ReplaceAll(strings.ReplaceAll(s[r[0]:r[1]], "\r", ""), "\n", "")
+		if clean := p.replace(joined); clean != joined {
+			s = s[:r[0]] + clean + s[r[1]:]
+		}
+	}
+	return s
+}
+
+// replace replaces every pattern in s.
+func (p *patterns) replace(s string) string {
 	for _, f := range p.list {
 		if strings.Contains(s, f) {
 			s = strings.ReplaceAll(s, f, Marker)
@@ -136,37 +153,96 @@ func Scrub(s string) string {
 	return s
 }
 
-// ScrubBytes is [Scrub] for a byte slice. It returns b itself when nothing
-// was replaced and a new slice otherwise; b is never modified.
-func ScrubBytes(b []byte) []byte {
-	p := forms.Load()
-	if p == nil || len(b) < p.min {
-		return b
-	}
+// contains reports whether s holds a pattern.
+func (p *patterns) contains(s []byte) bool {
 	for _, f := range p.list {
-		if bytes.Contains(b, []byte(f)) {
-			b = bytes.ReplaceAll(b, []byte(f), []byte(Marker))
-		}
-	}
-	return b
-}
-
-// Contains reports whether b holds any form of a registered secret.
-func Contains(b []byte) bool {
-	p := forms.Load()
-	if p == nil || len(b) < p.min {
-		return false
-	}
-	for _, f := range p.list {
-		if bytes.Contains(b, []byte(f)) {
+		if bytes.Contains(s, []byte(f)) {
 			return true
 		}
 	}
 	return false
 }
 
+// ScrubBytes is [Scrub] for a byte slice. It returns b itself when nothing
+// was replaced and a new slice otherwise; b is never modified. It is safe
+// for concurrent use.
+func ScrubBytes(b []byte) []byte {
+	if !Contains(b) {
+		return b
+	}
+	return []byte(Scrub(string(b)))
+}
+
+// Contains reports whether b holds any form of a registered secret, as
+// Scrub would find it, without copying b. It is safe for concurrent use.
+func Contains(b []byte) bool {
+	p := forms.Load()
+	if p == nil || len(b) < p.min {
+		return false
+	}
+	if p.contains(b) {
+		return true
+	}
+	for _, r := range wrappedRuns(b) {
+		joined := bytes.ReplaceAll(bytes.ReplaceAll(b[r[0]:r[1]], []byte("\r"), nil), []byte("\n"), nil)
+		if p.contains(joined) {
+			return true
+		}
+	}
+	return false
+}
+
+// wrappedRuns returns the spans of s that are runs of two or more
+// consecutive lines made of base64 or hex characters only, one of them at
+// least 16 long: how base64 (76 columns), openssl (64) and xxd -p (60)
+// wrap what they encode, which would split a secret's form over lines.
+// Scrub looks for the forms in each run with its line breaks removed.
+func wrappedRuns[T ~string | ~[]byte](s T) [][2]int {
+	var out [][2]int
+	start, end, lines, longest := -1, 0, 0, 0
+	flush := func() {
+		if start >= 0 && lines >= 2 && longest >= 16 {
+			out = append(out, [2]int{start, end})
+		}
+		start, lines, longest = -1, 0, 0
+	}
+	lineStart := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '\n' {
+			continue
+		}
+		n := i
+		if n > lineStart && s[n-1] == '\r' {
+			n--
+		}
+		ok := n > lineStart
+		for j := lineStart; ok && j < n; j++ {
+			ok = encodingChar(s[j])
+		}
+		if ok {
+			if start < 0 {
+				start = lineStart
+			}
+			end, lines, longest = i, lines+1, max(longest, n-lineStart)
+		} else {
+			flush()
+		}
+		lineStart = i + 1
+	}
+	flush()
+	return out
+}
+
+// encodingChar reports whether c occurs in base64 (either alphabet,
+// padded) or hex text.
+func encodingChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
+}
+
 // Forms returns the strings [Scrub] looks for to remove value (see the
-// package doc), without duplicates. For base64 it returns, per alphabet and
+// package doc), without duplicates, whatever value's length (the MinLen
+// rule is Register's and Add's). For base64 it returns, per alphabet and
 // byte alignment, the run of characters that depends on value's bytes
 // alone, which every padded or raw encoding of a blob holding value at
 // that alignment contains.

@@ -203,3 +203,53 @@ func TestEnvironAddsRegisteredValues(t *testing.T) {
 		t.Errorf("Environ(): the environment's own SG_ENVIRON_SHOWN should win")
 	}
 }
+
+// wrap breaks s into lines of n characters, as base64 (76), openssl (64)
+// and xxd -p (60) do.
+func wrap(s string, n int) string {
+	var b strings.Builder
+	for len(s) > n {
+		b.WriteString(s[:n] + "\n")
+		s = s[n:]
+	}
+	b.WriteString(s + "\n")
+	return b.String()
+}
+
+func TestScrubWrappedEncodings(t *testing.T) {
+	reset(t)
+	Register("OPENAI_API_KEY", key)
+	environ := "HOME=/root\x00PATH=/usr/bin:/bin\x00OPENAI_API_KEY=" + key + "\x00TERM=xterm\x00"
+	for pre := range 40 {
+		blob := strings.Repeat("x", pre) + environ
+		for name, text := range map[string]string{
+			"base64 76":   wrap(base64.StdEncoding.EncodeToString([]byte(blob)), 76),
+			"base64 64":   wrap(base64.StdEncoding.EncodeToString([]byte(blob)), 64),
+			"xxd -p 60":   wrap(hex.EncodeToString([]byte(blob)), 60),
+			"base64 CRLF": strings.ReplaceAll(wrap(base64.StdEncoding.EncodeToString([]byte(blob)), 76), "\n", "\r\n"),
+		} {
+			in := "== /proc/1/environ\n" + text + "probe done.\n"
+			if !Contains([]byte(in)) {
+				t.Errorf("%s, %d bytes before: Contains = false; want true", name, pre)
+			}
+			got := Scrub(in)
+			joined := strings.NewReplacer("\n", "", "\r", "").Replace(got)
+			for _, f := range Forms(key) {
+				if strings.Contains(joined, f) {
+					t.Errorf("%s, %d bytes before: Scrub left form %q across lines:\n%s", name, pre, f, got)
+				}
+			}
+			if !strings.HasPrefix(got, "== /proc/1/environ\n") || !strings.HasSuffix(got, "\nprobe done.\n") {
+				t.Errorf("%s: the lines around the encoded block changed:\n%s", name, got)
+			}
+			if b := ScrubBytes([]byte(in)); string(b) != got {
+				t.Errorf("%s: ScrubBytes = %q; want %q as Scrub", name, b, got)
+			}
+		}
+	}
+	// Lines of words are not encoded blocks: nothing is joined.
+	words := "PASS\nok  \tpkg\t0.1s\nFAIL\nsomething\nelse entirely here\n"
+	if got := Scrub(words); got != words {
+		t.Errorf("Scrub(%q) = %q; want it unchanged", words, got)
+	}
+}
