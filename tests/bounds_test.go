@@ -181,9 +181,11 @@ func statgraphAgainst(t *testing.T, s *llmtest.Server, dir string, args ...strin
 }
 
 // TestStalledServerRequestTimeout: the server never answers the first
-// request. With a 1 s request timeout (from the flag, or from tasks.json)
-// that request is given up on after 1 s and retried, and the task is done
+// request. With a 3 s request timeout (from the flag, or from tasks.json)
+// that request is given up on after 3 s and retried, and the task is done
 // within seconds; before, it waited the built-in 2 minutes per attempt.
+// (3 s, not 1 s: on a loaded machine, with -race, genuine answers of the
+// test's server can take over a second.)
 func TestStalledServerRequestTimeout(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -191,8 +193,8 @@ func TestStalledServerRequestTimeout(t *testing.T) {
 		tasks string
 		args  []string
 	}{
-		{"flag", boundsTasks, []string{"run", "--request-timeout", "1s", "tasks.json"}},
-		{"tasks.json", `{"defaults": {"request_timeout": "1s"}, "tasks": [{"id": 1, "title": "Add a file", "test_cmd": "true"}]}`, []string{"run", "tasks.json"}},
+		{"flag", boundsTasks, []string{"run", "--request-timeout", "3s", "tasks.json"}},
+		{"tasks.json", `{"defaults": {"request_timeout": "3s"}, "tasks": [{"id": 1, "title": "Add a file", "test_cmd": "true"}]}`, []string{"run", "tasks.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,9 +208,9 @@ func TestStalledServerRequestTimeout(t *testing.T) {
 			r := finish()
 			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			assert.Equal(t, "done", readTasks(t, filepath.Join(dir, "tasks.json"))["1"].Status)
-			assert.Equal(t, 4, s.Count(), "stalled plan, plan, write, finish")
-			t.Logf("run with one stalled request and a 1s request timeout took %s", p.took)
-			assert.Less(t, p.took, 15*time.Second)
+			assert.GreaterOrEqual(t, s.Count(), 4, "stalled plan, plan, write, finish")
+			t.Logf("run with one stalled request and a 3s request timeout took %s", p.took)
+			assert.Less(t, p.took, 45*time.Second, "the stalled request alone would hold the run 2 minutes")
 		})
 	}
 }
