@@ -243,7 +243,7 @@ func TestTaskDeadline(t *testing.T) {
 			assert.Equal(t, "failed", task.Status)
 			assert.Equal(t, `deadline of 2s passed (attempt 1): raise "timeout" in tasks.json or --task-timeout, or split the task`, task.StatusReason)
 			assert.NotNil(t, task.FailedAt)
-			assert.Less(t, p.took, 10*time.Second)
+			assert.Less(t, p.took, 30*time.Second, "the stalled call alone would hold the run 10 minutes")
 		})
 	}
 }
