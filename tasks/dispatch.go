@@ -124,8 +124,10 @@ func Thread(unit string) string { return "task-" + unit }
 
 // Run dispatches every runnable unit (pending, in-progress or interrupted)
 // until none is left that can run. When ctx is cancelled, running units
-// stop after their current node, are checkpointed and marked interrupted,
-// and Run returns ctx's error with the summary so far.
+// stop at once (their model calls and commands are cancelled; the node that
+// was running is not checkpointed, so resume runs it again), are marked
+// interrupted, and Run returns ctx's error with the summary so far. A unit
+// past its deadline (its "timeout", else TaskTimeout) ends failed.
 func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	if d.Checkpointer == nil {
 		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")
