@@ -275,6 +275,7 @@ func TestCtrlCDuringStalledCall(t *testing.T) {
 	require.NoError(t, syscall.Kill(p.pid, syscall.SIGINT))
 	r := finish()
 	took := time.Since(sent)
+	t.Logf("SIGINT during a stalled model call: exit %d after %s", r.code, took)
 	assert.Equal(t, 130, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Less(t, took, 5*time.Second, "time from SIGINT to exit")
 	assert.Contains(t, r.stderr, "statgraph resume")
