@@ -140,10 +140,12 @@ func (s Summary) Failed() bool {
 
 // Run dispatches every runnable unit (pending, in-progress or interrupted)
 // until none is left that can run. When ctx is cancelled, running units
-// stop after their current node, are checkpointed and marked interrupted,
-// and Run returns ctx's error with the summary so far. When the sandbox
-// cannot be set up and NoSandbox is false, Run changes nothing and returns
-// an error wrapping verifier.ErrSandboxUnavailable.
+// stop at once (their model calls and commands are cancelled; the node that
+// was running is not checkpointed, so resume runs it again), are marked
+// interrupted, and Run returns ctx's error with the summary so far. A unit
+// past its deadline (its "timeout", else TaskTimeout) ends failed.
+// When the sandbox cannot be set up and NoSandbox is false, Run changes
+// nothing and returns an error wrapping verifier.ErrSandboxUnavailable.
 func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	if d.Checkpointer == nil {
 		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")

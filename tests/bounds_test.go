@@ -181,9 +181,11 @@ func statgraphAgainst(t *testing.T, s *llmtest.Server, dir string, args ...strin
 }
 
 // TestStalledServerRequestTimeout: the server never answers the first
-// request. With a 1 s request timeout (from the flag, or from tasks.json)
-// that request is given up on after 1 s and retried, and the task is done
+// request. With a 3 s request timeout (from the flag, or from tasks.json)
+// that request is given up on after 3 s and retried, and the task is done
 // within seconds; before, it waited the built-in 2 minutes per attempt.
+// (3 s, not 1 s: on a loaded machine, with -race, genuine answers of the
+// test's server can take over a second.)
 func TestStalledServerRequestTimeout(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -191,8 +193,8 @@ func TestStalledServerRequestTimeout(t *testing.T) {
 		tasks string
 		args  []string
 	}{
-		{"flag", boundsTasks, []string{"run", "--request-timeout", "1s", "tasks.json"}},
-		{"tasks.json", `{"defaults": {"request_timeout": "1s"}, "tasks": [{"id": 1, "title": "Add a file", "test_cmd": "true"}]}`, []string{"run", "tasks.json"}},
+		{"flag", boundsTasks, []string{"run", "--request-timeout", "3s", "tasks.json"}},
+		{"tasks.json", `{"defaults": {"request_timeout": "3s"}, "tasks": [{"id": 1, "title": "Add a file", "test_cmd": "true"}]}`, []string{"run", "tasks.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,9 +208,9 @@ func TestStalledServerRequestTimeout(t *testing.T) {
 			r := finish()
 			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			assert.Equal(t, "done", readTasks(t, filepath.Join(dir, "tasks.json"))["1"].Status)
-			assert.Equal(t, 4, s.Count(), "stalled plan, plan, write, finish")
-			t.Logf("run with one stalled request and a 1s request timeout took %s", p.took)
-			assert.Less(t, p.took, 15*time.Second)
+			assert.GreaterOrEqual(t, s.Count(), 4, "stalled plan, plan, write, finish")
+			t.Logf("run with one stalled request and a 3s request timeout took %s", p.took)
+			assert.Less(t, p.took, 45*time.Second, "the stalled request alone would hold the run 2 minutes")
 		})
 	}
 }
@@ -241,7 +243,7 @@ func TestTaskDeadline(t *testing.T) {
 			assert.Equal(t, "failed", task.Status)
 			assert.Equal(t, `deadline of 2s passed (attempt 1): raise "timeout" in tasks.json or --task-timeout, or split the task`, task.StatusReason)
 			assert.NotNil(t, task.FailedAt)
-			assert.Less(t, p.took, 10*time.Second)
+			assert.Less(t, p.took, 30*time.Second, "the stalled call alone would hold the run 10 minutes")
 		})
 	}
 }
@@ -273,6 +275,7 @@ func TestCtrlCDuringStalledCall(t *testing.T) {
 	require.NoError(t, syscall.Kill(p.pid, syscall.SIGINT))
 	r := finish()
 	took := time.Since(sent)
+	t.Logf("SIGINT during a stalled model call: exit %d after %s", r.code, took)
 	assert.Equal(t, 130, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Less(t, took, 5*time.Second, "time from SIGINT to exit")
 	assert.Contains(t, r.stderr, "statgraph resume")
