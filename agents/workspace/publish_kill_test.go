@@ -54,7 +54,7 @@ func TestPublishChild(t *testing.T) {
 // source repository passes git fsck --full and that the branch, if it
 // exists, is fully readable; after the kills an ordinary publish succeeds.
 func TestFinishSurvivesKill9(t *testing.T) {
-	const kills, files = 24, 200
+	const kills, files = 21, 120
 	src := newSource(t)
 	root := t.TempDir()
 	w := prepare(t, Options{Source: src, TaskID: "kill", Root: root})
