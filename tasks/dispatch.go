@@ -24,7 +24,11 @@ import (
 // workspace, with a checkpoint after every step so that a killed run
 // continues where it stopped. It records each unit's outcome in the file
 // (status, retry_count, error_history, failed_at) and saves the file after
-// every change.
+// every change. Workspaces, threads and branches are keyed by the file's
+// Plan. A unit is reported done only once its branch is published in the
+// repository and readable there (else it is left interrupted, with the
+// reason); at the start of Run, done units whose branch is missing or
+// unreadable are published again from their workspaces.
 //
 // The caller holds the file's lock (Lock) for the length of the run.
 type Dispatcher struct {

@@ -47,15 +47,13 @@ func (w *Workspace) Finish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %s: %w", w.dir, err)
 	}
-	if err := w.dropUnreadableBranch(ctx, w.branch.String()); err != nil {
-		return err
-	}
 	ref := w.branch.String()
 	args := append(append([]string{}, publishConfig...), "fetch", "--no-tags", "--no-write-fetch-head",
 		"--no-recurse-submodules", "--no-auto-gc", w.dir, ref+":"+ref)
 	// git's fetch refuses to run while any branch points at a commit the
-	// repository cannot read; another task's branch left so is dropped
-	// (its unit publishes it again), a few times at most.
+	// repository cannot read; a task branch left so (this one, or another
+	// task's, which its unit publishes again) is dropped, a few times at
+	// most.
 	for drops := 0; ; drops++ {
 		_, err := runGit(ctx, w.source, args...)
 		if err == nil {
@@ -97,18 +95,21 @@ func (w *Workspace) CheckPublished(ctx context.Context) error {
 }
 
 func (w *Workspace) checkPublished(ctx context.Context, tip plumbing.Hash) error {
-	ref := w.branch.String()
-	out, err := runGit(ctx, w.source, "rev-parse", "--verify", "--quiet", ref)
-	if errors.Is(err, ErrNoGit) || ctx.Err() != nil {
+	src, err := openSource(w.source)
+	if err != nil {
 		return err
 	}
-	if got := strings.TrimSpace(string(out)); err != nil || got != tip.String() {
-		return fmt.Errorf("%w: %s in %s is at %q, not at the workspace's commit %s; call Finish to publish it",
+	got := "no such branch"
+	if ref, err := src.Storer.Reference(w.branch); err == nil {
+		got = ref.Hash().String()
+	}
+	if got != tip.String() {
+		return fmt.Errorf("%w: %s in %s is at %s, not at the workspace's commit %s; call Finish to publish it",
 			ErrNotPublished, w.branch.Short(), w.source, got, tip)
 	}
 	if _, err := runGit(ctx, w.source, "rev-list", "--objects", "--quiet", tip.String(), "--not", w.base.String()); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if ctx.Err() != nil || errors.Is(err, ErrNoGit) {
+			return err
 		}
 		return fmt.Errorf("%w: %s in %s cannot be read: %v; call Finish to publish it again", ErrNotPublished, w.branch.Short(), w.source, err)
 	}

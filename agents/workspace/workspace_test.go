@@ -72,7 +72,7 @@ func TestUserDirtyTreeUntouched(t *testing.T) {
 	gitRun(t, src, "checkout", "-q", "-b", "feature")
 	writeFiles(t, src, map[string]string{"a.txt": "user's unsaved edit\n", "untracked.txt": "mine\n", "staged.txt": "staged\n"})
 	gitRun(t, src, "add", "staged.txt")
-	before := snapshot(t, src, ".git", ".statgraph")
+	before := snapshot(t, src, ".git")
 	index := readFile(t, filepath.Join(src, ".git", "index"))
 	head := readFile(t, filepath.Join(src, ".git", "HEAD"))
 	status := gitRun(t, src, "status", "--porcelain")
@@ -85,7 +85,7 @@ func TestUserDirtyTreeUntouched(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Finish(context.Background()))
 
-	assert.Equal(t, before, snapshot(t, src, ".git", ".statgraph"))
+	assert.Equal(t, before, snapshot(t, src, ".git"))
 	assert.Equal(t, index, readFile(t, filepath.Join(src, ".git", "index")))
 	assert.Equal(t, head, readFile(t, filepath.Join(src, ".git", "HEAD")))
 	assert.Equal(t, status, gitRun(t, src, "status", "--porcelain"))
