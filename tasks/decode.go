@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -128,6 +129,9 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.Checks = d.checks(obj, id)
 	s.Review = d.boolean(obj, "review", id)
 	s.Workdir = d.str(obj, "workdir", id)
+	if s.Workdir != "" && !filepath.IsLocal(filepath.FromSlash(s.Workdir)) {
+		d.add(obj.get("workdir").off, id, `"workdir" %q leaves the repository; give a relative path inside it, such as "server" or "cmd/tool"`, s.Workdir)
+	}
 	s.Model = d.str(obj, "model", id)
 	s.Executor = d.executor(obj, id)
 	s.OnExhausted = d.str(obj, "on_exhausted", id)
