@@ -135,6 +135,9 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.RequestTimeout = d.duration(obj, "request_timeout", id)
 	s.Limits = d.limits(obj, id)
 	s.Workdir = d.str(obj, "workdir", id)
+	if s.Workdir != "" && !filepath.IsLocal(filepath.FromSlash(s.Workdir)) {
+		d.add(obj.get("workdir").off, id, `"workdir" %q leaves the repository; give a relative path inside it, such as "server" or "cmd/tool"`, s.Workdir)
+	}
 	s.Model = d.str(obj, "model", id)
 	s.Executor = d.executor(obj, id)
 	s.OnExhausted = d.str(obj, "on_exhausted", id)

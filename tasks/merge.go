@@ -111,6 +111,7 @@ func (f *File) adoptDisk() (bool, error) {
 	f.Raw, f.Tagged, f.Tag, f.Defaults, f.Tasks = g.Raw, g.Tagged, g.Tag, g.Defaults, g.Tasks
 	f.root, f.bom, f.indent, f.eol, f.byID = g.root, g.bom, g.indent, g.eol, g.byID
 	f.Warnings, f.holds = g.Warnings, g.holds
+	f.disk = data
 	f.gen++
 	return true, nil
 }

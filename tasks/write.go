@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -288,17 +289,31 @@ func marshalString(s string) []byte {
 func (f *File) Save() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if ok, err := f.adoptDisk(); !ok || err != nil {
-		return err
-	}
 	var buf bytes.Buffer
-	buf.Grow(len(f.Raw) + 256)
-	if f.bom {
-		buf.Write(utf8BOM)
-	}
-	render(&buf, f.root, f.indent, 0)
-	if f.eol {
-		buf.WriteByte('\n')
+	for try := 0; ; try++ {
+		if ok, err := f.adoptDisk(); !ok || err != nil {
+			return err
+		}
+		buf.Reset()
+		buf.Grow(len(f.Raw) + 256)
+		if f.bom {
+			buf.Write(utf8BOM)
+		}
+		render(&buf, f.root, f.indent, 0)
+		if f.eol {
+			buf.WriteByte('\n')
+		}
+		// The user may have saved again while this one was made: then
+		// take that version in too. Only the write itself is left as a
+		// window, since an editor does not take statgraph's lock.
+		now, err := os.ReadFile(f.Path)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && bytes.Equal(now, f.disk) {
+			break
+		}
+		if try == 2 {
+			f.note("%s keeps changing; statgraph writes its results at the next save", f.Path)
+			return nil
+		}
 	}
 	if err := writeAtomic(f.Path, buf.Bytes()); err != nil {
 		return fmt.Errorf("save tasks file: %w", err)

@@ -202,9 +202,9 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(s.Task.Title), s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
 	if s.Plan.Summary != "" {
-		fmt.Fprintf(stdout, "plan: %s\n", s.Plan.Summary)
+		fmt.Fprintf(stdout, "plan: %s\n", printable.String(s.Plan.Summary))
 		for _, step := range s.Plan.Steps {
-			fmt.Fprintf(stdout, "  - %s\n", step)
+			fmt.Fprintf(stdout, "  - %s\n", printable.String(step))
 		}
 	}
 	for _, a := range s.Attempts {
@@ -212,12 +212,12 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if a.Passed {
 			verdict = "passed"
 		}
-		fmt.Fprintf(stdout, "\nattempt %d  %s  %s  commit %s\n  %s\n", a.N, verdict, a.Duration, short(a.Commit), a.Summary)
+		fmt.Fprintf(stdout, "\nattempt %d  %s  %s  commit %s\n  %s\n", a.N, verdict, a.Duration, short(a.Commit), printable.String(a.Summary))
 		if a.NoProgress {
 			fmt.Fprintln(stdout, "  no progress: the attempt changed nothing")
 		}
 		for _, e := range a.Errors {
-			fmt.Fprintf(stdout, "  error: %s\n", e)
+			fmt.Fprintf(stdout, "  error: %s\n", printable.String(e))
 		}
 		if diffs != nil && a.Commit != "" {
 			if d, err := diffs.DiffCommit(ctx, a.Commit); err == nil && d != "" {
@@ -231,7 +231,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(s.ErrorHistory) > 0 {
 		fmt.Fprintf(stdout, "\nerror_history:\n")
 		for _, h := range s.ErrorHistory {
-			fmt.Fprintf(stdout, "  %s\n", h)
+			fmt.Fprintf(stdout, "  %s\n", printable.String(h))
 		}
 	}
 	switch {
