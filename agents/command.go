@@ -203,8 +203,8 @@ func (c CommandExecutor) crashed(program string, res verifier.Result, before str
 	if why == "" {
 		why = lastLine(res.Output)
 	}
-	return &InfraError{Reason: fmt.Sprintf("agent CLI %s exited with code %d after %s without changing anything: %s; "+
-		"check its installation, key and model endpoint (run it by hand in the workspace)", program, res.ExitCode, res.Duration.Round(time.Millisecond), why)}
+	return &InfraError{Reason: fmt.Sprintf("agent CLI %s failed on start: %s (exit code %d after %s, nothing changed); "+
+		"check its installation, key and model endpoint by running it by hand in the workspace", program, why, res.ExitCode, res.Duration.Round(time.Millisecond))}
 }
 
 // fatalMarkers are lower-case fragments of the errors agent CLIs print when

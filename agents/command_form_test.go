@@ -134,7 +134,7 @@ func TestCommandCrashIsInfrastructure(t *testing.T) {
 		infra  string // "" means not an infrastructure error
 	}{
 		{"crash on start", "echo 'Error: invalid API key' >&2\nexit 1\n", 0, "invalid api key"},
-		{"quick exit, no message", "exit 2\n", 0, "exited with code 2"},
+		{"quick exit, no message", "exit 2\n", 0, "exit code 2"},
 		{"fatal error after the window", "sleep 0.3\necho 'connect ECONNREFUSED 127.0.0.1:9'\nexit 1\n", 50 * time.Millisecond, "econnrefused"},
 		{"changed the workspace", "echo partial > \"$PWD/partial.txt\"\necho 'Error: invalid API key'\nexit 1\n", 0, ""},
 		{"slow failure", "sleep 0.3\necho 'tests still fail'\nexit 1\n", 50 * time.Millisecond, ""},
@@ -154,7 +154,8 @@ func TestCommandCrashIsInfrastructure(t *testing.T) {
 			ie, ok := AsInfraError(err)
 			require.True(t, ok, "want an infrastructure error, got %v", err)
 			assert.Contains(t, strings.ToLower(ie.Reason), tc.infra)
-			assert.Contains(t, ie.Reason, "without changing anything")
+			assert.Contains(t, ie.Reason, "failed on start")
+			assert.Contains(t, ie.Reason, "nothing changed")
 		})
 	}
 }

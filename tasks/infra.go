@@ -14,7 +14,7 @@ func infraResult(s agents.TaskState, err error) (r Result, ok bool) {
 	}
 	return Result{
 		Status:       StatusInterrupted,
-		Reason:       "not attempted: " + oneLine(ie.Error()) + "; fix this, then run statgraph resume (no retry was used)",
+		Reason:       "setup problem, no retry used: " + oneLine(ie.Error()) + "; fix it, then run statgraph resume",
 		RetryCount:   s.RetryCount,
 		ErrorHistory: s.ErrorHistory,
 	}, true

@@ -205,7 +205,7 @@ echo "wrote done.txt"
 	assert.Equal(t, 0, task.RetryCount, "no retry is used")
 	assert.Empty(t, task.ErrorHistory)
 	assert.Nil(t, task.FailedAt)
-	for _, want := range []string{"agent.sh exited with code 1", "without changing anything", "invalid API key", "statgraph resume"} {
+	for _, want := range []string{"setup problem, no retry used: agent CLI ./agent.sh failed on start: Error: 401 Unauthorized: invalid API key (exit code 1 after", "nothing changed", "statgraph resume"} {
 		assert.Contains(t, task.StatusReason, want)
 	}
 	assert.Contains(t, r.stdout, "invalid API key", "the reason is shown, not only in history")
