@@ -69,6 +69,10 @@ type CommandExecutor struct {
 	CrashWindow time.Duration
 }
 
+// maxArgLen is Linux's limit on one argument (MAX_ARG_STRLEN, 32 pages),
+// which a long prompt given as {prompt} can reach.
+const maxArgLen = 128 << 10
+
 // UsageFunc reads an agent CLI's machine-readable output: the lines of its
 // combined stdout and stderr that start with '{' or '[' (up to 1 MiB each),
 // or, when there are none, its output as captured (head and tail). It
@@ -110,6 +114,10 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 	argv := make([]string, len(c.Argv))
 	for i, a := range c.Argv {
 		argv[i] = repl.Replace(a)
+		if len(argv[i]) >= maxArgLen {
+			return "", fmt.Errorf("command executor: argument %d of %s is %d bytes with the prompt, more than one argument may hold (%d): "+
+				"pass the prompt as {prompt_file} or with \"stdin\": true", i, c.Argv[0], len(argv[i]), maxArgLen-1)
+		}
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {

@@ -259,3 +259,17 @@ printf ',{"type":"result","subtype":"success","result":"all done","usage":{"inpu
 		})
 	}
 }
+
+// TestCommandFormPromptTooLong: a prompt too long for one argument is
+// refused with what to use instead, before anything runs.
+func TestCommandFormPromptTooLong(t *testing.T) {
+	t.Parallel()
+	script, rec := recorder(t, "")
+	e := CommandExecutor{Argv: []string{script, "{prompt}"}, Workdir: t.TempDir(), PromptDir: t.TempDir()}
+	s := TaskState{Task: Task{ID: "8", Title: "long", Details: strings.Repeat("detail ", 20000)}}
+	_, err := e.Execute(context.Background(), s)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "more than one argument may hold")
+	assert.ErrorContains(t, err, `{prompt_file} or with "stdin": true`)
+	assert.NoFileExists(t, filepath.Join(rec, "argc"), "the agent did not run")
+}
