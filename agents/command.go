@@ -73,6 +73,10 @@ type CommandExecutor struct {
 	Sandbox *verifier.Sandbox
 }
 
+// maxArgLen is Linux's limit on one argument (MAX_ARG_STRLEN, 32 pages),
+// which a long prompt given as {prompt} can reach.
+const maxArgLen = 128 << 10
+
 // UsageFunc reads an agent CLI's machine-readable output: the lines of its
 // combined stdout and stderr that start with '{' or '[' (up to 1 MiB each),
 // or, when there are none, its output as captured (head and tail). It
@@ -114,6 +118,10 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 	argv := make([]string, len(c.Argv))
 	for i, a := range c.Argv {
 		argv[i] = repl.Replace(a)
+		if len(argv[i]) >= maxArgLen {
+			return "", fmt.Errorf("command executor: argument %d of %s is %d bytes with the prompt, more than one argument may hold (%d): "+
+				"pass the prompt as {prompt_file} or with \"stdin\": true", i, c.Argv[0], len(argv[i]), maxArgLen-1)
+		}
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -207,8 +215,8 @@ func (c CommandExecutor) crashed(program string, res verifier.Result, before str
 	if why == "" {
 		why = lastLine(res.Output)
 	}
-	return &InfraError{Reason: fmt.Sprintf("agent CLI %s exited with code %d after %s without changing anything: %s; "+
-		"check its installation, key and model endpoint (run it by hand in the workspace)", program, res.ExitCode, res.Duration.Round(time.Millisecond), why)}
+	return &InfraError{Reason: fmt.Sprintf("agent CLI %s failed on start: %s (exit code %d after %s, nothing changed); "+
+		"check its installation, key and model endpoint by running it by hand in the workspace", program, why, res.ExitCode, res.Duration.Round(time.Millisecond))}
 }
 
 // fatalMarkers are lower-case fragments of the errors agent CLIs print when

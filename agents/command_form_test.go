@@ -134,7 +134,7 @@ func TestCommandCrashIsInfrastructure(t *testing.T) {
 		infra  string // "" means not an infrastructure error
 	}{
 		{"crash on start", "echo 'Error: invalid API key' >&2\nexit 1\n", 0, "invalid api key"},
-		{"quick exit, no message", "exit 2\n", 0, "exited with code 2"},
+		{"quick exit, no message", "exit 2\n", 0, "exit code 2"},
 		{"fatal error after the window", "sleep 0.3\necho 'connect ECONNREFUSED 127.0.0.1:9'\nexit 1\n", 50 * time.Millisecond, "econnrefused"},
 		{"changed the workspace", "echo partial > \"$PWD/partial.txt\"\necho 'Error: invalid API key'\nexit 1\n", 0, ""},
 		{"slow failure", "sleep 0.3\necho 'tests still fail'\nexit 1\n", 50 * time.Millisecond, ""},
@@ -154,7 +154,8 @@ func TestCommandCrashIsInfrastructure(t *testing.T) {
 			ie, ok := AsInfraError(err)
 			require.True(t, ok, "want an infrastructure error, got %v", err)
 			assert.Contains(t, strings.ToLower(ie.Reason), tc.infra)
-			assert.Contains(t, ie.Reason, "without changing anything")
+			assert.Contains(t, ie.Reason, "failed on start")
+			assert.Contains(t, ie.Reason, "nothing changed")
 		})
 	}
 }
@@ -257,4 +258,18 @@ printf ',{"type":"result","subtype":"success","result":"all done","usage":{"inpu
 			assert.Equal(t, tc.want, b.Spent())
 		})
 	}
+}
+
+// TestCommandFormPromptTooLong: a prompt too long for one argument is
+// refused with what to use instead, before anything runs.
+func TestCommandFormPromptTooLong(t *testing.T) {
+	t.Parallel()
+	script, rec := recorder(t, "")
+	e := CommandExecutor{Argv: []string{script, "{prompt}"}, Workdir: t.TempDir(), PromptDir: t.TempDir()}
+	s := TaskState{Task: Task{ID: "8", Title: "long", Details: strings.Repeat("detail ", 20000)}}
+	_, err := e.Execute(context.Background(), s)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "more than one argument may hold")
+	assert.ErrorContains(t, err, `{prompt_file} or with "stdin": true`)
+	assert.NoFileExists(t, filepath.Join(rec, "argc"), "the agent did not run")
 }

@@ -326,7 +326,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 		return res
 	}
 	fail := func(state agents.TaskState, err error) UnitResult {
-		if r, ok := infraResult(state, err); ok {
+		if r, ok := infraResult(t, state, err); ok {
 			return finish(r, "")
 		}
 		now := time.Now().UTC()

@@ -2,20 +2,27 @@ package tasks
 
 import "github.com/statgraph/statgraph/agents"
 
-// infraResult returns the result of a unit stopped by an infrastructure
+// infraResult returns the result of unit t stopped by an infrastructure
 // error (see agents.InfraError): interrupted, with the reason and what to
 // do, and its retry count and history as they were, so the attempt does
 // not count; the next run or resume continues the unit from its last
-// checkpoint. ok is false for any other error.
-func infraResult(s agents.TaskState, err error) (r Result, ok bool) {
+// checkpoint. s is the unit's state when the error came: the zero state
+// when the error came before the graph reported any (while preparing, or
+// at once on a resumed run), so t's values as loaded count when s has
+// fewer. ok is false for any other error.
+func infraResult(t Task, s agents.TaskState, err error) (r Result, ok bool) {
 	ie, ok := agents.AsInfraError(err)
 	if !ok {
 		return Result{}, false
 	}
-	return Result{
+	r = Result{
 		Status:       StatusInterrupted,
-		Reason:       "not attempted: " + oneLine(ie.Error()) + "; fix this, then run statgraph resume (no retry was used)",
-		RetryCount:   s.RetryCount,
+		Reason:       "setup problem, no retry used: " + oneLine(ie.Error()) + "; fix it, then run statgraph resume",
+		RetryCount:   max(s.RetryCount, t.RetryCount),
 		ErrorHistory: s.ErrorHistory,
-	}, true
+	}
+	if len(t.ErrorHistory) > len(s.ErrorHistory) {
+		r.ErrorHistory = t.ErrorHistory
+	}
+	return r, true
 }

@@ -182,40 +182,50 @@ func TestAgentPresets(t *testing.T) {
 
 // TestAgentCrashOnStart: an agent CLI that fails at once without touching
 // the workspace (here: a rejected key) leaves the task interrupted with the
-// reason and its retries unused; once fixed, the next run finishes it.
+// reason, its retry count and history as they were: after one ordinary
+// failed attempt, then again on the next run while the key is still bad.
+// Once fixed, the next run finishes the task within max_retries 2.
 func TestAgentCrashOnStart(t *testing.T) {
 	t.Parallel()
-	fixed := filepath.Join(t.TempDir(), "key-fixed")
+	state := t.TempDir()
 	agent := `#!/bin/sh
-if [ ! -f "$FIXED" ]; then
+n=$(cat "$STATE/n" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$STATE/n"
+if [ "$n" = 1 ]; then
+	echo wrong > done.txt
+	echo "wrote the wrong thing"
+	exit 0
+fi
+if [ ! -f "$STATE/fixed" ]; then
 	echo "Error: 401 Unauthorized: invalid API key" >&2
 	exit 1
 fi
 echo ok > done.txt
 echo "wrote done.txt"
 `
-	tasksJSON := `{"tasks": [{"id": 1, "title": "Write done.txt", "max_retries": 1, "test_cmd": ["test", "-f", "done.txt"],
-		"executor": {"command": ["./agent.sh", "{prompt_file}"], "env": ["FIXED=` + fixed + `"], "timeout": "1m"}}]}` + "\n"
+	tasksJSON := `{"tasks": [{"id": 1, "title": "Write ok to done.txt", "max_retries": 2, "test_cmd": ["grep", "-q", "ok", "done.txt"],
+		"executor": {"command": ["./agent.sh", "{prompt_file}"], "env": ["STATE=` + state + `"], "timeout": "1m"}}]}` + "\n"
 	dir := newRepo(t, map[string]string{"agent.sh": agent, "tasks.json": tasksJSON})
 
-	r := statgraph(t, dir, "run", "tasks.json")
-	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
-	assert.Equal(t, "interrupted", task.Status, "a crash before the agent did anything is not a failed attempt")
-	assert.Equal(t, 0, task.RetryCount, "no retry is used")
-	assert.Empty(t, task.ErrorHistory)
-	assert.Nil(t, task.FailedAt)
-	for _, want := range []string{"agent.sh exited with code 1", "without changing anything", "invalid API key", "statgraph resume"} {
-		assert.Contains(t, task.StatusReason, want)
+	for run := 1; run <= 2; run++ {
+		r := statgraph(t, dir, "run", "tasks.json")
+		require.Equal(t, 1, r.code, "run %d\nstdout:\n%s\nstderr:\n%s", run, r.stdout, r.stderr)
+		task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+		assert.Equal(t, "interrupted", task.Status, "run %d: a crash before the agent did anything is not a failed attempt", run)
+		assert.Equal(t, 1, task.RetryCount, "run %d: only the ordinary failed attempt counts", run)
+		assert.Len(t, task.ErrorHistory, 1, "run %d", run)
+		assert.Nil(t, task.FailedAt)
+		for _, want := range []string{"setup problem, no retry used: agent CLI ./agent.sh failed on start: Error: 401 Unauthorized: invalid API key (exit code 1 after", "nothing changed", "statgraph resume"} {
+			assert.Contains(t, task.StatusReason, want, "run %d", run)
+		}
+		assert.Contains(t, r.stdout, "invalid API key", "the reason is shown, not only in history")
 	}
-	assert.Contains(t, r.stdout, "invalid API key", "the reason is shown, not only in history")
 
-	require.NoError(t, os.WriteFile(fixed, nil, 0o644))
-	r = statgraph(t, dir, "run", "tasks.json")
+	require.NoError(t, os.WriteFile(filepath.Join(state, "fixed"), nil, 0o644))
+	r := statgraph(t, dir, "run", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	task = readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
+	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
 	assert.Equal(t, "done", task.Status)
-	assert.Equal(t, 1, task.RetryCount, "max_retries 1 was enough: the crash did not count")
+	assert.Equal(t, 2, task.RetryCount, "max_retries 2 was enough: the crashes did not count")
 }
 
 // TestPreflight: what the tasks need is checked before anything is
