@@ -124,3 +124,17 @@ func TestRemove(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, freed)
 }
+
+func TestPrepareMergesThreeBranches(t *testing.T) {
+	src := newSource(t)
+	branchWith(t, src, "one", map[string]string{"one.txt": "1\n"})
+	branchWith(t, src, "two", map[string]string{"two.txt": "2\n"})
+	branchWith(t, src, "three", map[string]string{"three.txt": "3\n", "a.txt": "changed by three\n"})
+	w := prepare(t, Options{Source: src, TaskID: "4", Root: t.TempDir(), Base: "one", Merge: []string{"two", "three"}})
+	require.Empty(t, w.Conflicts())
+	for name, want := range map[string]string{"one.txt": "1\n", "two.txt": "2\n", "three.txt": "3\n", "a.txt": "changed by three\n"} {
+		require.Equal(t, want, readFile(t, filepath.Join(w.Dir(), name)), name)
+	}
+	parents := strings.Fields(gitT(t, w.Dir(), "log", "-1", "--format=%P", "refs/statgraph/base"))
+	require.Len(t, parents, 3, "one merge commit whose parents are the three branches")
+}
