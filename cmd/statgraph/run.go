@@ -182,7 +182,6 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if err := tasks.Preflight(ctx, f, repo, mc, nil); err != nil {
 		return exitUsage, usagef("%s cannot run; nothing was changed:\n%s", file, err)
 	}
-	warnUncommitted(stderr, repo, file)
 	lock, err := tasks.Lock(file)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
@@ -191,6 +190,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if *retryFailed {
 		reportReset(stderr, f.ResetFailed())
 	}
+	warnUncommitted(stderr, repo, file)
 	st, err := openStore(ctx, store)
 	if err != nil {
 		return exitFailed, err
@@ -295,8 +295,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 
 // warnUncommitted warns on w when the repository at repo has changes that
 // are not in its HEAD commit, which the tasks start from. The tasks file
-// itself, which statgraph writes, is not counted. Without the git program
-// it says nothing: the run does not need it to start.
+// and its lock, which statgraph writes, are not counted. When git cannot tell (no
+// git program, an unreadable repository) it says nothing: the warning is
+// advice, and the checks before and after it report real problems.
 func warnUncommitted(w io.Writer, repo, file string) {
 	paths, err := workspace.Uncommitted(context.Background(), repo)
 	if err != nil {
@@ -310,7 +311,7 @@ func warnUncommitted(w io.Writer, repo, file string) {
 	}
 	var names []string
 	for _, p := range paths {
-		if filepath.FromSlash(p) != self {
+		if p := filepath.FromSlash(p); p != self && p != self+".lock" {
 			names = append(names, p)
 		}
 	}
