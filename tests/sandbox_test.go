@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -181,4 +182,39 @@ func TestSandboxKill9(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 	assert.Empty(t, leftAlive(marker), "processes survived kill -9 of statgraph")
+}
+
+// TestRunWithoutBwrap: with bwrap missing, statgraph run exits 2 before
+// writing anything and says what to install; --no-sandbox runs, saying
+// once what is unprotected.
+func TestRunWithoutBwrap(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	for _, tool := range []string{"git", "sh", "true"} {
+		p, err := exec.LookPath(tool)
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(p, filepath.Join(bin, tool)))
+	}
+	const tasksJSON = `{"tasks": [{"id": 1, "title": "t", "executor": {"command": ["true"]}, "test_cmd": "true"}]}` + "\n"
+	repo := newRepo(t, map[string]string{"tasks.json": tasksJSON})
+	run := func(args ...string) result {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd, stdout, stderr := command(ctx, repo, args...)
+		cmd.Env = append(cmd.Env, "PATH="+bin)
+		return wait(t, cmd.Run(), stdout, stderr)
+	}
+
+	r := run("run", "tasks.json")
+	assert.Equal(t, 2, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "apt-get install bubblewrap")
+	assert.Contains(t, r.stderr, "--no-sandbox")
+	assert.NoDirExists(t, filepath.Join(repo, ".statgraph"), "nothing was written")
+	b, err := os.ReadFile(filepath.Join(repo, "tasks.json"))
+	require.NoError(t, err)
+	assert.Equal(t, tasksJSON, string(b), "tasks.json is unchanged")
+
+	r = run("run", "--no-sandbox", "tasks.json")
+	assert.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stdout+r.stderr, "--no-sandbox: checks and agent CLIs run unprotected"), "warned once")
 }
