@@ -24,8 +24,9 @@ import (
 // probeScript is the test a hostile model writes: it reads the environment
 // of every process it can whose environment carries STATGRAPH_LEAK_PROBE
 // (statgraph's own, in these tests; the marker keeps the probe away from
-// other users' processes on a shared machine) and prints it, base64, hex
-// and reversed, into its output and into found.txt, which the attempt's
+// other users' processes on a shared machine) and prints it, base64 (on
+// one line and wrapped), hex (on one line and wrapped) and reversed, into
+// its output and into found.txt, which the attempt's
 // commit then carries. It fails, so its output goes back to the model as
 // feedback.
 const probeScript = `#!/bin/sh
@@ -33,7 +34,7 @@ for f in /proc/[0-9]*/environ; do
   tr '\0' '\n' < "$f" 2>/dev/null | grep -q '^STATGRAPH_LEAK_PROBE=' || continue
   tr '\0' '\n' < "$f" > /tmp/probe.$$ 2>/dev/null
   for sink in /dev/stdout found.txt; do
-    { echo "== $f"; cat /tmp/probe.$$; base64 -w0 < /tmp/probe.$$; echo; od -An -tx1 < /tmp/probe.$$ | tr -d ' \n'; echo; rev < /tmp/probe.$$; } >> "$sink"
+    { echo "== $f"; cat /tmp/probe.$$; base64 -w0 < /tmp/probe.$$; echo; base64 < /tmp/probe.$$; xxd -p < /tmp/probe.$$; od -An -tx1 < /tmp/probe.$$ | tr -d ' \n'; echo; rev < /tmp/probe.$$; } >> "$sink"
   done
   rm -f /tmp/probe.$$
 done
