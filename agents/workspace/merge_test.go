@@ -135,6 +135,6 @@ func TestPrepareMergesThreeBranches(t *testing.T) {
 	for name, want := range map[string]string{"one.txt": "1\n", "two.txt": "2\n", "three.txt": "3\n", "a.txt": "changed by three\n"} {
 		require.Equal(t, want, readFile(t, filepath.Join(w.Dir(), name)), name)
 	}
-	parents := strings.Fields(gitT(t, w.Dir(), "log", "-1", "--format=%P", "refs/statgraph/base"))
+	parents := strings.Fields(gitRun(t, w.Dir(), "log", "-1", "--format=%P", "refs/statgraph/base"))
 	require.Len(t, parents, 3, "one merge commit whose parents are the three branches")
 }

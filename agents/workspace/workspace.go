@@ -102,7 +102,7 @@ type Workspace struct {
 	// lastScrubbed lists the files the last Commit recorded with a secret
 	// replaced (see Scrubbed).
 	lastScrubbed []string
-	merged   mergeInfo // how the base was merged, read from its commit
+	merged       mergeInfo // how the base was merged, read from its commit
 }
 
 // Prepare makes the workspace for o.TaskID under o.Root (or reopens it when it
