@@ -35,7 +35,8 @@ func StateRoot() (string, error) {
 
 // KeyedName returns a short name for a directory or a branch that is
 // readable and unique for key: a slug of label (letters, digits, '-' and
-// '_', at most 24 characters; "plan" if nothing is left) and the first
+// '_', starting with a letter or digit, at most 24 characters; "plan" if
+// nothing is left) and the first
 // hexLen hex digits of the SHA-256 of the key's parts, e.g.
 // KeyedName("tasks", 6, "tasks.json", "master") == "tasks-1c9e0b".
 func KeyedName(label string, hexLen int, key ...string) string {
@@ -60,7 +61,7 @@ func slug(s string) string {
 			break
 		}
 	}
-	out := strings.Trim(b.String(), "-")
+	out := strings.TrimRight(strings.TrimLeft(b.String(), "-_"), "-")
 	if out == "" {
 		return "plan"
 	}

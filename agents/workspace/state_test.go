@@ -38,6 +38,8 @@ func TestKeyedName(t *testing.T) {
 	assert.NotEqual(t, a, KeyedName("tasks", 6, "sub/tasks.json", "master"), "the path is part of the key")
 	assert.Regexp(t, `^my-repo_x-[0-9a-f]{8}$`, KeyedName("my repo_x!", 8, "k"))
 	assert.Regexp(t, `^plan-[0-9a-f]{4}$`, KeyedName("..", 4, "k"))
+	assert.Regexp(t, `^x-[0-9a-f]{4}$`, KeyedName("_x", 4, "k"), "a name starts with a letter or digit, as branch and directory names must")
+	require.NoError(t, validateTaskID(KeyedName("__tasks", 6, "k")))
 	assert.Regexp(t, `^a{24}-[0-9a-f]{4}$`, KeyedName("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 4, "k"))
 }
 
