@@ -200,8 +200,9 @@ func (o *orchestrator) execute(ctx context.Context, s TaskState) (TaskState, err
 		}
 		a.Commit, a.Tree = hash, tree
 		if paths := ws.Scrubbed(); len(paths) > 0 {
-			s.Warnings = append(slices.Clip(s.Warnings), fmt.Sprintf("attempt %d: a secret was replaced by %s in %s before committing",
-				n, secret.Marker, strings.Join(paths, ", ")))
+			w := fmt.Sprintf("attempt %d: a secret was replaced by %s in %s before committing", n, secret.Marker, strings.Join(paths, ", "))
+			s.Warnings = append(slices.Clip(s.Warnings), w)
+			fmt.Fprintf(o.cfg.Log, "task %s warning: %s\n", s.Task.ID, w)
 		}
 		if prev := s.lastAttempt(); prev != nil {
 			a.NoProgress = prev.Tree == tree

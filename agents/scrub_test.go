@@ -80,6 +80,37 @@ func TestCheckpointsCarryNoSecret(t *testing.T) {
 	assert.ErrorIs(t, err, boom)
 }
 
+// TestCommittedSecretIsAWarning: an attempt that leaves a secret in a
+// file gets it replaced in the commit, and the task's warnings and log say
+// which file.
+func TestCommittedSecretIsAWarning(t *testing.T) {
+	const key = "sk-agents-commit-canary-4410"
+	secret.Register("STATGRAPH_AGENTS_COMMIT_KEY", key)
+	ws := newWorkspace(t, "s3", nil)
+	log := &syncBuffer{}
+	cfg := Config{
+		Executor: ExecutorFunc(func(context.Context, TaskState) (string, error) {
+			return "wrote leak.txt", ws.FS().WriteFile("leak.txt", "key="+key+"\n")
+		}),
+		Verifier: VerifierFunc(func(context.Context, TaskState) (Verification, error) {
+			return Verification{TestsPassed: true, LintPassed: true}, nil
+		}),
+		Workspace: ws,
+		Log:       log,
+	}
+	g, err := NewGraph(cfg)
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), TaskState{Task: Task{ID: "s3"}})
+	require.NoError(t, err)
+	want := "attempt 1: a secret was replaced by [REDACTED] in leak.txt before committing"
+	assert.Contains(t, out.Warnings, want)
+	assert.Contains(t, log.String(), "task s3 warning: "+want)
+	d, err := ws.DiffCommit(context.Background(), out.Attempts[0].Commit)
+	require.NoError(t, err)
+	assert.Contains(t, d, "+key=[REDACTED]")
+	assert.NotContains(t, d, key)
+}
+
 // BenchmarkScrubState measures what scrubbing costs each node of a task
 // with a secret registered: a state of three attempts with 8 KiB of
 // feedback each, holding no secret (the common case).
