@@ -20,23 +20,25 @@ import (
 // hostileTest is a test as a hostile model would write it. It looks for the
 // API key in every process's environment (statgraph's included) and keeps
 // what it finds in the workspace; it plants a
-// pre-commit hook in the user's repository (the workspace is
-// <repo>/.statgraph/work/1), writes into $HOME and the repository, and
-// leaves background children of every style with the marker $1 in their
-// command lines. With a second argument it then waits to be killed.
+// pre-commit hook in the user's repository (its path is $2: the workspace
+// is in the plan's state directory, outside the repository), writes into
+// $HOME and the repository, and leaves background children of every style
+// with the marker $1 in their command lines. With a third argument it then
+// waits to be killed.
 const hostileTest = `#!/bin/sh
 m=$1
+r=$2
 for f in /proc/[0-9]*/environ; do tr '\0' '\n' < "$f" 2>/dev/null | grep '^OPENAI_API_KEY='; done > findings.txt 2>/dev/null
-mkdir -p ../../../.git/hooks
-echo 'echo pwned' > ../../../.git/hooks/pre-commit
+mkdir -p "$r/.git/hooks"
+echo 'echo pwned' > "$r/.git/hooks/pre-commit"
 echo pwned > "$HOME/statgraph-e2e-plant-$m"
-echo pwned > ../../../planted.txt
+echo pwned > "$r/planted.txt"
 sh -c "sleep 300; : $m amp" &
 setsid sh -c "sleep 300; : $m setsid" &
 ( sh -c "sleep 300; : $m doublefork" & ) &
 nohup sh -c "sleep 300; : $m nohup" >/dev/null 2>&1 &
 sleep 0.2
-if [ -n "$2" ]; then echo ready > ready; sleep 300; fi
+if [ -n "$3" ]; then echo ready > ready; sleep 300; fi
 exit 0
 `
 
@@ -53,11 +55,12 @@ func hostileRepo(t *testing.T, wait bool) (repo, marker, planted string) {
 	if wait {
 		arg = "wait"
 	}
-	repo = newRepo(t, map[string]string{
-		"hostile.sh": hostileTest,
-		"tasks.json": fmt.Sprintf(`{"tasks": [{"id": 1, "title": "hostile", "max_retries": 1,
-  "executor": {"command": ["true"]}, "test_cmd": ["sh", "hostile.sh", %q, %q]}]}`+"\n", marker, arg),
-	})
+	repo = newRepo(t, map[string]string{"hostile.sh": hostileTest})
+	// The test command names the repository, whose path newRepo chose.
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "tasks.json"), fmt.Appendf(nil, `{"tasks": [{"id": 1, "title": "hostile", "max_retries": 1,
+  "executor": {"command": ["true"]}, "test_cmd": ["sh", "hostile.sh", %q, %q, %q]}]}`+"\n", marker, repo, arg), 0o644))
+	git(t, repo, "add", "tasks.json")
+	git(t, repo, "commit", "-q", "-m", "tasks")
 	return repo, marker, planted
 }
 
@@ -110,11 +113,15 @@ func filesHolding(t *testing.T, dir, s string) []string {
 }
 
 // TestSandboxedRun runs hostileTest through statgraph with an API key in
-// its environment. Sandboxed: the key is nowhere (not in the findings the
-// check kept in its workspace, not in any file of the repository or the run store), nothing
-// outside the workspace changed, and no background child is left. With
-// --no-sandbox, the same run steals the key and plants the hook, which
-// proves the test can tell.
+// its environment while another process of the user (a decoy) holds a
+// second key in its own. Sandboxed: neither key is anywhere (not in the
+// findings the check kept in its workspace, not in any file of the
+// repository or the plan's state), nothing outside the workspace changed,
+// and no background child is left. With --no-sandbox, the same run steals
+// the decoy's key and plants the hook, which proves the test can tell.
+// (Statgraph's own key is not stolen even then: since internal/secret,
+// statgraph re-execs without secrets in its environ, so the probe needs a
+// decoy to show what an unconfined check can read.)
 func TestSandboxedRun(t *testing.T) {
 	t.Parallel()
 	for _, sandboxed := range []bool{true, false} {
@@ -122,9 +129,16 @@ func TestSandboxedRun(t *testing.T) {
 			t.Parallel()
 			repo, marker, planted := hostileRepo(t, false)
 			canary := "sk-canary-" + marker
-			args := []string{"run", "tasks.json"}
+			decoyKey := "sk-decoy-" + marker
+			decoy := exec.Command("sleep", "300")
+			decoy.Env = childEnv("OPENAI_API_KEY=" + decoyKey)
+			require.NoError(t, decoy.Start())
+			t.Cleanup(func() { _ = decoy.Process.Kill(); _ = decoy.Wait() })
+			// --keep-workspaces: the findings stay in the workspace,
+			// which is otherwise removed once the task is published.
+			args := []string{"run", "--keep-workspaces", "tasks.json"}
 			if !sandboxed {
-				args = []string{"run", "--no-sandbox", "tasks.json"}
+				args = []string{"run", "--keep-workspaces", "--no-sandbox", "tasks.json"}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -132,21 +146,26 @@ func TestSandboxedRun(t *testing.T) {
 			cmd.Env = append(cmd.Env, "OPENAI_API_KEY="+canary)
 			r := wait(t, cmd.Run(), stdout, stderr)
 			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-			b, err := os.ReadFile(filepath.Join(repo, ".statgraph", "work", "1", "findings.txt"))
+			plan := planOf(t, repo, "tasks.json", "")
+			b, err := os.ReadFile(filepath.Join(plan.WorkDir(), "1", "findings.txt"))
 			require.NoError(t, err, "the check wrote its findings in the workspace")
 			findings := string(b)
 			hooks := filepath.Join(repo, ".git", "hooks", "pre-commit")
 			left := leftAlive(marker)
 			if !sandboxed {
-				assert.Contains(t, findings, canary, "unsandboxed, the test reads statgraph's environ")
+				assert.Contains(t, findings, decoyKey, "unsandboxed, the test reads other processes' environ")
+				assert.NotContains(t, findings, canary, "statgraph's environ holds no key (the re-exec dropped it)")
 				assert.FileExists(t, hooks)
 				assert.NotEmpty(t, left, "unsandboxed, setsid children escape")
 				assert.Contains(t, r.stdout+r.stderr, "--no-sandbox: checks and agent CLIs run unprotected")
 				return
 			}
-			assert.NotContains(t, findings, canary, "the key leaked into the check")
-			assert.Empty(t, filesHolding(t, repo, canary), "files holding the key")
-			assert.NotContains(t, r.stdout+r.stderr, canary)
+			for _, key := range []string{canary, decoyKey} {
+				assert.NotContains(t, findings, key, "the key leaked into the check")
+				assert.Empty(t, filesHolding(t, repo, key), "files holding the key")
+				assert.Empty(t, filesHolding(t, plan.Dir, key), "files of the plan's state (run store, workspace) holding the key")
+				assert.NotContains(t, r.stdout+r.stderr, key)
+			}
 			assert.NoFileExists(t, hooks, "hook planted in the user's repository")
 			assert.NoFileExists(t, filepath.Join(repo, "planted.txt"), "file written in the user's repository")
 			assert.NoFileExists(t, planted, "file written in $HOME")
@@ -165,7 +184,7 @@ func TestSandboxKill9(t *testing.T) {
 	defer cancel()
 	cmd, stdout, stderr := command(ctx, repo, "run", "tasks.json")
 	require.NoError(t, cmd.Start())
-	ready := filepath.Join(repo, ".statgraph", "work", "1", "ready")
+	ready := filepath.Join(planOf(t, repo, "tasks.json", "").WorkDir(), "1", "ready")
 	for {
 		if _, err := os.Stat(ready); err == nil {
 			break

@@ -74,7 +74,11 @@ func TestAPIKeyReachesNothing(t *testing.T) {
 			"test_cmd": "sh probe.sh", "max_retries": 2}]}`,
 	})
 	ctx := t.Context()
-	cmd, stdout, stderr := command(ctx, dir, "run", "--plain", "tasks.json")
+	// --no-sandbox: the sandbox gives the check its own pid namespace, so
+	// the probe could not see statgraph's /proc/<pid>/environ at all and
+	// would prove nothing; this test shows statgraph's own environment no
+	// longer holds the key (the re-exec), even to an unconfined check.
+	cmd, stdout, stderr := command(ctx, dir, "run", "--plain", noSandbox, "tasks.json")
 	cmd.Env = childEnv("OPENAI_API_KEY="+canary, "OPENAI_BASE_URL="+srv.BaseURL(), "STATGRAPH_MODEL="+llmtest.Model, "STATGRAPH_LEAK_PROBE=1")
 	res := wait(t, cmd.Run(), stdout, stderr)
 	require.Equal(t, 1, res.code, "the probe fails every attempt, so the task fails\nstdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
@@ -98,21 +102,26 @@ func TestAPIKeyReachesNothing(t *testing.T) {
 		leaks("model request "+strconv.Itoa(i+1), []byte(b))
 	}
 	require.GreaterOrEqual(t, srv.Count(), 3, "planner and two attempts")
+	// The repository and the plan's state directory (outside the
+	// repository: runs.db, workspaces, prompts).
+	plan := planOf(t, dir, "tasks.json", "")
 	var files int
-	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		files++
-		rel, _ := filepath.Rel(dir, path)
-		leaks(rel, data)
-		return nil
-	}))
-	assert.FileExists(t, filepath.Join(dir, ".statgraph", "runs.db"))
+	for _, top := range []string{dir, plan.Dir} {
+		require.NoError(t, filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			files++
+			rel, _ := filepath.Rel(top, path)
+			leaks(filepath.Join(filepath.Base(top), rel), data)
+			return nil
+		}))
+	}
+	assert.FileExists(t, plan.Store())
 	t.Logf("searched %d files, %d commits' patches, %d requests", files, strings.Count(history, "\ncommit ")+1, srv.Count())
 }
 
@@ -140,7 +149,10 @@ func TestReexecDropsSecretsFromEnviron(t *testing.T) {
 			"executor": {"command": ["sh", "agent.sh", ` + strconv.Quote(out) + `]}}]}`,
 	})
 	ctx := t.Context()
-	cmd, stdout, stderr := command(ctx, dir, "run", "--plain", "--allow-env", "ANTHROPIC_API_KEY", "tasks.json")
+	// --no-sandbox: the agent must read /proc/$PPID/environ (hidden by the
+	// sandbox's pid namespace) and write into out (outside the workspace,
+	// read-only in the sandbox) for the test to see what the re-exec left.
+	cmd, stdout, stderr := command(ctx, dir, "run", "--plain", noSandbox, "--allow-env", "ANTHROPIC_API_KEY", "tasks.json")
 	cmd.Env = childEnv("OPENAI_API_KEY=sk-reexec-openai-canary", "ANTHROPIC_API_KEY=sk-reexec-anthropic-canary", "STATGRAPH_VISIBLE=yes")
 	require.NoError(t, cmd.Start())
 	pid := cmd.Process.Pid
