@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -30,9 +31,10 @@ func TestTwoPlansInOneRepository(t *testing.T) {
 	dir := newRepo(t, map[string]string{"tasks.json": planTasks("alpha"), "other/tasks.json": planTasks("beta")})
 	a, b := planOf(t, dir, "tasks.json", ""), planOf(t, dir, "other/tasks.json", "")
 
-	r := statgraph(t, dir, "run", "-j", "1", "tasks.json")
+	// Kept, to compare the plans' workspaces (a published task's workspace is removed by default).
+	r := statgraph(t, dir, "run", "-j", "1", "--keep-workspaces", "tasks.json")
 	require.Equal(t, 0, r.code, "first plan\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	r = statgraph(t, dir, "run", "-j", "1", "--repo", ".", "--store", a.Store(), "other/tasks.json")
+	r = statgraph(t, dir, "run", "-j", "1", "--keep-workspaces", "--repo", ".", "--store", a.Store(), "other/tasks.json")
 	require.Equal(t, 0, r.code, "second plan, sharing the first one's run store\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 
 	assert.NotEqual(t, a.Thread("1"), b.Thread("1"))
@@ -61,7 +63,8 @@ func TestTwoPlansInOneRepository(t *testing.T) {
 func TestStateOutsideTheRepository(t *testing.T) {
 	t.Parallel()
 	dir := newRepo(t, map[string]string{"tasks.json": planTasks("alpha")})
-	r := statgraph(t, dir, "run", "-j", "1", "tasks.json")
+	// Kept, to walk up from it (a published task's workspace is removed by default).
+	r := statgraph(t, dir, "run", "-j", "1", "--keep-workspaces", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 
 	plan := planOf(t, dir, "tasks.json", "")
@@ -124,12 +127,15 @@ func checkRefused(t *testing.T, dir, link, target string) {
 
 // TestRunRepublishesDoneBranches: a done task whose branch was deleted, or
 // left pointing at a commit the repository cannot read, gets its branch
-// back on the next run.
+// back on the next run, published again from its workspace; the first run
+// keeps the workspaces (--keep-workspaces) for that. Without its
+// workspace (removed once published, by default), a deleted branch cannot
+// be published again: the run says so and how to redo the task.
 func TestRunRepublishesDoneBranches(t *testing.T) {
 	t.Parallel()
 	dir := newRepo(t, map[string]string{"tasks.json": planTasks("alpha")})
 	plan := planOf(t, dir, "tasks.json", "")
-	r := statgraph(t, dir, "run", "-j", "1", "tasks.json")
+	r := statgraph(t, dir, "run", "-j", "1", "--keep-workspaces", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	tip1 := git(t, dir, "rev-parse", plan.Branch("1"))
 	tip2 := git(t, dir, "rev-parse", plan.Branch("2"))
@@ -148,6 +154,23 @@ func TestRunRepublishesDoneBranches(t *testing.T) {
 	assert.Equal(t, tip1, git(t, dir, "rev-parse", plan.Branch("1")))
 	assert.Equal(t, tip2, git(t, dir, "rev-parse", plan.Branch("2")))
 	git(t, dir, "fsck", "--full")
+
+	t.Run("workspace removed", func(t *testing.T) {
+		dir := newRepo(t, map[string]string{"tasks.json": planTasks("alpha")})
+		plan := planOf(t, dir, "tasks.json", "")
+		r := statgraph(t, dir, "run", "-j", "1", "tasks.json")
+		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		require.NoDirExists(t, filepath.Join(plan.WorkDir(), "1"), "a published task's workspace is removed")
+		git(t, dir, "branch", "-D", plan.Branch("1"))
+
+		r = statgraph(t, dir, "run", "-j", "1", "tasks.json")
+		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		out := r.stdout + r.stderr
+		assert.Contains(t, out, "task 1 is done but its branch "+plan.Branch("1")+" is missing")
+		assert.Contains(t, out, "cannot be published again; run statgraph reset 1")
+		assert.NotContains(t, out, "task 2 is done but", "task 2's branch is still there")
+		assert.Regexp(t, `(?m)^2 +done +1 +[0-9]+ +`+regexp.QuoteMeta(plan.Branch("2"))+` `, r.stdout, "the summary names the branch of a done task whose workspace is gone")
+	})
 }
 
 // TestUnpublishedTaskIsNotDone: a task whose branch cannot be published

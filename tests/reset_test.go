@@ -13,7 +13,10 @@ import (
 // TestRetryFailedAndReset lets two tasks fail (and a third be blocked by
 // one of them) because of a problem outside the tasks, fixes it, and sends
 // them back with statgraph reset and statgraph run --retry-failed: the
-// file's results are cleared, the tasks run again and end done.
+// file's results are cleared, the tasks run again and end done. The
+// problem is a mark file in a temporary directory that the checks look
+// for; the sandbox gives checks a private /tmp, so the runs here pass
+// --no-sandbox (the sandbox is not what this test is about).
 func TestRetryFailedAndReset(t *testing.T) {
 	t.Parallel()
 	marks := t.TempDir()
@@ -26,7 +29,7 @@ func TestRetryFailedAndReset(t *testing.T) {
 `, check("fix-1"), check("fix-3"))})
 	path := filepath.Join(repo, "tasks.json")
 
-	r := statgraph(t, repo, "run", "--plain", "tasks.json")
+	r := statgraph(t, repo, "run", "--plain", "--no-sandbox", "tasks.json")
 	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	ts := readTasks(t, path)
 	require.Equal(t, "failed", ts["1"].Status)
@@ -56,7 +59,7 @@ func TestRetryFailedAndReset(t *testing.T) {
 	done := statgraph(t, repo, "reset", "3")
 	assert.Equal(t, 2, done.code, "a pending task cannot be reset\nstderr:\n%s", done.stderr)
 
-	r = statgraph(t, repo, "run", "--plain", "tasks.json")
+	r = statgraph(t, repo, "run", "--plain", "--no-sandbox", "tasks.json")
 	assert.Equal(t, 1, r.code, "task 1 is still failed\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	ts = readTasks(t, path)
 	assert.Equal(t, "done", ts["3"].Status, "the reset task ran again")
@@ -64,7 +67,7 @@ func TestRetryFailedAndReset(t *testing.T) {
 	assert.Equal(t, "failed", ts["1"].Status, "a plain run does not retry failed tasks")
 
 	require.NoError(t, os.WriteFile(filepath.Join(marks, "fix-1"), nil, 0o644))
-	r = statgraph(t, repo, "run", "--plain", "--retry-failed", "tasks.json")
+	r = statgraph(t, repo, "run", "--plain", "--no-sandbox", "--retry-failed", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	ts = readTasks(t, path)
 	for _, id := range []string{"1", "2", "3"} {

@@ -49,11 +49,13 @@ func TestStackedDependency(t *testing.T) {
 	got := readTasks(t, filepath.Join(dir, "tasks.json"))
 	assert.Equal(t, 1, got["2"].RetryCount, "task 2 is done on its first attempt: %+v", got["2"])
 	assert.Equal(t, 1, got["3"].Subtasks[1].RetryCount, "subtask 3.2 sees 3.1's file on its first attempt")
-	files := git(t, dir, "ls-tree", "-r", "--name-only", "statgraph/2")
+	plan := planOf(t, dir, "tasks.json", "")
+	files := git(t, dir, "ls-tree", "-r", "--name-only", plan.Branch("2"))
 	assert.Contains(t, files, "greet.go")
 	assert.Contains(t, files, "twice.go")
+	require.FileExists(t, plan.Store(), "the plan's state lives here, next to its workspaces")
 	for _, id := range []string{"1", "2", "3.1", "3.2"} {
-		assert.NoDirExists(t, filepath.Join(dir, ".statgraph", "work", id), "a published task's workspace is removed")
+		assert.NoDirExists(t, filepath.Join(plan.WorkDir(), id), "a published task's workspace is removed")
 	}
 }
 
@@ -98,10 +100,11 @@ func TestStackedMergeAndIntegrate(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	got := readTasks(t, filepath.Join(dir, "tasks.json"))
 	assert.Equal(t, 1, got["3"].RetryCount, "task 3 passes on its first attempt: %+v", got["3"])
-	assert.Equal(t, "a.txt\nb.txt\nc.txt", filesOf(t, dir, "statgraph/3"))
+	plan := planOf(t, dir, "tasks.json", "")
+	assert.Equal(t, "a.txt\nb.txt\nc.txt", filesOf(t, dir, plan.Branch("3")))
 	assert.Equal(t, "a.txt\nb.txt\nc.txt", filesOf(t, dir, "integrated"))
 	for _, id := range []string{"1", "2", "3", "4"} {
-		assert.Contains(t, r.stdout, "integration: task "+id+" (statgraph/"+id+") merged")
+		assert.Contains(t, r.stdout, "integration: task "+id+" ("+plan.Branch(id)+") merged")
 	}
 	assert.Contains(t, r.stdout, "integration check tests: passed")
 	assert.Contains(t, r.stdout, "integration published as branch integrated")
@@ -117,14 +120,21 @@ func TestStackedMergeAndIntegrate(t *testing.T) {
 // and the checks pass.
 func TestStackedConflictResolved(t *testing.T) {
 	t.Parallel()
-	resolve := `grep -q 'shared.txt' "$prompt" && grep -q '<<<<<<< statgraph/1' "$prompt" && grep -q '>>>>>>> statgraph/2' "$prompt" && printf 'from-one\nfrom-two\n' > shared.txt`
+	// Branch names depend on the tasks file and tag, not on where the
+	// repository is (crash_test checks it), so the stand-in agent can be
+	// written before the repository exists; checked again below.
+	early := planOf(t, t.TempDir(), "tasks.json", "")
+	resolve := `grep -q 'shared.txt' "$prompt" && grep -q '<<<<<<< ` + early.Branch("1") + `' "$prompt" && grep -q '>>>>>>> ` + early.Branch("2") + `' "$prompt" && printf 'from-one\nfrom-two\n' > shared.txt`
 	dir := mergeRepo(t, true, resolve, "grep -q from-one shared.txt && grep -q from-two shared.txt", 2)
+	plan := planOf(t, dir, "tasks.json", "")
+	require.Equal(t, early.Branch("1"), plan.Branch("1"))
+	require.Equal(t, early.Branch("2"), plan.Branch("2"))
 	r := statgraph(t, dir, "run", "--plain", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	got := readTasks(t, filepath.Join(dir, "tasks.json"))
 	assert.Equal(t, 1, got["3"].RetryCount, "resolved on the first attempt: %+v", got["3"])
-	assert.Equal(t, "from-one\nfrom-two", git(t, dir, "show", "statgraph/3:shared.txt"))
-	parents := strings.Fields(git(t, dir, "log", "--format=%P", "-1", "statgraph/3~1"))
+	assert.Equal(t, "from-one\nfrom-two", git(t, dir, "show", plan.Branch("3")+":shared.txt"))
+	parents := strings.Fields(git(t, dir, "log", "--format=%P", "-1", plan.Branch("3")+"~1"))
 	assert.Len(t, parents, 2, "task 3's branch starts from the merge of its dependencies")
 }
 
@@ -143,7 +153,7 @@ func TestStackedConflictUnresolvedBlocks(t *testing.T) {
 	assert.Equal(t, 2, got["3"].RetryCount)
 	assert.Contains(t, strings.Join(got["3"].ErrorHistory, "\n"), "conflicts:")
 	assert.Equal(t, "blocked", got["4"].Status)
-	assert.Contains(t, r.stdout, "integration: task 2 (statgraph/2) left out: conflicts in shared.txt")
+	assert.Contains(t, r.stdout, "integration: task 2 ("+planOf(t, dir, "tasks.json", "").Branch("2")+") left out: conflicts in shared.txt")
 	assert.Equal(t, "from-one", git(t, dir, "show", "integrated:shared.txt"))
 }
 
@@ -170,8 +180,9 @@ func TestSetupCmdAndCopyFiles(t *testing.T) {
 	assert.Equal(t, "done", got["1"].Status, "%+v", got["1"])
 	assert.Equal(t, "failed", got["2"].Status)
 	assert.Contains(t, got["2"].StatusReason, "missing.env does not exist")
-	assert.NotContains(t, filesOf(t, dir, "statgraph/1"), ".env")
-	assert.DirExists(t, filepath.Join(dir, ".statgraph", "work", "1"), "--keep-workspaces keeps it")
+	plan := planOf(t, dir, "tasks.json", "")
+	assert.NotContains(t, filesOf(t, dir, plan.Branch("1")), ".env")
+	assert.DirExists(t, filepath.Join(plan.WorkDir(), "1"), "--keep-workspaces keeps it")
 }
 
 // TestClean: clean removes the finished tasks' workspaces and checkpoints,
@@ -182,7 +193,8 @@ func TestClean(t *testing.T) {
 	r := statgraph(t, dir, "run", "--plain", "--keep-workspaces", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	before := readTasks(t, filepath.Join(dir, "tasks.json"))
-	require.DirExists(t, filepath.Join(dir, ".statgraph", "work", "3"))
+	plan := planOf(t, dir, "tasks.json", "")
+	require.DirExists(t, filepath.Join(plan.WorkDir(), "3"))
 	h := statgraph(t, dir, "history", "3")
 	require.Equal(t, 0, h.code, h.stderr)
 
@@ -190,12 +202,12 @@ func TestClean(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	for _, id := range []string{"1", "2", "3", "4"} {
 		assert.Contains(t, r.stdout, "task "+id+": removed its workspace (")
-		assert.NoDirExists(t, filepath.Join(dir, ".statgraph", "work", id))
+		assert.NoDirExists(t, filepath.Join(plan.WorkDir(), id))
 	}
 	assert.Contains(t, r.stdout, "deleted the checkpoints of 4 finished task(s): 1, 2, 3, 4")
 	assert.Regexp(t, `freed [0-9.]+ (kB|MB)`, r.stdout)
 	assert.Equal(t, before, readTasks(t, filepath.Join(dir, "tasks.json")))
-	assert.Equal(t, "a.txt\nb.txt\nc.txt", filesOf(t, dir, "statgraph/3"))
+	assert.Equal(t, "a.txt\nb.txt\nc.txt", filesOf(t, dir, plan.Branch("3")))
 	h = statgraph(t, dir, "history", "3")
 	assert.Equal(t, 2, h.code, "the checkpoints are gone")
 	assert.Contains(t, h.stderr, "task 3 has no recorded run")

@@ -77,7 +77,8 @@ func TestTaskMasterFileAsItIs(t *testing.T) {
 	}
 	assert.Contains(t, got["12"].StatusReason, `tag "feature"`)
 	assert.Equal(t, "pending", doc["feature"].Tasks[0].Status, "another tag is not touched")
-	assert.Equal(t, []string{"statgraph/10", "statgraph/11"}, branches(t, repo))
+	plan := planOf(t, repo, "tasks.json", "")
+	assert.Equal(t, []string{plan.Branch("10"), plan.Branch("11")}, branches(t, repo))
 }
 
 // branches lists the statgraph branches of repo.

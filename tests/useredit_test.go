@@ -18,7 +18,10 @@ import (
 // write over it), then a valid version that adds task 3, retitles task 2,
 // edits the description of the running task 1 and adds a field of the
 // user's own. Every edit is kept, the added task runs, and the output says
-// what happened.
+// what happened. The stand-in agents and checks talk with the test
+// through mark files in the test's temporary directory; the sandbox gives
+// them a private /tmp, so the run passes --no-sandbox (the sandbox is not
+// what this test is about).
 func TestUserEditDuringRun(t *testing.T) {
 	t.Parallel()
 	marks := t.TempDir()
@@ -43,7 +46,7 @@ func TestUserEditDuringRun(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd, stdout, stderr := command(ctx, repo, "run", "--plain", "-j", "3", "tasks.json")
+	cmd, stdout, stderr := command(ctx, repo, "run", "--plain", "--no-sandbox", "-j", "3", "tasks.json")
 	require.NoError(t, cmd.Start())
 	waitFile("started-1")
 	waitFile("started-4")
