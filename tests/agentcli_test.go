@@ -282,6 +282,7 @@ func TestPreflight(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
 			require.NoError(t, err)
 			assert.Equal(t, tasksJSON, string(got), "tasks.json is unchanged")
+			assert.NoDirExists(t, planOf(t, dir, "tasks.json", "").Dir, "no state directory is created")
 			assert.NoDirExists(t, filepath.Join(dir, ".statgraph"))
 		})
 	}
