@@ -43,11 +43,13 @@ func summaryRow(t testing.TB, stdout, id string) []string {
 }
 
 // standIn is the body of a stand-in agent CLI named NAME: it records its
-// arguments (one file each), their count, environment, standard input and
-// working directory under RECDIR/NAME, creates NAME.txt in the workspace,
-// and prints what the real CLI prints in its machine-readable mode.
+// arguments (one file each), their count, environment and standard input
+// under .rec/NAME in the workspace (the one place the sandbox lets it
+// write; the repository's .gitignore keeps .rec out of the attempt's
+// commit), creates NAME.txt in the workspace, and prints what the real CLI
+// prints in its machine-readable mode.
 const standIn = `#!/bin/sh
-d=RECDIR/NAME
+d=.rec/NAME
 mkdir -p "$d"
 i=0
 for a in "$@"; do i=$((i+1)); printf '%s' "$a" > "$d/arg$i"; done
@@ -114,28 +116,40 @@ var presetCases = map[string]presetCase{
 // TestAgentPresets runs one task per preset, each with a stand-in for the
 // CLI on PATH, and checks what each stand-in was given (argv, prompt on
 // stdin or as an argument, environment) and the tokens read from its
-// output.
+// output. The CLIs run sandboxed, as they do for users, so what they
+// record is the environment a real CLI gets inside the sandbox.
 func TestAgentPresets(t *testing.T) {
 	t.Parallel()
-	stubs, rec := t.TempDir(), t.TempDir()
 	var units []string
-	for name, pc := range presetCases {
-		src := strings.NewReplacer("RECDIR", rec, "NAME", name, "OUTPUT", pc.output).Replace(standIn)
-		require.NoError(t, os.WriteFile(filepath.Join(stubs, name), []byte(src), 0o755))
+	for name := range presetCases {
 		units = append(units, fmt.Sprintf(`{"id": %q, "title": "Work of %s", "description": "Create %s.txt; it's \"quoted\" and $(not run)", "executor": %q, "test_cmd": ["test", "-f", "%s.txt"]}`, name, name, name, name, name))
 	}
-	dir := newRepo(t, map[string]string{"tasks.json": `{"tasks": [` + strings.Join(units, ",\n") + "]}\n"})
+	dir := newRepo(t, map[string]string{
+		"tasks.json": `{"tasks": [` + strings.Join(units, ",\n") + "]}\n",
+		".gitignore": "/.rec/\n/.stubs/\n",
+	})
+	// The stand-ins live in the repository (ignored, so not in the
+	// workspaces): the sandbox hides /tmp, where t.TempDir is, but shows
+	// the user's repository read-only.
+	stubs := filepath.Join(dir, ".stubs")
+	require.NoError(t, os.Mkdir(stubs, 0o755))
+	for name, pc := range presetCases {
+		src := strings.NewReplacer("NAME", name, "OUTPUT", pc.output).Replace(standIn)
+		require.NoError(t, os.WriteFile(filepath.Join(stubs, name), []byte(src), 0o755))
+	}
 	env := []string{"PATH=" + stubs + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HTTPS_PROXY=http://proxy.example:3128", "no_proxy=localhost", "UNRELATED_SECRET_TOKEN=zzz"}
 	for _, pc := range presetCases {
 		env = append(env, pc.env...)
 	}
-	r := statgraphEnv(t, dir, env, "run", "-j", "3", "tasks.json")
+	// --keep-workspaces: the records are in the workspaces.
+	r := statgraphEnv(t, dir, env, "run", "-j", "3", "--keep-workspaces", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	plan := planOf(t, dir, "tasks.json", "")
 
 	for name, pc := range presetCases {
 		t.Run(name, func(t *testing.T) {
-			d := filepath.Join(rec, name)
+			d := filepath.Join(plan.WorkDir(), name, ".rec", name)
 			read := func(f string) string {
 				b, err := os.ReadFile(filepath.Join(d, f))
 				require.NoError(t, err)
@@ -177,7 +191,8 @@ func TestAgentPresets(t *testing.T) {
 			assert.Equal(t, pc.tokens, row[3], "tokens read from %s's output", name)
 		})
 	}
-	assert.Equal(t, "made by claude\n", git(t, dir, "show", "statgraph/claude:claude.txt")+"\n")
+	assert.Equal(t, "made by claude\n", git(t, dir, "show", plan.Branch("claude")+":claude.txt")+"\n")
+	assert.Empty(t, git(t, dir, "ls-tree", "-r", "--name-only", plan.Branch("claude"), ".rec"), "the records are not in the published branch")
 }
 
 // TestAgentCrashOnStart: an agent CLI that fails at once without touching
@@ -206,8 +221,12 @@ echo "wrote done.txt"
 		"executor": {"command": ["./agent.sh", "{prompt_file}"], "env": ["STATE=` + state + `"], "timeout": "1m"}}]}` + "\n"
 	dir := newRepo(t, map[string]string{"agent.sh": agent, "tasks.json": tasksJSON})
 
+	// --no-sandbox: the agent keeps its call count and reads the "fixed"
+	// switch in STATE, outside the workspace, across runs; the sandbox
+	// would give it an empty private /tmp instead. What is tested is how a
+	// crash on start is classified, not the sandbox.
 	for run := 1; run <= 2; run++ {
-		r := statgraph(t, dir, "run", "tasks.json")
+		r := statgraph(t, dir, "run", noSandbox, "tasks.json")
 		require.Equal(t, 1, r.code, "run %d\nstdout:\n%s\nstderr:\n%s", run, r.stdout, r.stderr)
 		task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
 		assert.Equal(t, "interrupted", task.Status, "run %d: a crash before the agent did anything is not a failed attempt", run)
@@ -217,11 +236,15 @@ echo "wrote done.txt"
 		for _, want := range []string{"setup problem, no retry used: agent CLI ./agent.sh failed on start: Error: 401 Unauthorized: invalid API key (exit code 1 after", "nothing changed", "statgraph resume"} {
 			assert.Contains(t, task.StatusReason, want, "run %d", run)
 		}
-		assert.Contains(t, r.stdout, "invalid API key", "the reason is shown, not only in history")
+		// The reason is shown, not only in history: in full on stderr, where
+		// progress lines go now; the summary on stdout clips its note.
+		assert.Contains(t, r.stderr, "task 1 interrupted: setup problem, no retry used: agent CLI ./agent.sh failed on start: Error: 401 Unauthorized: invalid API key",
+			"the reason is shown, not only in history")
+		assert.Contains(t, column(t, r.stdout, "1", "NOTE"), "setup", "the summary says it is a setup problem")
 	}
 
 	require.NoError(t, os.WriteFile(filepath.Join(state, "fixed"), nil, 0o644))
-	r := statgraph(t, dir, "run", "tasks.json")
+	r := statgraph(t, dir, "run", noSandbox, "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
 	assert.Equal(t, "done", task.Status)
@@ -259,6 +282,7 @@ func TestPreflight(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
 			require.NoError(t, err)
 			assert.Equal(t, tasksJSON, string(got), "tasks.json is unchanged")
+			assert.NoDirExists(t, planOf(t, dir, "tasks.json", "").Dir, "no state directory is created")
 			assert.NoDirExists(t, filepath.Join(dir, ".statgraph"))
 		})
 	}
@@ -300,5 +324,5 @@ func TestServerDownMidRun(t *testing.T) {
 	assert.Equal(t, "done", task.Status)
 	assert.Equal(t, 1, task.RetryCount, "max_retries 1 was enough: the outage did not use the retry")
 	assert.Equal(t, 1, second.Count(), "the plan was kept: only the executor ran again")
-	assert.Equal(t, "hi\n", git(t, dir, "show", "statgraph/1:hello.txt")+"\n")
+	assert.Equal(t, "hi\n", git(t, dir, "show", planOf(t, dir, "tasks.json", "").Branch("1")+":hello.txt")+"\n")
 }

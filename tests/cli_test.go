@@ -88,6 +88,7 @@ func TestLLMTaskWithoutModel(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
 	require.NoError(t, err)
 	assert.Equal(t, tasksJSON, string(got), "tasks.json is unchanged")
-	assert.NoDirExists(t, filepath.Join(dir, ".statgraph"), "no state directory is created")
+	assert.NoDirExists(t, planOf(t, dir, "tasks.json", "").Dir, "no state directory is created")
+	assert.NoDirExists(t, filepath.Join(dir, ".statgraph"), "nor the old one in the repository")
 	assert.NoFileExists(t, filepath.Join(dir, "tasks.json.lock"))
 }

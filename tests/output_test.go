@@ -33,7 +33,7 @@ func TestOutputStreams(t *testing.T) {
 	assert.NotContains(t, r.stdout, "running", "no progress on stdout")
 	assert.Contains(t, r.stdout, "1 done, 1 failed")
 	assert.Equal(t, "done", column(t, r.stdout, "1", "STATUS"))
-	assert.Equal(t, "statgraph/1", column(t, r.stdout, "1", "BRANCH"))
+	assert.Equal(t, planOf(t, dir, "tasks.json", "").Branch("1"), column(t, r.stdout, "1", "BRANCH"))
 }
 
 // jsonLines decodes every line of out as one JSON object.
@@ -76,7 +76,8 @@ func TestJSONOutput(t *testing.T) {
 	assert.Equal(t, "task 1", units[0]["title"])
 	assert.Equal(t, "done", units[0]["status"])
 	assert.Equal(t, 1.0, units[0]["attempts"])
-	assert.Equal(t, "statgraph/1", units[0]["branch"])
+	branch := planOf(t, dir, "tasks.json", "").Branch("1")
+	assert.Equal(t, branch, units[0]["branch"])
 	assert.Equal(t, 0.0, units[0]["tokens"])
 	assert.Greater(t, units[0]["elapsed_ms"], 100.0, "the task ran its executor and its tests, 0.2 s each")
 	assert.Equal(t, "failed", units[1]["status"])
@@ -91,6 +92,9 @@ func TestJSONOutput(t *testing.T) {
 	assert.Equal(t, map[string]any{"id": "2", "title": "task 2", "status": "failed", "reason": "failed after 1 attempts",
 		"phase": "failed", "attempts": 1.0, "max_attempts": 1.0, "tokens": 0.0}, rows[1])
 
+	// Task 1's workspace is removed once published: history reads the
+	// published branch.
+	assert.NoDirExists(t, filepath.Join(planOf(t, dir, "tasks.json", "").WorkDir(), "1"))
 	h := statgraph(t, dir, "history", "--json", "1")
 	require.Equal(t, 0, h.code, h.stderr)
 	var hist struct {
@@ -108,7 +112,7 @@ func TestJSONOutput(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(h.stdout), &hist), "history --json:\n%s", h.stdout)
 	assert.Equal(t, "1", hist.ID)
 	assert.Equal(t, "done", hist.Phase)
-	assert.Equal(t, "statgraph/1", hist.Branch)
+	assert.Equal(t, branch, hist.Branch)
 	assert.Contains(t, hist.Diff, "+attempt 1")
 	require.Len(t, hist.Attempts, 1)
 	assert.True(t, hist.Attempts[0].Passed)

@@ -169,7 +169,8 @@ func TestTokensSurviveResume(t *testing.T) {
 			st := statgraph(t, dir, "status", "tasks.json")
 			require.Equal(t, 0, st.code, "stdout:\n%s\nstderr:\n%s", st.stdout, st.stderr)
 			assert.Equal(t, strconv.Itoa(wantTokens), column(t, st.stdout, "1", "TOKENS"), "tokens in the run store")
-			assert.FileExists(t, filepath.Join(dir, ".statgraph", "runs.db"))
+			assert.FileExists(t, planOf(t, dir, "tasks.json", "").Store(), "the run store is kept outside the repository")
+			assert.NoDirExists(t, filepath.Join(dir, ".statgraph"), "nothing of the run's state in the repository")
 		})
 	}
 }

@@ -198,7 +198,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if *asJSON {
-		return printHistoryJSON(ctx, stdout, id, s, ws)
+		return printHistoryJSON(ctx, stdout, id, s, ws, pub)
 	}
 	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(s.Task.Title), s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
 	if s.Plan.Summary != "" {
@@ -252,25 +252,44 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // printHistoryJSON prints s, the last checkpointed state of task id, as one
-// JSON object; with a workspace ws, each attempt's diff and the branch's.
-func printHistoryJSON(ctx context.Context, w io.Writer, id string, s agents.TaskState, ws *workspace.Workspace) error {
+// JSON object; with a workspace ws, or once it is removed the published
+// branch pub, each attempt's diff and the branch's.
+func printHistoryJSON(ctx context.Context, w io.Writer, id string, s agents.TaskState, ws *workspace.Workspace, pub *workspace.Published) error {
 	h := historyJSON{ID: id, Title: s.Task.Title, Phase: s.Phase, RetryCount: s.RetryCount, MaxRetries: s.MaxRetries,
 		Tokens: s.Tokens, Plan: s.Plan, Attempts: []attemptJSON{}, ErrorHistory: s.ErrorHistory, Warnings: s.Warnings}
+	var diffs interface {
+		DiffCommit(ctx context.Context, hash string) (string, error)
+	}
+	switch {
+	case ws != nil:
+		diffs = ws
+	case pub != nil:
+		diffs = pub
+	}
 	for _, a := range s.Attempts {
 		aj := attemptJSON{Attempt: a}
-		if ws != nil && a.Commit != "" {
-			if d, err := ws.DiffCommit(ctx, a.Commit); err == nil {
+		if diffs != nil && a.Commit != "" {
+			if d, err := diffs.DiffCommit(ctx, a.Commit); err == nil {
 				aj.Diff = d
 			}
 		}
 		h.Attempts = append(h.Attempts, aj)
 	}
-	if ws != nil {
+	switch {
+	case ws != nil:
 		d, err := ws.Diff(ctx)
 		if err != nil {
 			return err
 		}
 		h.Branch, h.Diff = ws.Branch(), d
+	case pub != nil && len(s.Attempts) > 0 && s.Attempts[0].Commit != "":
+		d, err := pub.Diff(ctx, s.Attempts[0].Commit)
+		if err != nil {
+			return err
+		}
+		h.Branch, h.Diff = pub.Branch(), d
+	case pub != nil:
+		h.Branch = pub.Branch()
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
