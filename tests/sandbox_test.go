@@ -229,6 +229,7 @@ func TestRunWithoutBwrap(t *testing.T) {
 	assert.Contains(t, r.stderr, "apt-get install bubblewrap")
 	assert.Contains(t, r.stderr, "--no-sandbox")
 	assert.NoDirExists(t, filepath.Join(repo, ".statgraph"), "nothing was written")
+	assert.NoDirExists(t, planOf(t, repo, "tasks.json", "").Dir, "no state directory was made")
 	b, err := os.ReadFile(filepath.Join(repo, "tasks.json"))
 	require.NoError(t, err)
 	assert.Equal(t, tasksJSON, string(b), "tasks.json is unchanged")

@@ -47,6 +47,7 @@ func TestValidateAndRunAgreeOnIDs(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, content, string(data), "tasks.json is unchanged")
 			assert.NoDirExists(t, filepath.Join(repo, ".statgraph"))
+			assert.NoDirExists(t, planOf(t, repo, "tasks.json", "").Dir, "no state directory was made")
 			assert.Empty(t, git(t, repo, "branch", "--list", "statgraph/*"))
 		})
 	}
