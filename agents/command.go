@@ -69,8 +69,16 @@ type CommandExecutor struct {
 	// CrashWindow: 0 means DefaultCrashWindow.
 	CrashWindow time.Duration
 	// Sandbox confines the agent CLI (see verifier.Sandbox); nil runs it
-	// unconfined. The prompt file must be readable inside it.
+	// unconfined. The prompt file must be readable inside it. When it has
+	// a CacheDir, the agent gets a private HOME, <CacheDir>/home, writable
+	// and kept across attempts, seeded on first use with copies of the
+	// HomeConfig paths of the user's HOME (see seedHome); nothing in it is
+	// ever copied back, so the agent cannot change the user's dotfiles.
 	Sandbox *verifier.Sandbox
+	// HomeConfig lists the agent's configuration files and directories,
+	// relative to HOME (".qwen", ".claude.json", ".config/opencode"), that
+	// its private HOME starts with, so its login and settings work.
+	HomeConfig []string
 }
 
 // maxArgLen is Linux's limit on one argument (MAX_ARG_STRLEN, 32 pages),
@@ -128,7 +136,11 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 		timeout = DefaultCommandTimeout
 	}
 	before := c.tree()
-	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: c.environ(), MaxOutput: 64 << 10, Sandbox: c.Sandbox}
+	sb, err := c.sandbox()
+	if err != nil {
+		return "", err
+	}
+	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: c.environ(), MaxOutput: 64 << 10, Sandbox: sb}
 	var lines jsonLines
 	if c.Usage != nil {
 		cmd.Tee = &lines

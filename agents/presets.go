@@ -26,40 +26,48 @@ import (
 // (qwen --help and its output, version 0.24.4), configured through
 // OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL; opencode
 // `run --format json` prints JSON Lines whose "step_finish" parts carry
-// "tokens" (sst/opencode docs, cli run).
+// "tokens" (sst/opencode docs, cli run). HomeConfig names where each keeps
+// its login and settings under HOME, copied into its private home in the
+// sandbox.
 var presets = map[string]CommandExecutor{
 	"claude": {
-		Argv:  []string{"claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"},
-		Stdin: true,
-		Env:   []string{"ANTHROPIC_*", "CLAUDE_*", "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_REGION"},
-		Usage: claudeUsage,
+		Argv:       []string{"claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"},
+		Stdin:      true,
+		Env:        []string{"ANTHROPIC_*", "CLAUDE_*", "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_REGION"},
+		Usage:      claudeUsage,
+		HomeConfig: []string{".claude", ".claude.json"},
 	},
 	"codex": {
-		Argv:  []string{"codex", "exec", "--json", "--full-auto", "--skip-git-repo-check", "-"},
-		Stdin: true,
-		Env:   []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_*"},
-		Usage: codexUsage,
+		Argv:       []string{"codex", "exec", "--json", "--full-auto", "--skip-git-repo-check", "-"},
+		Stdin:      true,
+		Env:        []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_*"},
+		Usage:      codexUsage,
+		HomeConfig: []string{".codex"},
 	},
 	"aider": {
 		Argv: []string{"aider", "--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "{prompt_file}"},
 		Env: []string{"AIDER_*", "OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
 			"GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_BASE"},
+		HomeConfig: []string{".aider.conf.yml"},
 	},
 	"gemini": {
-		Argv:  []string{"gemini", "--yolo", "--output-format", "json", "--prompt", "{prompt}"},
-		Env:   []string{"GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
-		Usage: geminiUsage,
+		Argv:       []string{"gemini", "--yolo", "--output-format", "json", "--prompt", "{prompt}"},
+		Env:        []string{"GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
+		Usage:      geminiUsage,
+		HomeConfig: []string{".gemini"},
 	},
 	"qwen": {
-		Argv:  []string{"qwen", "--yolo", "--output-format", "json"},
-		Stdin: true,
-		Env:   []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "QWEN_*", "DASHSCOPE_API_KEY"},
-		Usage: claudeUsage,
+		Argv:       []string{"qwen", "--yolo", "--output-format", "json"},
+		Stdin:      true,
+		Env:        []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "QWEN_*", "DASHSCOPE_API_KEY"},
+		Usage:      claudeUsage,
+		HomeConfig: []string{".qwen"},
 	},
 	"opencode": {
-		Argv:  []string{"opencode", "run", "--format", "json", "{prompt}"},
-		Env:   []string{"OPENCODE_*", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY"},
-		Usage: opencodeUsage,
+		Argv:       []string{"opencode", "run", "--format", "json", "{prompt}"},
+		Env:        []string{"OPENCODE_*", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY"},
+		Usage:      opencodeUsage,
+		HomeConfig: []string{".config/opencode", ".local/share/opencode"},
 	},
 }
 
@@ -82,7 +90,7 @@ func PresetNames() []string {
 // calls' results.
 func Preset(name string) (CommandExecutor, bool) {
 	p, ok := presets[name]
-	p.Argv, p.Env = slices.Clone(p.Argv), slices.Clone(p.Env)
+	p.Argv, p.Env, p.HomeConfig = slices.Clone(p.Argv), slices.Clone(p.Env), slices.Clone(p.HomeConfig)
 	return p, ok
 }
 

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,12 +73,20 @@ func TestQwenEndToEnd(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"file_path": path, "content": "hello from qwen\n"})
 		return llmtest.ToolCalls(30, llmtest.Call{Name: "write_file", Arguments: string(args)})
 	})
-	qwenHome := t.TempDir()
+	// qwen runs in the sandbox with a private HOME that statgraph seeds
+	// from the user's ~/.qwen: the user's HOME here is a directory of the
+	// test's, holding a qwen settings file, that must not change.
+	userHome := t.TempDir()
+	settings := filepath.Join(userHome, ".qwen", "settings.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(settings), 0o700))
+	require.NoError(t, os.WriteFile(settings, []byte(`{"ui": {"hideTips": true}}`+"\n"), 0o600))
+	before := treeOf(t, userHome)
 	tasksJSON := `{"tasks": [{"id": 1, "title": "Create hello.txt saying hello from qwen", "max_retries": 1,
 		"test_cmd": ["grep", "-q", "hello from qwen", "hello.txt"],
-		"executor": {"preset": "qwen", "timeout": "4m", "env": ["HOME=` + qwenHome + `", "QWEN_CODE_SUPPRESS_YOLO_WARNING=1"]}}]}` + "\n"
+		"executor": {"preset": "qwen", "timeout": "4m", "env": ["QWEN_CODE_SUPPRESS_YOLO_WARNING=1"]}}]}` + "\n"
 	dir := newRepo(t, map[string]string{"tasks.json": tasksJSON})
 	env := []string{
+		"HOME=" + userHome, "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=",
 		"PATH=" + qwenDir + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"OPENAI_BASE_URL=" + srv.BaseURL(), "OPENAI_API_KEY=sk-llmtest", "OPENAI_MODEL=" + llmtest.Model,
 	}
@@ -86,7 +95,13 @@ func TestQwenEndToEnd(t *testing.T) {
 	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
 	assert.Equal(t, "done", task.Status)
 	assert.Equal(t, 1, task.RetryCount)
-	assert.Equal(t, "hello from qwen", git(t, dir, "show", "statgraph/1:hello.txt"))
+	plan := planOf(t, dir, "tasks.json", "")
+	assert.Equal(t, "hello from qwen", git(t, dir, "show", plan.Branch("1")+":hello.txt"))
+	assert.Equal(t, before, treeOf(t, userHome), "qwen wrote nothing into the user's HOME")
+	private := filepath.Join(plan.Dir, "cache", "1", "home")
+	copied, err := os.ReadFile(filepath.Join(private, ".qwen", "settings.json"))
+	require.NoError(t, err, "the private HOME starts with the user's ~/.qwen")
+	assert.Contains(t, string(copied), "hideTips")
 	assert.GreaterOrEqual(t, srv.Count(), 2, "qwen asked the model, then reported the tool's result")
 	for _, auth := range srv.AuthHeaders() {
 		assert.Equal(t, "Bearer sk-llmtest", auth, "qwen got the key through the preset's environment")
@@ -101,4 +116,22 @@ func history(t *testing.T, dir string, env []string) string {
 	cmd.Dir, cmd.Env = dir, childEnv(env...)
 	out, _ := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out))
+}
+
+// treeOf maps every path under dir to its size and modification time.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[p] = fmt.Sprintf("%v %d %v", info.Mode(), info.Size(), info.ModTime())
+		return nil
+	}))
+	return out
 }

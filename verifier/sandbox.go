@@ -18,7 +18,7 @@ import (
 //
 //   - the whole filesystem is visible read-only, except the directories
 //     listed in Hide, which are empty;
-//   - Workspace and CacheDir are writable; the paths in ReadOnly (such as
+//   - Workspace, CacheDir and Home are writable; the paths in ReadOnly (such as
 //     the workspace's .git) are bound read-only on top, so a check cannot
 //     plant hooks or rewrite refs;
 //   - /tmp is a private, empty tmpfs and TMPDIR points at it;
@@ -67,6 +67,12 @@ type Sandbox struct {
 	CacheDir string
 	// Network keeps the host's network; false leaves only loopback.
 	Network bool
+	// Home, if set, is a directory bound writable and given to the command
+	// as HOME, with XDG_CONFIG_HOME, XDG_DATA_HOME and XDG_STATE_HOME
+	// under it (.config, .local/share, .local/state): a private home for a
+	// program that must write its settings (agent CLIs), so that it never
+	// writes the user's dotfiles. "" keeps the user's HOME, read-only.
+	Home string
 	// GoCacheProg, if set, is the absolute path of a program and its first
 	// arguments that serve ServeGoCache when given two more: a lower
 	// (read-only) and an upper (private) build cache. With it, and when the
@@ -170,6 +176,17 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 			}
 		}
 		mounts = append(mounts, mount{"--bind", cache})
+	}
+	if s.Home != "" {
+		home, ok := abs(s.Home)
+		if !ok {
+			return nil, nil, fmt.Errorf("verifier: sandbox home %s does not exist", s.Home)
+		}
+		mounts = append(mounts, mount{"--bind", home})
+		env = append(env, "HOME="+home,
+			"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+			"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+			"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"))
 	}
 	for _, r := range s.ReadOnly {
 		if p, ok := abs(r); ok {

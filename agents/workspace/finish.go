@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -28,7 +31,11 @@ var publishConfig = []string{"-c", "core.fsync=committed", "-c", "fetch.unpackLi
 // then moves the branch under a lock file, so a process killed at any
 // moment (statgraph or git, kill -9 included) leaves the source passing git
 // fsck, with the branch either unchanged or complete; calling Finish again
-// finishes the job. Finish then checks the branch as CheckPublished does.
+// finishes the job. A lock file of the task branch that such a kill left in
+// the source is removed (once it has not changed for two seconds) and the
+// publish retried; a packed-refs.lock, shared with the user's own git, only
+// when it is over a minute old. Finish then checks the branch as
+// CheckPublished does.
 //
 // Finish never touches the source's checked-out branch, index or working
 // tree: it fails with ErrBranchCheckedOut if the source (or one of its
@@ -54,6 +61,11 @@ func (w *Workspace) Finish(ctx context.Context) error {
 	// repository cannot read; a task branch left so (this one, or another
 	// task's, which its unit publishes again) is dropped, a few times at
 	// most.
+	// A git killed while it held a lock (kill -9 of statgraph's process
+	// group) leaves that lock file behind, and every later fetch stops on
+	// it; the task branch's own lock is removed once, and packed-refs.lock
+	// once when it is old (see removeStaleLock).
+	refLockRemoved, packedLockRemoved := false, false
 	for drops := 0; ; drops++ {
 		_, err := runGit(ctx, w.source, args...)
 		if err == nil {
@@ -63,6 +75,18 @@ func (w *Workspace) Finish(ctx context.Context) error {
 		switch m := badStatgraphRef.FindStringSubmatch(msg); {
 		case m != nil && drops < 10:
 			if err := w.dropUnreadableBranch(ctx, m[1]); err != nil {
+				return err
+			}
+			continue
+		case !refLockRemoved && w.lockNamed(ctx, msg, ref):
+			refLockRemoved = true
+			if err := w.removeStaleLock(ctx, ref, refLockSettle); err != nil {
+				return err
+			}
+			continue
+		case !packedLockRemoved && w.lockNamed(ctx, msg, "packed-refs"):
+			packedLockRemoved = true
+			if err := w.removeStaleLock(ctx, "packed-refs", packedRefsLockAge); err != nil {
 				return err
 			}
 			continue
@@ -141,6 +165,100 @@ func (w *Workspace) dropUnreadableBranch(ctx context.Context, ref string) error 
 	if _, err := runGit(ctx, w.source, append(append([]string{}, publishConfig...), "update-ref", "-d", ref, old)...); err != nil {
 		return fmt.Errorf("workspace: %s in %s points at %s, which cannot be read, and deleting it failed: %w; delete the branch (git branch -D %s) and try again",
 			short, w.source, old, err, short)
+	}
+	return nil
+}
+
+// lockExists finds the lock file git could not create, in its message
+// "Unable to create '<path>.lock': File exists".
+var lockExists = regexp.MustCompile(`Unable to create '([^']+)\.lock': File exists`)
+
+// How old a lock must be before Finish removes it: the task branch's own
+// lock is held by a live git for the few milliseconds of its ref update, so
+// one that stays refLockSettle is stale; packed-refs.lock is shared with
+// the user's own git (git pack-refs, git gc, branch deletions), so only one
+// untouched for packedRefsLockAge is taken as left by a killed process.
+const (
+	refLockSettle     = 2 * time.Second
+	packedRefsLockAge = time.Minute
+)
+
+// lockNamed reports whether git's message msg says that it stopped on an
+// existing lock file of name (a ref such as refs/heads/statgraph/x, or
+// packed-refs) in the source's git directory.
+func (w *Workspace) lockNamed(ctx context.Context, msg, name string) bool {
+	m := lockExists.FindStringSubmatch(msg)
+	if m == nil {
+		return false
+	}
+	want, err := w.lockPath(ctx, name)
+	if err != nil {
+		return false
+	}
+	if m[1]+".lock" == want {
+		return true
+	}
+	// The same file under another spelling of its directory (a symbolic
+	// link in the path).
+	got, err1 := os.Stat(filepath.Dir(m[1] + ".lock"))
+	exp, err2 := os.Stat(filepath.Dir(want))
+	return err1 == nil && err2 == nil && os.SameFile(got, exp) && filepath.Base(m[1]) == filepath.Base(strings.TrimSuffix(want, ".lock"))
+}
+
+// lockPath returns the path of the lock file git takes for name (a ref
+// under refs/heads/statgraph/, or packed-refs) in the source: both live in
+// the common git directory, shared by all the source's worktrees.
+func (w *Workspace) lockPath(ctx context.Context, name string) (string, error) {
+	if name != "packed-refs" && (!strings.HasPrefix(name, "refs/heads/"+BranchPrefix) || name != w.branch.String()) {
+		return "", fmt.Errorf("workspace: %s is not this task's branch", name)
+	}
+	out, err := runGit(ctx, w.source, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), filepath.FromSlash(name)+".lock"), nil
+}
+
+// removeStaleLock removes the lock file of name (this task's branch, or
+// packed-refs) that a killed git left in the source, once it has not
+// changed for minAge. Only statgraph writes branches under
+// refs/heads/statgraph/, and a statgraph run holds its tasks file's lock,
+// so no other publish of this task's branch is in flight: a lock of it
+// that stays is left by a git killed mid-update. packed-refs.lock is shared
+// with the user's git, hence its longer age, and an error rather than a
+// wait when it is younger.
+func (w *Workspace) removeStaleLock(ctx context.Context, name string, minAge time.Duration) error {
+	path, err := w.lockPath(ctx, name)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil // gone meanwhile: the retry goes ahead
+	}
+	age := time.Since(fi.ModTime())
+	if age < minAge {
+		if name == "packed-refs" {
+			return fmt.Errorf("workspace: publish %s into %s: %s exists and is only %v old; another git command may be running in %s: wait for it (a lock left by a killed git is removed once it is %v old) or remove the file yourself",
+				w.branch.Short(), w.source, path, age.Round(time.Second), w.source, minAge)
+		}
+		t := time.NewTimer(minAge - age)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		again, err := os.Lstat(path)
+		if err != nil {
+			return nil
+		}
+		if !os.SameFile(fi, again) || !again.ModTime().Equal(fi.ModTime()) || again.Size() != fi.Size() {
+			return fmt.Errorf("workspace: publish %s into %s: %s is in use by another git process; try again", w.branch.Short(), w.source, path)
+		}
+	}
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("workspace: publish %s into %s: remove the stale lock %s: %w", w.branch.Short(), w.source, path, err)
 	}
 	return nil
 }

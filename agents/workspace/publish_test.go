@@ -53,3 +53,31 @@ func TestFinishDropsAnotherUnreadableTaskBranch(t *testing.T) {
 	assert.NoFileExists(t, other, "the unreadable branch was dropped")
 	gitRun(t, src, "fsck", "--full")
 }
+
+func TestFinishRemovesItsOwnStaleBranchLock(t *testing.T) {
+	ctx := context.Background()
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "l", Root: t.TempDir()})
+	require.NoError(t, w.FS().WriteFile("a.txt", "changed\n"))
+	_, _, err := w.Commit(ctx, 1, "change a")
+	require.NoError(t, err)
+	// A git killed during its ref update leaves the branch's lock file;
+	// every later fetch stops on it ("File exists"). Finish removes that
+	// one lock (after it has stayed unchanged a moment) and publishes; the
+	// lock of another branch is not its to remove.
+	heads := filepath.Join(src, ".git", "refs", "heads")
+	own := filepath.Join(heads, filepath.FromSlash(w.Branch())+".lock")
+	other := filepath.Join(heads, "statgraph", "other.lock")
+	user := filepath.Join(heads, "main.lock")
+	for _, p := range []string{own, other, user} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+	}
+
+	require.NoError(t, w.Finish(ctx))
+	require.NoError(t, w.CheckPublished(ctx))
+	assert.NoFileExists(t, own)
+	assert.FileExists(t, other)
+	assert.FileExists(t, user)
+	gitRun(t, src, "fsck", "--full")
+}
