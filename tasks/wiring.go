@@ -124,12 +124,29 @@ func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox 
 	return &verifier.Sandbox{
 		Workspace: wsDir,
 		ReadOnly:  []string{plan.Repo, filepath.Join(wsDir, ".git"), plan.PromptDir()},
-		Hide:      []string{plan.Dir},
+		Hide:      hiddenState(plan),
 		CacheDir:  filepath.Join(plan.Dir, "cache", t.ID),
 		Network:   t.Sandbox.NetworkOn(),
 
 		GoCacheProg: d.GoCacheProg,
 	}
+}
+
+// hiddenState lists what a sandbox hides of statgraph's state: the plan's
+// directory (its run store, the other units' workspaces) and the whole
+// state root, which holds every other plan's run store and workspaces,
+// unless the root holds the repository itself (an unusual STATGRAPH_HOME),
+// which must stay visible.
+func hiddenState(plan Plan) []string {
+	hide := []string{plan.Dir}
+	root, err := workspace.StateRoot()
+	if err != nil {
+		return hide
+	}
+	if rel, err := filepath.Rel(root, plan.Repo); err == nil && !filepath.IsLocal(rel) && rel != "." {
+		hide = append(hide, root)
+	}
+	return hide
 }
 
 // commandExecutor returns the agent CLI of executor e (a preset or a
