@@ -10,7 +10,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/verifier"
@@ -116,14 +115,10 @@ func (d *Dispatcher) Integrate(ctx context.Context, branch string) (Integration,
 		u := &out.Units[index[sk.Branch]]
 		u.Merged, u.Conflicts = false, sk.Paths
 	}
-	var checks []verifier.Check
+	// The integrated branch holds code the tasks' models wrote: its checks
+	// run in the sandbox like any task's, with the defaults' network setting.
 	def := d.File.Defaults
-	if !def.TestCmd.IsZero() {
-		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: def.TestCmd.Argv, Shell: def.TestCmd.Shell, Timeout: 10 * time.Minute}})
-	}
-	if !def.LintCmd.IsZero() {
-		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: def.LintCmd.Argv, Shell: def.LintCmd.Shell, Timeout: 10 * time.Minute}})
-	}
+	checks := testAndLint(def.TestCmd, def.LintCmd, d.sandbox(Task{ID: scratch, Sandbox: def.Sandbox}, ws.Dir(), plan))
 	if len(checks) > 0 {
 		workdir := ws.Dir()
 		if def.Workdir != "" {

@@ -28,13 +28,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 	}
 	budget := llm.NewBudget(limit, d.Budget)
 	sb := d.sandbox(t, ws.Dir(), plan)
-	var checks []verifier.Check
-	if !t.TestCmd.IsZero() {
-		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: t.TestCmd.Argv, Shell: t.TestCmd.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
-	}
-	if !t.LintCmd.IsZero() {
-		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: t.LintCmd.Argv, Shell: t.LintCmd.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
-	}
+	checks := testAndLint(t.TestCmd, t.LintCmd, sb)
 	checks = append(checks, conflictChecks(ws)...)
 	for _, c := range t.Checks {
 		checks = append(checks, verifier.Check{
@@ -130,6 +124,20 @@ func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox 
 
 		GoCacheProg: d.GoCacheProg,
 	}
+}
+
+// testAndLint returns the blocking checks of a test_cmd and a lint_cmd
+// (either may be unset), each run in sandbox sb (nil: none) with a
+// 10-minute timeout.
+func testAndLint(test, lint Command, sb *verifier.Sandbox) []verifier.Check {
+	var checks []verifier.Check
+	if !test.IsZero() {
+		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: test.Argv, Shell: test.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
+	}
+	if !lint.IsZero() {
+		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: lint.Argv, Shell: lint.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
+	}
+	return checks
 }
 
 // hiddenState lists what a sandbox hides of statgraph's state: the plan's

@@ -236,3 +236,23 @@ func quote(s string) string {
 	b := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 	return `"` + b + `"`
 }
+
+// TestIntegrationChecksSandboxed: the checks --integrate runs on the merged
+// branch run model-written code too, so they are sandboxed like a task's:
+// a default test_cmd that plants a hook in the user's repository (by
+// absolute path) plants nothing, in the task's run or in the integration's.
+func TestIntegrationChecksSandboxed(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, map[string]string{"tasks.json": "{}\n"})
+	hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+	plant := "mkdir -p " + filepath.Dir(hook) + "; echo 'echo pwned' > " + hook + "; true"
+	tasksJSON := `{"defaults": {"test_cmd": ` + quote(plant) + `, "executor": {"command": ["sh", "-c", "echo one > one.txt"]}},
+ "tasks": [{"id": 1, "title": "One"}]}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(tasksJSON), 0o644))
+	git(t, dir, "commit", "-qam", "tasks")
+	r := statgraph(t, dir, "run", "--plain", "--integrate", "integrated", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "integration check tests: passed")
+	assert.NoFileExists(t, hook, "a check planted a hook in the user's repository")
+}
