@@ -89,8 +89,6 @@ type Dispatcher struct {
 	// is removed once its branch is published (an interrupted unit's is
 	// always kept, to continue in).
 	KeepWorkspaces bool
-
-	deps map[string][]string // each unit's dependencies; set by Run before any unit starts
 }
 
 // EventKind says what a dispatcher Event reports.
@@ -172,9 +170,7 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	units := d.File.Units()
 	status := make(map[string]string, len(units))
 	results := make(map[string]*UnitResult, len(units))
-	d.deps = make(map[string][]string, len(units))
 	for _, u := range units {
-		d.deps[u.ID] = u.Deps
 		t, _ := d.File.Task(u.ID)
 		status[u.ID] = t.Status
 		results[u.ID] = &UnitResult{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount}
@@ -255,8 +251,9 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 		}
 		for _, id := range start {
 			running[id], started[id] = true, true
+			deps := depsOf(units, id) // the loop's view, taken before the unit's goroutine starts
 			wg.Go(func() {
-				res := d.runUnit(ctx, plan, id, changed)
+				res := d.runUnit(ctx, plan, id, deps, changed)
 				finished <- done{id, res}
 			})
 		}
@@ -303,7 +300,7 @@ func (d *Dispatcher) report(e Event) {
 
 // runUnit takes one unit through the orchestrator graph and records the
 // outcome in the file (not yet saved).
-func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed chan<- struct{}) UnitResult {
+func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []string, changed chan<- struct{}) UnitResult {
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	res := UnitResult{ID: id, Title: t.Title}
@@ -336,7 +333,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, changed 
 	}
 	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
 
-	opts, err := d.workspaceOptions(plan, id, t)
+	opts, err := d.workspaceOptions(plan, id, t, deps)
 	if err != nil {
 		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
 	}

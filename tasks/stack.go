@@ -22,6 +22,17 @@ import (
 // merge gets: it fails while a conflict marker is left in the files.
 const conflictCheckName = "conflicts"
 
+// depsOf returns the dependencies of unit id in units (nil if it has none
+// or is not there).
+func depsOf(units []Unit, id string) []string {
+	for _, u := range units {
+		if u.ID == id {
+			return u.Deps
+		}
+	}
+	return nil
+}
+
 // plan returns the plan of the run: its repository (Repo, or the tasks
 // file's directory) and where its state lives (StateDir, or the plan's own
 // directory under the state root).
@@ -46,11 +57,11 @@ func (d *Dispatcher) plan() (Plan, error) {
 // published branches (the first as base, the others merged into it), or
 // from the repository's HEAD when none has a published branch (no
 // dependencies, or dependencies done before statgraph ran them).
-func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task) (workspace.Options, error) {
+func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task, deps []string) (workspace.Options, error) {
 	o := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir(), CopyFiles: t.CopyFiles,
 		Setup: setupFunc(t, d.sandbox(t, filepath.Join(plan.WorkDir(), id), plan))}
 	var names []string
-	for _, dep := range d.deps[id] {
+	for _, dep := range deps {
 		names = append(names, plan.Branch(dep))
 	}
 	if len(names) == 0 {

@@ -91,3 +91,36 @@ func TestUserEditDuringRun(t *testing.T) {
 	assert.Contains(t, out, "cannot be read", "the half-written file is reported")
 	assert.Contains(t, out, "task 1 was edited", "the edit of the running task is reported")
 }
+
+// TestUserAddedTaskStacks: a task the user adds during a run, depending on
+// a task of that run, starts from that task's published branch like any
+// other dependent task (its dependencies are read from the file as it is
+// when the task starts, not as it was when the run began).
+func TestUserAddedTaskStacks(t *testing.T) {
+	t.Parallel()
+	marks := t.TempDir()
+	gated := fmt.Sprintf(`["sh", "-c", "echo one > one.txt; touch '%[1]s'/started-1; n=0; while [ ! -e '%[1]s'/go-1 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done"]`, marks)
+	original := fmt.Sprintf(`{"tasks": [{"id": 1, "title": "One", "executor": {"command": %s}, "test_cmd": "test -f one.txt"}]}
+`, gated)
+	repo := newRepo(t, map[string]string{"tasks.json": original})
+	path := filepath.Join(repo, "tasks.json")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The gate is a file in the test's temporary directory, which the
+	// sandbox's private /tmp hides: the sandbox is not what this tests.
+	cmd, stdout, stderr := command(ctx, repo, "run", "--plain", "--no-sandbox", "tasks.json")
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return fileExists(filepath.Join(marks, "started-1")) }, 30*time.Second, 20*time.Millisecond)
+	added := fmt.Sprintf(`{"tasks": [{"id": 1, "title": "One", "executor": {"command": %s}, "test_cmd": "test -f one.txt"},
+  {"id": 3, "title": "Added", "dependencies": [1], "executor": {"command": ["sh", "-c", "test -f one.txt && echo three > three.txt"]}, "test_cmd": "test -f three.txt"}]}
+`, gated)
+	require.NoError(t, os.WriteFile(path, []byte(added), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(marks, "go-1"), nil, 0o644))
+	err := cmd.Wait()
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	got := readTasks(t, path)
+	assert.Equal(t, "done", got["3"].Status, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Equal(t, 1, got["3"].RetryCount, "the added task saw task 1's work on its first attempt")
+	assert.Equal(t, "one.txt\ntasks.json\nthree.txt", strings.Join(strings.Fields(git(t, repo, "ls-tree", "-r", "--name-only", planOf(t, repo, "tasks.json", "").Branch("3"))), "\n"))
+}
