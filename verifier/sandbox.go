@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -231,11 +232,7 @@ func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
 		"GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -modcacherw"),
 	}
 	if dl := userModDownloads(); dl != "" {
-		proxy := os.Getenv("GOPROXY")
-		if proxy == "" {
-			proxy = "https://proxy.golang.org,direct"
-		}
-		env = append(env, "GOPROXY=file://"+dl+","+proxy)
+		env = append(env, "GOPROXY=file://"+dl+","+userGoProxy())
 	}
 	if lower := userGoCache(); lower != "" && len(s.GoCacheProg) > 0 && filepath.IsAbs(s.GoCacheProg[0]) {
 		args := append(slices.Clone(s.GoCacheProg), lower, filepath.Join(cache, "go-build"))
@@ -254,6 +251,20 @@ func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
 // (<GOMODCACHE>/cache/download), or "" when there is none. It follows the
 // go command's own defaults: $GOMODCACHE, else the first $GOPATH entry's
 // pkg/mod, else $HOME/go/pkg/mod.
+// userGoProxy returns the user's GOPROXY as the go command resolves it
+// (environment, then the go env file, then go's own default), asking the
+// go command once per process; "direct" when there is no go command.
+var userGoProxy = sync.OnceValue(func() string {
+	if p := os.Getenv("GOPROXY"); p != "" {
+		return p
+	}
+	out, err := exec.Command("go", "env", "GOPROXY").Output()
+	if p := strings.TrimSpace(string(out)); err == nil && p != "" {
+		return p
+	}
+	return "direct"
+})
+
 func userModDownloads() string {
 	mod := os.Getenv("GOMODCACHE")
 	if mod == "" {

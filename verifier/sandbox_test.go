@@ -391,6 +391,9 @@ func TestSandboxGoCaches(t *testing.T) {
 	assert.Equal(t, filepath.Join(sb.CacheDir, "gomod"), lines[1])
 	if dl := userModDownloads(); dl != "" {
 		assert.True(t, strings.HasPrefix(lines[2], "file://"+dl+","), "GOPROXY %q starts with the user's download cache", lines[2])
+		own, err := exec.Command("go", "env", "GOPROXY").Output()
+		require.NoError(t, err)
+		assert.True(t, strings.HasSuffix(lines[2], ","+strings.TrimSpace(string(own))), "GOPROXY %q then falls back to the user's own %q", lines[2], own)
 	}
 	assert.Contains(t, lines[3], "-modcacherw")
 	assert.Equal(t, "/tmp", lines[4])
