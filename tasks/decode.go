@@ -2,12 +2,12 @@ package tasks
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/taskid"
 )
 
@@ -333,12 +333,8 @@ func (d *decoder) copyFiles(obj *node, id string) []string {
 		if e.kind != kindString {
 			continue // reported by strList
 		}
-		first, _, _ := strings.Cut(path.Clean(filepath.ToSlash(e.str)), "/")
-		switch {
-		case !filepath.IsLocal(filepath.FromSlash(e.str)):
-			d.add(e.off, id, "copy_files[%d] %q leaves the repository; give a path relative to the repository's top directory, such as \".env\"", i, e.str)
-		case strings.EqualFold(first, ".git"):
-			d.add(e.off, id, "copy_files[%d] %q is inside .git; name files of the working tree", i, e.str)
+		if err := workspace.CheckCopyPath(e.str); err != nil {
+			d.add(e.off, id, "copy_files[%d] %v", i, err)
 		}
 	}
 	return list

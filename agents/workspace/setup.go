@@ -64,7 +64,7 @@ func (w *Workspace) copyFiles(paths []string) error {
 	var exclude strings.Builder
 	for _, p := range paths {
 		if err := CheckCopyPath(p); err != nil {
-			return err
+			return fmt.Errorf("workspace: copy_files: %w", err)
 		}
 		if err := copyOne(src, dst, filepath.FromSlash(p)); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -90,15 +90,16 @@ func (w *Workspace) copyFiles(paths []string) error {
 }
 
 // CheckCopyPath reports whether p is acceptable in copy_files: a relative
-// path inside the repository, not inside .git. The error says what to
-// write instead.
+// path inside the repository, not inside .git. The error names p and says
+// what to write instead; it is the one rule, used by tasks.json
+// validation too.
 func CheckCopyPath(p string) error {
 	first, _, _ := strings.Cut(path.Clean(filepath.ToSlash(p)), "/")
 	switch {
 	case !filepath.IsLocal(filepath.FromSlash(p)):
-		return fmt.Errorf("workspace: copy_files: %q leaves the repository; give a path relative to the repository's top directory, such as \".env\"", p)
+		return fmt.Errorf("%q leaves the repository; give a path relative to the repository's top directory, such as \".env\"", p)
 	case strings.EqualFold(first, git.GitDirName):
-		return fmt.Errorf("workspace: copy_files: %q is inside .git; name files of the working tree", p)
+		return fmt.Errorf("%q is inside .git; name files of the working tree", p)
 	}
 	return nil
 }
