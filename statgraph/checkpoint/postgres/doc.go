@@ -15,6 +15,10 @@
 // the first Put of a thread (per Store) also records the thread's number,
 // in the same transaction. Reads and writes share the pool.
 //
+// pgx caches prepared statements on each connection. Behind a pooler in
+// transaction mode (PgBouncer), which hands each transaction to any server
+// connection, add default_query_exec_mode=exec to the connection string.
+//
 // # Schema versions
 //
 // Open and New create the schema and its tables when missing and apply the
