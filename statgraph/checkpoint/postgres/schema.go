@@ -91,13 +91,19 @@ func migrate(ctx context.Context, conn interface {
 		return nil
 	}
 	if !exists {
-		for _, stmt := range []string{
-			"CREATE SCHEMA IF NOT EXISTS " + q,
-			"CREATE TABLE " + q + ".schema_version (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())",
-		} {
-			if _, err := tx.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("creating schema %s: %w", q, err)
+		// A schema made beforehand (by an administrator, for a role that
+		// may not create schemas) is used as it is.
+		var schemaExists bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&schemaExists); err != nil {
+			return err
+		}
+		if !schemaExists {
+			if _, err := tx.Exec(ctx, "CREATE SCHEMA "+q); err != nil {
+				return fmt.Errorf("creating schema %s: %w; create it as a role that may, or grant CREATE on the database", q, err)
 			}
+		}
+		if _, err := tx.Exec(ctx, "CREATE TABLE "+q+".schema_version (version integer PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())"); err != nil {
+			return fmt.Errorf("creating table %s.schema_version: %w", q, err)
 		}
 	}
 	for v := version; v < schemaVersion; v++ {

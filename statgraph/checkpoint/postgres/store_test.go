@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -264,4 +265,47 @@ func TestOpenErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPrecreatedSchema opens a store as a role that may not create
+// schemas, in a schema an administrator made for it: the store uses the
+// schema and creates only its tables.
+func TestPrecreatedSchema(t *testing.T) {
+	conn := postgrestest.ConnString(t)
+	ctx := t.Context()
+	admin, err := pgxpool.New(ctx, conn)
+	require.NoError(t, err)
+	t.Cleanup(admin.Close) // after the role is dropped
+	var canCreateRoles bool
+	require.NoError(t, admin.QueryRow(ctx, "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user").Scan(&canCreateRoles))
+	if !canCreateRoles {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the role of STATGRAPH_TEST_POSTGRES needs CREATEROLE for this test (.ci/postgres grants it)")
+		}
+		t.Skip("the role of STATGRAPH_TEST_POSTGRES lacks CREATEROLE, which this test needs")
+	}
+	role := postgrestest.Schema(t, conn) + "_role" // a unique name
+	_, err = admin.Exec(ctx, "CREATE ROLE "+quote(role)+" LOGIN PASSWORD 'pw'")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := admin.Exec(context.Background(), "DROP ROLE "+quote(role))
+		assert.NoError(t, err)
+	})
+	schema := postgrestest.Schema(t, conn) // dropped before the role
+	_, err = admin.Exec(ctx, "CREATE SCHEMA "+quote(schema))
+	require.NoError(t, err)
+	_, err = admin.Exec(ctx, "GRANT USAGE, CREATE ON SCHEMA "+quote(schema)+" TO "+quote(role))
+	require.NoError(t, err)
+
+	cfg, err := pgxpool.ParseConfig(conn)
+	require.NoError(t, err)
+	cfg.ConnConfig.User, cfg.ConnConfig.Password = role, "pw"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	s, err := New(ctx, pool, Schema(schema))
+	require.NoError(t, err)
+	require.NoError(t, s.Put(ctx, checkpointtest.Checkpoint("t", 1)))
+	_, err = New(ctx, pool, Schema(schema+"_other"))
+	require.ErrorContains(t, err, "create it as a role that may, or grant CREATE on the database", "a role that may not create schemas is told what to do")
 }
