@@ -82,3 +82,17 @@ func TestEncodeDecode(t *testing.T) {
 	err = Decode(&got, Raw{Counters: []byte(`["a"]`)})
 	assert.ErrorContains(t, err, "column counters holds invalid JSON")
 }
+
+// FuzzDecode feeds arbitrary column text, as a damaged or hand-edited row
+// could hold, to Decode: it decodes or names the column, and never panics.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`["a"]`), []byte(`[{"n":"a","u":"AAE="}]`), []byte(`{"a":1}`), []byte(`[{"i":"x","n":"a","w":"inside"}]`), []byte(`{"i":"dHJ1ZQ=="}`))
+	f.Add([]byte(`{}`), []byte(`[`), []byte(`["a"]`), []byte(`null`), []byte{0xff})
+	f.Fuzz(func(t *testing.T, next, pending, counters, interrupts, resumes []byte) {
+		var cp statgraph.Checkpoint
+		err := Decode(&cp, Raw{next, pending, counters, interrupts, resumes})
+		if err != nil {
+			require.Regexp(t, `^column (next|pending|counters|interrupts|resumes) holds invalid JSON: `, err.Error())
+		}
+	})
+}
