@@ -49,14 +49,6 @@ func Attempt(ctx context.Context) int {
 	return 0
 }
 
-// NodeName returns the name of the running node, or "" outside a node.
-func NodeName(ctx context.Context) string {
-	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-		return info.node
-	}
-	return ""
-}
-
 // exec runs node n in slot sl, with retries, leaving the update or the error
 // in the slot.
 func (r *run[S]) exec(sl *slot[S], n *node[S]) {

@@ -135,3 +135,34 @@ func seq(from, to int) []int {
 	}
 	return out
 }
+
+type scoreState struct {
+	Best int
+	Note string
+}
+
+// TestMaxAndLastReducers: in a fan-out, Max keeps the largest value any
+// branch wrote and Last the non-zero value of the last branch merged
+// (branches merge in node-name order), whatever order they finish in.
+func TestMaxAndLastReducers(t *testing.T) {
+	b := statgraph.New[scoreState]().SetReducer(func(cur, upd scoreState) scoreState {
+		cur.Best = statgraph.Max(cur.Best, upd.Best)
+		cur.Note = statgraph.Last(cur.Note, upd.Note)
+		return cur
+	})
+	for i, score := range []int{3, 9, 4} {
+		name := fmt.Sprintf("n%d", i)
+		b.AddNode(name, func(context.Context, scoreState) (scoreState, error) {
+			note := ""
+			if score != 4 {
+				note = name
+			}
+			return scoreState{Best: score, Note: note}, nil
+		}).AddEdge(statgraph.Start, name).AddEdge(name, statgraph.End)
+	}
+	g, err := b.Compile()
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), scoreState{Best: 5})
+	require.NoError(t, err)
+	require.Equal(t, scoreState{Best: 9, Note: "n1"}, out)
+}
