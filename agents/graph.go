@@ -34,12 +34,6 @@ type Planner interface {
 	Plan(ctx context.Context, s TaskState) (Plan, error)
 }
 
-// PlannerFunc adapts a function to Planner.
-type PlannerFunc func(ctx context.Context, s TaskState) (Plan, error)
-
-// Plan calls f.
-func (f PlannerFunc) Plan(ctx context.Context, s TaskState) (Plan, error) { return f(ctx, s) }
-
 // Executor makes one attempt at the task in its workspace and returns a
 // one-line summary of what it did. The attempt number is s.RetryCount+1 and
 // the feedback from the previous verification is s.Verification.Feedback.

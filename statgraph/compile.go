@@ -123,6 +123,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		codec:   b.codec,
 		cfg:     cfg,
 		start:   node[S]{name: Start, idx: startIdx},
+		single:  make([][]string, 0, len(names)),
 	}
 	for i, name := range names {
 		ns := b.nodes[name]
@@ -155,6 +156,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		}
 		return g.nodes[i]
 	}
+	edges := make([][2]int, 0, len(b.edges))
 	for _, e := range b.edges {
 		from, okf := resolve(e.from)
 		to, okt := resolve(e.to)
@@ -168,12 +170,10 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		case to == startIdx:
 			add("edge %s -> %s: no edge may enter %s", e.from, e.to, Start)
 		default:
-			n := nodeOf(from)
-			if !slices.Contains(n.next, to) {
-				n.next = append(n.next, to)
-			}
+			edges = append(edges, [2]int{from, to})
 		}
 	}
+	g.link(edges)
 	for _, src := range slices.Sorted(maps.Keys(b.branches)) {
 		bs := b.branches[src]
 		from, ok := resolve(src)
@@ -202,41 +202,12 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		}
 		nodeOf(from).branch = br
 	}
-	for _, n := range append([]*node[S]{&g.start}, g.nodes...) {
-		slices.Sort(n.next)
-	}
 	g.compileGates(b, add)
 	if len(g.start.next) == 0 && g.start.branch == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
 	}
 
-	// Reachability: forward from Start, backward from End.
-	reach := make([]bool, len(g.nodes))
-	var walk func(n *node[S])
-	walk = func(n *node[S]) {
-		for _, t := range n.successors() {
-			if t >= 0 && !reach[t] {
-				reach[t] = true
-				walk(g.nodes[t])
-			}
-		}
-	}
-	walk(&g.start)
-	toEnd := make([]bool, len(g.nodes))
-	for changed := true; changed; {
-		changed = false
-		for _, n := range g.nodes {
-			if toEnd[n.idx] {
-				continue
-			}
-			for _, t := range n.successors() {
-				if t == endIdx || (t >= 0 && toEnd[t]) {
-					toEnd[n.idx], changed = true, true
-					break
-				}
-			}
-		}
-	}
+	reach, toEnd := g.reachable()
 	for _, n := range g.nodes {
 		if !reach[n.idx] {
 			add("node %q is unreachable from %s", n.name, Start)

@@ -49,14 +49,6 @@ func Attempt(ctx context.Context) int {
 	return 0
 }
 
-// NodeName returns the name of the running node, or "" outside a node.
-func NodeName(ctx context.Context) string {
-	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-		return info.node
-	}
-	return ""
-}
-
 // exec runs node n in slot sl, with retries, leaving the update or the error
 // in the slot.
 func (r *run[S]) exec(sl *slot[S], n *node[S]) {
@@ -133,7 +125,7 @@ func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) boo
 	if r.emit != nil {
 		sl.dur = time.Since(sl.t0)
 	}
-	delay := p.jittered(attempt)
+	delay := p.backoff().Delay(attempt)
 	ev := Event[S]{Kind: EventRetry, Step: r.step, Node: n.name, Attempt: attempt, Delay: delay, Err: err}
 	if len(r.slots) == 1 {
 		if r.emit != nil {
@@ -142,7 +134,7 @@ func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) boo
 	} else {
 		sl.retry = append(sl.retry, ev)
 	}
-	if serr := sleep(r.ctx, delay); serr != nil {
+	if serr := Sleep(r.ctx, delay); serr != nil {
 		sl.err = fmt.Errorf("statgraph: node %q: stopped while waiting to retry: %w", n.name, serr)
 		return false
 	}

@@ -1,9 +1,6 @@
 package statgraph
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // ValidatorFunc is the body of a validator node: it checks the state and
 // returns a Verdict. A validator does not update the state. An error is a
@@ -118,30 +115,6 @@ const (
 	// WithInputKey is unchanged. A validator without an input key runs again.
 	RerunFailedOnly
 )
-
-// BackoffKind is the shape of the pause between gate retries.
-type BackoffKind uint8
-
-// Backoff kinds. BackoffNone (zero) retries at once.
-const (
-	BackoffNone        BackoffKind = iota
-	BackoffFixed                   // Initial before every retry
-	BackoffLinear                  // Initial × k before retry k
-	BackoffExponential             // Initial × 2^(k-1) before retry k
-)
-
-// Backoff is the pause before a gate's retry. The zero value does not
-// pause.
-type Backoff struct {
-	Kind BackoffKind
-	// Initial is the first pause. Zero means 500ms.
-	Initial time.Duration
-	// Max caps a pause. Zero means no cap.
-	Max time.Duration
-	// Jitter spreads each pause randomly by up to this fraction of it in
-	// either direction. Zero means none; values are clamped to [0, 1].
-	Jitter float64
-}
 
 // GateConfig configures a gate (see Builder.AddGate). The zero value of
 // every field but Validators and RetryTarget selects the documented default.

@@ -261,16 +261,6 @@ func (g *Graph[S]) predecessors() [][]int {
 // upstream reports, per node, whether it can lead to node i.
 func upstream(preds [][]int, i int) []bool {
 	up := make([]bool, len(preds))
-	stack := []int{i}
-	for len(stack) > 0 {
-		j := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, p := range preds[j] {
-			if !up[p] {
-				up[p] = true
-				stack = append(stack, p)
-			}
-		}
-	}
+	mark(up, func(j int) []int { return preds[j] }, preds[i])
 	return up
 }

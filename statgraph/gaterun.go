@@ -2,7 +2,6 @@ package statgraph
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -393,7 +392,7 @@ func (r *run[S]) routeGate(n *node[S], d *gateDecision) error {
 			}
 			gs.restart = true
 		}
-		gs.delay = max(gs.delay, gn.cfg.Backoff.delay(d.out.Retries))
+		gs.delay = max(gs.delay, gn.cfg.Backoff.Delay(d.out.Retries))
 		return nil
 	case GateFailed:
 		gs.clearVerdicts(gn, false)
@@ -418,7 +417,7 @@ func (r *run[S]) afterGates() error {
 	gs.retried = gs.retried[:0]
 	if d := gs.delay; d > 0 {
 		gs.delay = 0
-		if err := sleep(r.ctx, d); err != nil {
+		if err := Sleep(r.ctx, d); err != nil {
 			return fmt.Errorf("statgraph: stopped while waiting %v to retry after step %d: %w", d, r.step, err)
 		}
 	}
@@ -499,30 +498,4 @@ func (gs *gateRun[S]) upcoming(s int) (context, try int, hint string) {
 		return t.Context + 1, 1, ""
 	}
 	return t.Context, 1, ""
-}
-
-// delay returns the pause before retry k (1 for the first).
-func (b Backoff) delay(k int) time.Duration {
-	if b.Kind == BackoffNone || k < 1 {
-		return 0
-	}
-	d := b.Initial
-	if d <= 0 {
-		d = 500 * time.Millisecond
-	}
-	switch b.Kind {
-	case BackoffLinear:
-		d *= time.Duration(k)
-	case BackoffExponential:
-		for i := 1; i < k && d < time.Duration(1<<62); i++ {
-			d *= 2
-		}
-	}
-	if b.Max > 0 && d > b.Max {
-		d = b.Max
-	}
-	if j := min(max(b.Jitter, 0), 1); j > 0 {
-		d = time.Duration(float64(d) * (1 + j*(2*rand.Float64()-1)))
-	}
-	return d
 }

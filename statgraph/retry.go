@@ -3,8 +3,6 @@ package statgraph
 import (
 	"context"
 	"errors"
-	"math"
-	"math/rand/v2"
 	"time"
 )
 
@@ -40,30 +38,18 @@ func (p *RetryPolicy) maxAttempts() int {
 // Delay returns the pause after the given failed attempt (1 for the first),
 // before jitter.
 func (p *RetryPolicy) Delay(attempt int) time.Duration {
-	initial, factor, maxd := p.InitialInterval, p.BackoffFactor, p.MaxInterval
-	if initial <= 0 {
-		initial = 500 * time.Millisecond
-	}
-	if factor <= 0 {
-		factor = 2
-	}
-	if maxd <= 0 {
-		maxd = 128 * time.Second
-	}
-	d := float64(initial) * math.Pow(factor, float64(attempt-1))
-	if d > float64(maxd) || math.IsInf(d, 0) || math.IsNaN(d) {
-		return maxd
-	}
-	return time.Duration(d)
+	b := p.backoff()
+	b.Jitter = 0
+	return b.Delay(attempt)
 }
 
-func (p *RetryPolicy) jittered(attempt int) time.Duration {
-	d := p.Delay(attempt)
-	j := min(max(p.Jitter, 0), 1)
-	if j == 0 {
-		return d
+// backoff returns p's pauses as a Backoff, its defaults filled in.
+func (p *RetryPolicy) backoff() Backoff {
+	b := Backoff{Kind: BackoffExponential, Initial: p.InitialInterval, Factor: p.BackoffFactor, Max: p.MaxInterval, Jitter: p.Jitter}
+	if b.Max <= 0 {
+		b.Max = 128 * time.Second
 	}
-	return time.Duration(float64(d) * (1 + j*(2*rand.Float64()-1)))
+	return b
 }
 
 // retryable reports whether err, returned by an attempt while the run's
@@ -91,19 +77,4 @@ func Permanent(err error) error {
 		return nil
 	}
 	return &permanentError{err}
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -152,15 +152,8 @@ func TestLoadBadFileUnchanged(t *testing.T) {
 	}
 }
 
-func TestExecutorExpand(t *testing.T) {
+func TestExecutorString(t *testing.T) {
 	e := Executor{Command: []string{"agent", "--prompt={prompt_file}", "{workdir}", "try {attempt} of {task_id}", "{unknown}"}}
-	got := e.Expand(map[string]string{
-		PlaceholderPromptFile: "/tmp/p.md",
-		PlaceholderWorkdir:    "/w/a b",
-		PlaceholderAttempt:    "2",
-		PlaceholderTaskID:     "3.1",
-	})
-	assert.Equal(t, []string{"agent", "--prompt=/tmp/p.md", "/w/a b", "try 2 of 3.1", "{unknown}"}, got)
 	assert.Equal(t, "agent --prompt={prompt_file} {workdir} try {attempt} of {task_id} {unknown}", e.String())
 	assert.Equal(t, "llm", Executor{}.String())
 }

@@ -287,23 +287,6 @@ func (e Executor) String() string {
 	return strings.Join(e.Command, " ")
 }
 
-// Expand returns the executor's command with each placeholder replaced by
-// its value in vars (keyed by the placeholder, braces included); a
-// placeholder missing from vars is left as written. Expand never builds a
-// shell command: each argument stays one argument.
-func (e Executor) Expand(vars map[string]string) []string {
-	pairs := make([]string, 0, 2*len(vars))
-	for k, v := range vars {
-		pairs = append(pairs, k, v)
-	}
-	r := strings.NewReplacer(pairs...)
-	out := make([]string, len(e.Command))
-	for i, a := range e.Command {
-		out[i] = r.Replace(a)
-	}
-	return out
-}
-
 // Task returns a copy of the task or subtask with the given full id, as
 // last set through the File's setters. It is safe to call concurrently with
 // them. The copy's Subtasks still share memory with the File; read a

@@ -95,19 +95,6 @@ func (f *File) SetErrorHistory(id string, h []string) error {
 	return nil
 }
 
-// SetFailedAt sets failed_at of task or subtask id; nil clears it. Errors
-// and concurrency are as for SetResult.
-func (f *File) SetFailedAt(id string, at *time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t, err := f.lookup(id)
-	if err != nil {
-		return err
-	}
-	f.setFailedAt(t, at)
-	return nil
-}
-
 // lookup finds task id; f.mu is held.
 func (f *File) lookup(id string) (*Task, error) {
 	t, ok := f.byID[id]

@@ -13,6 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/statgraph/statgraph/internal/secret"
+	"github.com/statgraph/statgraph/statgraph"
 )
 
 // Config configures a [Client]. The zero value of every field except Model
@@ -53,8 +54,8 @@ type Config struct {
 	// HTTPClient sends the requests. nil means a new http.Client with the
 	// default transport. The client is copied, never modified.
 	HTTPClient *http.Client
-	// Sleep waits between retries; tests inject a fake. nil means a real
-	// timer that returns ctx.Err() when ctx is done first.
+	// Sleep waits between retries; tests inject a fake. nil means
+	// statgraph.Sleep, a timer that returns ctx.Err() when ctx is done first.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logf receives one line per retry, with the API key removed. nil means
 	// silent.
@@ -103,7 +104,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.MaxBackoff = 30 * time.Second
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = statgraph.Sleep
 	}
 	secret.Add(cfg.APIKey)
 	hc := http.Client{}

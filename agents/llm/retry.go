@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/statgraph/statgraph/statgraph"
 )
 
 // failure is one failed attempt, classified.
@@ -141,32 +142,12 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 
 // backoff returns the wait before retry number n (1-based): the server's
 // retryAfter if it gave one, otherwise full jitter, a uniform random duration
-// in [0, initial*2^(n-1)]. Either way the result is capped at maxWait.
+// in [0, initial*2^(n-1)] (statgraph's exponential Backoff without jitter).
+// Either way the result is capped at maxWait.
 func backoff(n int, initial, maxWait, serverAsked time.Duration) time.Duration {
 	if serverAsked > 0 {
 		return min(serverAsked, maxWait)
 	}
-	ceiling := maxWait
-	if n-1 < 62 {
-		if d := initial << (n - 1); d > 0 && d < maxWait {
-			ceiling = d
-		}
-	}
+	ceiling := statgraph.Backoff{Kind: statgraph.BackoffExponential, Initial: initial, Max: maxWait}.Delay(n)
 	return rand.N(ceiling + 1)
-}
-
-// sleep waits for d or until ctx is done, whichever is first, and returns
-// ctx.Err() in the second case.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

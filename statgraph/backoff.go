@@ -1,0 +1,87 @@
+package statgraph
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// BackoffKind is the shape of the pause between retries.
+type BackoffKind uint8
+
+// Backoff kinds. BackoffNone (zero) retries at once.
+const (
+	BackoffNone        BackoffKind = iota
+	BackoffFixed                   // Initial before every retry
+	BackoffLinear                  // Initial × k before retry k
+	BackoffExponential             // Initial × Factor^(k-1) before retry k
+)
+
+// Backoff is the pause before a retry: the one formula of the module, used
+// by node retries (RetryPolicy), gates (GateConfig.Backoff) and the
+// orchestrator's model client. The zero value does not pause.
+type Backoff struct {
+	Kind BackoffKind
+	// Initial is the first pause. Zero means 500ms.
+	Initial time.Duration
+	// Factor is how much an exponential backoff grows per retry. Zero
+	// means 2.
+	Factor float64
+	// Max caps a pause, before jitter. Zero means no cap.
+	Max time.Duration
+	// Jitter spreads each pause randomly by up to this fraction of it in
+	// either direction: 0.1 means ±10%, and 1 spreads a pause d uniformly
+	// over [0, 2d). Zero means none; values are clamped to [0, 1].
+	Jitter float64
+}
+
+// Delay returns the pause before retry k (1 for the first), jitter
+// included: 0 for BackoffNone or k < 1, and never more than the largest
+// time.Duration however large k grows. It is safe for concurrent use.
+func (b Backoff) Delay(k int) time.Duration {
+	if b.Kind == BackoffNone || k < 1 {
+		return 0
+	}
+	d := float64(b.Initial)
+	if d <= 0 {
+		d = float64(500 * time.Millisecond)
+	}
+	switch b.Kind {
+	case BackoffLinear:
+		d *= float64(k)
+	case BackoffExponential:
+		f := b.Factor
+		if f <= 0 {
+			f = 2
+		}
+		d *= math.Pow(f, float64(k-1))
+	}
+	if b.Max > 0 && d > float64(b.Max) {
+		d = float64(b.Max)
+	}
+	if j := min(max(b.Jitter, 0), 1); j > 0 {
+		d *= 1 + j*(2*rand.Float64()-1)
+	}
+	if d >= math.MaxInt64 || math.IsNaN(d) {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
+}
+
+// Sleep waits d or until ctx is done, whichever comes first, and then
+// returns ctx.Err() (nil when the wait ended first). With d <= 0 it returns
+// ctx.Err() at once. It is the one sleep of the module's retry loops.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

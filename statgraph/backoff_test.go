@@ -1,0 +1,42 @@
+package statgraph_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// TestBackoffDelay: the one formula, with the growth factor a RetryPolicy
+// sets, a cap, and no overflow however many retries.
+func TestBackoffDelay(t *testing.T) {
+	b := statgraph.Backoff{Kind: statgraph.BackoffExponential, Initial: 100 * time.Millisecond, Factor: 3}
+	require.Equal(t, []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond},
+		[]time.Duration{b.Delay(1), b.Delay(2), b.Delay(3)})
+	require.Equal(t, time.Duration(math.MaxInt64), b.Delay(1000), "uncapped, huge k")
+	b.Max = time.Second
+	require.Equal(t, time.Second, b.Delay(1000))
+	require.Zero(t, b.Delay(0))
+	b.Jitter = 1
+	for range 100 {
+		d := b.Delay(1)
+		require.True(t, d >= 0 && d < 200*time.Millisecond, "%v outside [0, 2×100ms)", d)
+	}
+	p := statgraph.RetryPolicy{InitialInterval: time.Second, BackoffFactor: 1.5}
+	require.Equal(t, 2250*time.Millisecond, p.Delay(3))
+}
+
+// TestSleep: Sleep waits, and returns ctx's error when ctx ends first.
+func TestSleep(t *testing.T) {
+	t0 := time.Now()
+	require.NoError(t, statgraph.Sleep(context.Background(), 20*time.Millisecond))
+	require.GreaterOrEqual(t, time.Since(t0), 20*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, statgraph.Sleep(ctx, time.Hour), context.Canceled)
+	require.ErrorIs(t, statgraph.Sleep(ctx, 0), context.Canceled)
+}
