@@ -89,6 +89,10 @@ type Dispatcher struct {
 	// is removed once its branch is published (an interrupted unit's is
 	// always kept, to continue in).
 	KeepWorkspaces bool
+	// Runner, when set, runs the ready units elsewhere (workers taking them
+	// from a queue) instead of in this process; see Runner. Run then checks
+	// no sandbox and publishes nothing itself: the workers do.
+	Runner Runner
 }
 
 // EventKind says what a dispatcher Event reports.
@@ -152,8 +156,10 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	if d.Checkpointer == nil {
 		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")
 	}
-	if err := d.checkSandbox(); err != nil {
-		return Summary{}, err
+	if d.Runner == nil {
+		if err := d.checkSandbox(); err != nil {
+			return Summary{}, err
+		}
 	}
 	plan, err := d.plan()
 	if err != nil {
@@ -174,7 +180,7 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 		t, _ := d.File.Task(u.ID)
 		status[u.ID] = t.Status
 		results[u.ID] = &UnitResult{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount}
-		if t.Status == StatusDone {
+		if t.Status == StatusDone && d.Runner == nil {
 			results[u.ID].Branch = d.republish(ctx, plan, u.ID)
 		}
 	}
@@ -253,7 +259,12 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 			running[id], started[id] = true, true
 			deps := depsOf(units, id) // the loop's view, taken before the unit's goroutine starts
 			wg.Go(func() {
-				res := d.runUnit(ctx, plan, id, deps, changed)
+				var res UnitResult
+				if d.Runner != nil {
+					res = d.runElsewhere(ctx, plan, id, deps)
+				} else {
+					res = d.runUnit(ctx, plan, id, deps, changed)
+				}
 				finished <- done{id, res}
 			})
 		}

@@ -1,0 +1,177 @@
+package queue
+
+// This file is the worker's side: a River worker that runs unit jobs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// DefaultLease is how long a worker may hold a unit when --lease is not
+// given: River's job timeout. A unit still running then is cancelled (and
+// continues from its checkpoint on a later attempt); a worker that died is
+// noticed by River's rescuer after the lease plus RescueGrace.
+const DefaultLease = time.Hour
+
+// RescueGrace is added to the lease to make River's RescueStuckJobsAfter
+// (which must exceed the job timeout). River's rescuer runs every 30 s, so
+// a dead worker's unit is taken up between lease+grace and lease+grace+30s.
+const RescueGrace = 5 * time.Second
+
+// Worker runs unit jobs: it clones the job's remote into a bare mirror
+// under Root, runs the unit through tasks.Dispatcher.RunOne (the local
+// run's workspaces, sandbox, stacked bases and infrastructure errors), and
+// pushes its branch and records its result fenced by a fresh token (see
+// the package doc). Set the fields, then Start.
+type Worker struct {
+	Pool *pgxpool.Pool
+	// ID names this worker in statgraph_units and in logs.
+	ID uuid.UUID
+	// Root is the worker's state directory: mirrors of remotes; the plans'
+	// workspaces live under the state root as for a local run.
+	Root string
+	// Checkpointer stores the units' checkpoints; shared by every worker
+	// (Postgres) so that a rescued unit continues where it stopped.
+	Checkpointer statgraph.Checkpointer
+	// Configure sets the dispatcher's settings of this worker (model,
+	// sandbox, AllowEnv, GoCacheProg, Log) before a unit runs; nil keeps
+	// the defaults.
+	Configure func(*tasks.Dispatcher)
+	// Log receives one line per unit taken, finished or refused; nil
+	// discards them.
+	Log io.Writer
+
+	mirrors mirrors
+}
+
+type unitWorker struct {
+	river.WorkerDefaults[UnitArgs]
+	w *Worker
+}
+
+func (u *unitWorker) Work(ctx context.Context, job *river.Job[UnitArgs]) error {
+	return u.w.work(ctx, job.Args, job.Attempt)
+}
+
+// Start starts taking jobs, concurrency units at a time, each for at most
+// lease (DefaultLease when 0). Stop the returned client to stop: Stop lets
+// running units finish; StopAndCancel interrupts them at once (they
+// continue from their checkpoint on another attempt).
+func (w *Worker) Start(ctx context.Context, concurrency int, lease time.Duration) (*river.Client[pgx.Tx], error) {
+	if w.Checkpointer == nil {
+		return nil, errors.New("queue: the worker needs a Checkpointer")
+	}
+	if concurrency <= 0 {
+		concurrency = 1
+	}
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	w.mirrors.root = w.Root
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &unitWorker{w: w}); err != nil {
+		return nil, err
+	}
+	c, err := river.NewClient(riverpgxv5.New(w.Pool), &river.Config{
+		ID:                   "statgraph-worker-" + w.ID.String(),
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: concurrency}},
+		Workers:              workers,
+		JobTimeout:           lease,
+		RescueStuckJobsAfter: lease + RescueGrace,
+		FetchPollInterval:    200 * time.Millisecond,
+		FetchCooldown:        50 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: River client: %w", err)
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("queue: start River client: %w", err)
+	}
+	return c, nil
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.Log != nil {
+		fmt.Fprintf(w.Log, "worker %s: "+format+"\n", append([]any{w.ID.String()[:8]}, args...)...)
+	}
+}
+
+// work runs one attempt of a unit job. An error makes River retry the job
+// later (the unit continues from its checkpoint); river.JobCancel ends it.
+func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
+	token := uuid.New()
+	done, err := claim(ctx, w.Pool, a, token, w.ID)
+	if err != nil {
+		return err
+	}
+	if done {
+		w.logf("unit %s (%s): result already recorded", a.Unit, a.Key)
+		return nil
+	}
+	w.logf("unit %s (%s): taken, attempt %d", a.Unit, a.Key, attempt)
+	m, err := w.mirrors.get(ctx, a.Remote)
+	if err != nil {
+		return err
+	}
+	f, err := tasks.Parse(filepath.Join(m.dir, filepath.FromSlash(a.File)), a.Tasks, a.Tag)
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("queue: the tasks file in unit %s's job does not load: %w", a.Unit, err))
+	}
+	var deps []string
+	for _, u := range f.Units() {
+		if u.ID == a.Unit {
+			for _, d := range u.Deps {
+				deps = append(deps, "statgraph/"+a.Key+"/"+d)
+			}
+		}
+	}
+	if err := m.fetch(ctx, deps); err != nil {
+		return err
+	}
+	d := &tasks.Dispatcher{File: f, Repo: m.dir, Checkpointer: w.Checkpointer, Log: w.Log}
+	if w.Configure != nil {
+		w.Configure(d)
+	}
+	ur, r, err := d.RunOne(ctx, a.Unit)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		// Cancelled (lease over, or the worker stops): no result; River
+		// retries and the unit continues from its last checkpoint.
+		w.logf("unit %s (%s): stopped (%v); it continues from its checkpoint", a.Unit, a.Key, context.Cause(ctx))
+		return fmt.Errorf("unit %s stopped: %w", a.Unit, context.Cause(ctx))
+	}
+	res := result{Status: r.Status, Reason: r.Reason, RetryCount: r.RetryCount, ErrorHistory: r.ErrorHistory,
+		FailedAt: r.FailedAt, Branch: ur.Branch, Worker: w.ID.String()}
+	var push func() error
+	if ur.Branch != "" {
+		push = func() error { return m.push(ctx, ur.Branch) }
+	}
+	err = publish(ctx, w.Pool, a, token, w.ID, res, push)
+	if errors.Is(err, ErrFenced) {
+		// Another attempt holds the unit (River rescued the job while this
+		// one stalled): that attempt publishes. Returning an error would
+		// make River set the job, which that attempt is running, retryable
+		// again and start a third; nil leaves it alone.
+		w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.logf("unit %s (%s): %s", a.Unit, a.Key, r.Status)
+	return nil
+}
