@@ -44,10 +44,10 @@ func TestPublishRefusesAWorkerThatLostTheUnit(t *testing.T) {
 	_, _, a := enqueued(t, pool, "7")
 	stale, fresh := uuid.New(), uuid.New()
 	staleWorker, freshWorker := uuid.New(), uuid.New()
-	done, err := claim(ctx, pool, a, stale, staleWorker)
+	_, done, err := claim(ctx, pool, a, stale, staleWorker)
 	require.NoError(t, err)
 	require.False(t, done)
-	done, err = claim(ctx, pool, a, fresh, freshWorker) // the rescue
+	_, done, err = claim(ctx, pool, a, fresh, freshWorker) // the rescue
 	require.NoError(t, err)
 	require.False(t, done)
 
@@ -72,7 +72,7 @@ func TestPublishRefusesAWorkerThatLostTheUnit(t *testing.T) {
 	require.Equal(t, 2, refusals)
 	// A job attempt arriving after the result (its worker died before
 	// River marked the job complete) has nothing left to do.
-	done, err = claim(ctx, pool, a, uuid.New(), uuid.New())
+	_, done, err = claim(ctx, pool, a, uuid.New(), uuid.New())
 	require.NoError(t, err)
 	require.True(t, done)
 }
@@ -83,7 +83,7 @@ func TestPublishFailedPushRecordsNothing(t *testing.T) {
 	pool := openTest(t)
 	_, _, a := enqueued(t, pool, "3")
 	tok, w := uuid.New(), uuid.New()
-	_, err := claim(ctx, pool, a, tok, w)
+	_, _, err := claim(ctx, pool, a, tok, w)
 	require.NoError(t, err)
 	boom := errors.New("remote unreachable")
 	require.ErrorIs(t, publish(ctx, pool, a, tok, w, result{Status: tasks.StatusDone}, func() error { return boom }), boom)

@@ -97,17 +97,41 @@ func (m *mirror) fetch(ctx context.Context, branches []string) error {
 	return nil
 }
 
-// push sends branch from the mirror to the remote, replacing what is
-// there (a worker that died after pushing, before recording its result,
-// left an earlier version of the same unit).
-func (m *mirror) push(ctx context.Context, branch string) error {
+// push sets branch on the remote to commit (which the mirror has),
+// replacing what is there (a worker that died after pushing, before
+// recording its result, left an earlier version of the same unit).
+func (m *mirror) push(ctx context.Context, commit, branch string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ref := "refs/heads/" + branch
-	if _, err := git(ctx, m.dir, "push", "--quiet", "--force", m.remote, ref+":"+ref); err != nil {
+	if _, err := git(ctx, m.dir, "push", "--quiet", "--force", m.remote, commit+":refs/heads/"+branch); err != nil {
 		return fmt.Errorf("push %s to the remote %s: %w", branch, m.remote, err)
 	}
 	return nil
+}
+
+// commit returns the commit branch points to in the mirror.
+func (m *mirror) commit(ctx context.Context, branch string) (string, error) {
+	out, err := git(ctx, m.dir, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
+	return strings.TrimSpace(out), err
+}
+
+// has reports whether the mirror holds commit.
+func (m *mirror) has(ctx context.Context, commit string) bool {
+	_, err := git(ctx, m.dir, "cat-file", "-e", commit+"^{commit}")
+	return err == nil
+}
+
+// remoteCommit returns the commit branch points to on the remote, "" when
+// the remote has no such branch.
+func (m *mirror) remoteCommit(ctx context.Context, branch string) (string, error) {
+	out, err := git(ctx, m.dir, "ls-remote", "--heads", m.remote, "refs/heads/"+branch)
+	if err != nil {
+		return "", err
+	}
+	if f := strings.Fields(out); len(f) == 2 {
+		return f[0], nil
+	}
+	return "", nil
 }
 
 // git runs git with args in dir ("" for the current directory), never

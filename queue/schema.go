@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS statgraph_units (
 	started_at  timestamptz,
 	finished_at timestamptz,
 	result      jsonb,
+	staged      jsonb,
 	PRIMARY KEY (plan, unit, generation)
 );
 CREATE TABLE IF NOT EXISTS statgraph_refusals (

@@ -41,6 +41,8 @@ type result struct {
 	FailedAt     *time.Time `json:"failed_at,omitempty"`
 	Branch       string     `json:"branch,omitempty"`
 	Worker       string     `json:"worker"`
+	// Commit is the branch's commit when the result was staged (see stage).
+	Commit string `json:"commit,omitempty"`
 }
 
 func (r result) taskResult() tasks.Result {
@@ -52,29 +54,61 @@ func (r result) taskResult() tasks.Result {
 // already recorded. Its result is refused.
 var ErrFenced = errors.New("queue: this worker no longer holds the unit (its lease ran out and another worker took it over); result refused")
 
-// claim makes token the unit's current token. done is true when a result
-// is already recorded (a worker died after recording it, before River
-// marked the job complete): there is nothing left to do.
-func claim(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker uuid.UUID) (done bool, err error) {
-	tag, err := pool.Exec(ctx, `UPDATE statgraph_units
+// claim makes token the unit's current token and returns the result an
+// earlier attempt staged (nil for none; see stage). done is true when a
+// result is already recorded (a worker died after recording it, before
+// River marked the job complete): there is nothing left to do.
+func claim(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker uuid.UUID) (staged *result, done bool, err error) {
+	var data []byte
+	err = pool.QueryRow(ctx, `UPDATE statgraph_units
 		SET token = $4, worker = $5, claims = claims + 1, started_at = coalesce(started_at, now())
-		WHERE plan = $1 AND unit = $2 AND generation = $3 AND result IS NULL`,
-		a.PlanID, a.Unit, a.Generation, token, worker)
-	if err != nil {
-		return false, fmt.Errorf("queue: take unit %s: %w", a.Unit, err)
+		WHERE plan = $1 AND unit = $2 AND generation = $3 AND result IS NULL
+		RETURNING staged`,
+		a.PlanID, a.Unit, a.Generation, token, worker).Scan(&data)
+	if err == nil {
+		if data == nil {
+			return nil, false, nil
+		}
+		var r result
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, false, nil // an unreadable hint: run the unit
+		}
+		return &r, false, nil
 	}
-	if tag.RowsAffected() == 1 {
-		return false, nil
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, fmt.Errorf("queue: take unit %s: %w", a.Unit, err)
 	}
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM statgraph_units WHERE plan = $1 AND unit = $2 AND generation = $3`,
 		a.PlanID, a.Unit, a.Generation).Scan(&n); err != nil {
-		return false, fmt.Errorf("queue: take unit %s: %w", a.Unit, err)
+		return nil, false, fmt.Errorf("queue: take unit %s: %w", a.Unit, err)
 	}
 	if n == 0 {
-		return false, fmt.Errorf("queue: unit %s generation %d of %s has no row in statgraph_units; the job is stale", a.Unit, a.Generation, a.PlanID)
+		return nil, false, fmt.Errorf("queue: unit %s generation %d of %s has no row in statgraph_units; the job is stale", a.Unit, a.Generation, a.PlanID)
 	}
-	return true, nil
+	return nil, true, nil
+}
+
+// stage records r (with its branch's commit) as the result the worker
+// holding token is about to publish, so that a worker taking the unit over
+// after a crash in the middle of publishing can finish the publication
+// instead of running the unit again. It returns ErrFenced, changing
+// nothing, when token no longer holds the unit.
+func stage(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token uuid.UUID, r result) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	tag, err := pool.Exec(ctx, `UPDATE statgraph_units SET staged = $5
+		WHERE plan = $1 AND unit = $2 AND generation = $3 AND token = $4 AND result IS NULL`,
+		a.PlanID, a.Unit, a.Generation, token, data)
+	if err != nil {
+		return fmt.Errorf("queue: record unit %s: %w", a.Unit, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrFenced
+	}
+	return nil
 }
 
 // publish runs push and records r, in one transaction that holds the

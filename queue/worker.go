@@ -112,7 +112,7 @@ func (w *Worker) logf(format string, args ...any) {
 // later (the unit continues from its checkpoint); river.JobCancel ends it.
 func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
 	token := uuid.New()
-	done, err := claim(ctx, w.Pool, a, token, w.ID)
+	staged, done, err := claim(ctx, w.Pool, a, token, w.ID)
 	if err != nil {
 		return err
 	}
@@ -124,6 +124,11 @@ func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
 	m, err := w.mirrors.get(ctx, a.Remote)
 	if err != nil {
 		return err
+	}
+	if staged != nil {
+		if ok, err := w.finishStaged(ctx, m, a, token, *staged); ok || err != nil {
+			return err
+		}
 	}
 	f, err := tasks.Parse(filepath.Join(m.dir, filepath.FromSlash(a.File)), a.Tasks, a.Tag)
 	if err != nil {
@@ -158,7 +163,16 @@ func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
 		FailedAt: r.FailedAt, Branch: ur.Branch, Worker: w.ID.String()}
 	var push func() error
 	if ur.Branch != "" {
-		push = func() error { return m.push(ctx, ur.Branch) }
+		if res.Commit, err = m.commit(ctx, ur.Branch); err != nil {
+			return fmt.Errorf("unit %s: its published branch %s: %w", a.Unit, ur.Branch, err)
+		}
+		if err := stage(ctx, w.Pool, a, token, res); errors.Is(err, ErrFenced) {
+			w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
+			return nil
+		} else if err != nil {
+			return err
+		}
+		push = func() error { return m.push(ctx, res.Commit, ur.Branch) }
 	}
 	err = publish(ctx, w.Pool, a, token, w.ID, res, push)
 	if errors.Is(err, ErrFenced) {
@@ -174,4 +188,35 @@ func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
 	}
 	w.logf("unit %s (%s): %s", a.Unit, a.Key, r.Status)
 	return nil
+}
+
+// finishStaged finishes the publication an earlier attempt staged and
+// did not record (its worker died in the middle): when the remote already
+// has the staged commit, or this worker's mirror has it to push, the
+// staged result is recorded without running the unit again. ok is false
+// when neither holds, and the unit must run.
+func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token uuid.UUID, r result) (ok bool, err error) {
+	if r.Branch == "" || r.Commit == "" {
+		return false, nil
+	}
+	var push func() error
+	if got, err := m.remoteCommit(ctx, r.Branch); err != nil {
+		return false, err
+	} else if got != r.Commit {
+		if !m.has(ctx, r.Commit) {
+			return false, nil
+		}
+		push = func() error { return m.push(ctx, r.Commit, r.Branch) }
+	}
+	r.Worker = w.ID.String()
+	err = publish(ctx, w.Pool, a, token, w.ID, r, push)
+	if errors.Is(err, ErrFenced) {
+		w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	w.logf("unit %s (%s): %s (published what an earlier attempt staged)", a.Unit, a.Key, r.Status)
+	return true, nil
 }
