@@ -53,13 +53,13 @@ func TestPublishRefusesAWorkerThatLostTheUnit(t *testing.T) {
 
 	pushed := 0
 	push := func() error { pushed++; return nil }
-	err = publish(ctx, pool, a, stale, staleWorker, result{Status: tasks.StatusFailed, Worker: "stale"}, push)
+	err = publish(ctx, pool, a, stale, staleWorker, result{Status: tasks.StatusFailed, Worker: "stale"}, 0, push)
 	require.ErrorIs(t, err, ErrFenced)
 	require.Zero(t, pushed, "a fenced worker must not push")
-	require.NoError(t, publish(ctx, pool, a, fresh, freshWorker, result{Status: tasks.StatusDone, Branch: "b", Worker: "fresh"}, push))
+	require.NoError(t, publish(ctx, pool, a, fresh, freshWorker, result{Status: tasks.StatusDone, Branch: "b", Worker: "fresh"}, 0, push))
 	require.Equal(t, 1, pushed)
 	// Late again, after the result is recorded: still refused.
-	require.ErrorIs(t, publish(ctx, pool, a, stale, staleWorker, result{Status: tasks.StatusFailed}, push), ErrFenced)
+	require.ErrorIs(t, publish(ctx, pool, a, stale, staleWorker, result{Status: tasks.StatusFailed}, 0, push), ErrFenced)
 	require.Equal(t, 1, pushed)
 
 	gen, r, err := latest(ctx, pool, a.PlanID, a.Unit)
@@ -86,7 +86,7 @@ func TestPublishFailedPushRecordsNothing(t *testing.T) {
 	_, _, err := claim(ctx, pool, a, tok, w)
 	require.NoError(t, err)
 	boom := errors.New("remote unreachable")
-	require.ErrorIs(t, publish(ctx, pool, a, tok, w, result{Status: tasks.StatusDone}, func() error { return boom }), boom)
+	require.ErrorIs(t, publish(ctx, pool, a, tok, w, result{Status: tasks.StatusDone}, 0, func() error { return boom }), boom)
 	_, r, err := latest(ctx, pool, a.PlanID, a.Unit)
 	require.NoError(t, err)
 	require.Nil(t, r)

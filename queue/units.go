@@ -115,12 +115,25 @@ func stage(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token uuid.UUID,
 // unit's row locked and still finds token there; otherwise nothing is
 // pushed, the refusal is recorded, and publish returns ErrFenced. A push
 // error rolls back: no result is recorded and the job is retried.
-func publish(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker uuid.UUID, r result, push func() error) error {
+//
+// The row stays locked while push runs. So that a worker that stalls there
+// (stopped, or cut off from the network) does not hold it for ever, the
+// transaction's session is ended by Postgres once idle for hold (0: never):
+// its lock is released, its commit fails, and the worker that takes the
+// unit over publishes. A push that then arrives late is refused by the
+// remote itself, since git updates a branch only from the value the push
+// saw (the taking-over worker has moved it).
+func publish(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker uuid.UUID, r result, hold time.Duration, push func() error) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("queue: record unit %s: %w", a.Unit, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	if hold > 0 {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL idle_in_transaction_session_timeout = %d", hold.Milliseconds())); err != nil {
+			return fmt.Errorf("queue: record unit %s: %w", a.Unit, err)
+		}
+	}
 	var cur *uuid.UUID
 	var recorded bool
 	err = tx.QueryRow(ctx, `SELECT token, result IS NOT NULL FROM statgraph_units
@@ -130,11 +143,7 @@ func publish(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker 
 	}
 	if cur == nil || *cur != token || recorded {
 		tx.Rollback(ctx)
-		if _, err := pool.Exec(ctx, `INSERT INTO statgraph_refusals (plan, unit, generation, token, worker) VALUES ($1, $2, $3, $4, $5)`,
-			a.PlanID, a.Unit, a.Generation, token, worker); err != nil {
-			return fmt.Errorf("%w (and recording the refusal failed: %v)", ErrFenced, err)
-		}
-		return ErrFenced
+		return refuse(ctx, pool, a, token, worker)
 	}
 	if push != nil {
 		if err := push(); err != nil {
@@ -153,6 +162,25 @@ func publish(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker 
 		return fmt.Errorf("queue: record unit %s: %w", a.Unit, err)
 	}
 	return nil
+}
+
+// refuse records that the worker's result for the unit was refused and
+// returns ErrFenced.
+func refuse(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker uuid.UUID) error {
+	if _, err := pool.Exec(ctx, `INSERT INTO statgraph_refusals (plan, unit, generation, token, worker) VALUES ($1, $2, $3, $4, $5)`,
+		a.PlanID, a.Unit, a.Generation, token, worker); err != nil {
+		return fmt.Errorf("%w (and recording the refusal failed: %v)", ErrFenced, err)
+	}
+	return ErrFenced
+}
+
+// holds reports whether token is still the unit's and no result is
+// recorded; on error it reports true (the caller then lets River retry).
+func holds(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token uuid.UUID) bool {
+	var ok bool
+	err := pool.QueryRow(ctx, `SELECT token = $4 AND result IS NULL FROM statgraph_units
+		WHERE plan = $1 AND unit = $2 AND generation = $3`, a.PlanID, a.Unit, a.Generation, token).Scan(&ok)
+	return err != nil || ok
 }
 
 // latest returns the unit's newest generation and its result (nil while

@@ -54,6 +54,7 @@ type Worker struct {
 	Log io.Writer
 
 	mirrors mirrors
+	lease   time.Duration
 }
 
 type unitWorker struct {
@@ -79,7 +80,7 @@ func (w *Worker) Start(ctx context.Context, concurrency int, lease time.Duration
 	if lease <= 0 {
 		lease = DefaultLease
 	}
-	w.mirrors.root = w.Root
+	w.mirrors.root, w.lease = w.Root, lease
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &unitWorker{w: w}); err != nil {
 		return nil, err
@@ -112,6 +113,20 @@ func (w *Worker) logf(format string, args ...any) {
 // later (the unit continues from its checkpoint); river.JobCancel ends it.
 func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
 	token := uuid.New()
+	err := w.attempt(ctx, a, attempt, token)
+	if err != nil && !holds(context.WithoutCancel(ctx), w.Pool, a, token) {
+		// This attempt lost the unit (it stalled past its lease and River
+		// gave the job to another worker, which holds it now): whatever it
+		// did is refused. Returning the error would make River set the
+		// job, which the other attempt is running, retryable again.
+		w.logf("unit %s (%s): %v (after: %v)", a.Unit, a.Key, refuse(context.WithoutCancel(ctx), w.Pool, a, token, w.ID), err)
+		return nil
+	}
+	return err
+}
+
+// attempt is one attempt of a unit job under token.
+func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uuid.UUID) error {
 	staged, done, err := claim(ctx, w.Pool, a, token, w.ID)
 	if err != nil {
 		return err
@@ -174,7 +189,7 @@ func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
 		}
 		push = func() error { return m.push(ctx, res.Commit, ur.Branch) }
 	}
-	err = publish(ctx, w.Pool, a, token, w.ID, res, push)
+	err = publish(ctx, w.Pool, a, token, w.ID, res, w.lease, push)
 	if errors.Is(err, ErrFenced) {
 		// Another attempt holds the unit (River rescued the job while this
 		// one stalled): that attempt publishes. Returning an error would
@@ -209,7 +224,7 @@ func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token 
 		push = func() error { return m.push(ctx, r.Commit, r.Branch) }
 	}
 	r.Worker = w.ID.String()
-	err = publish(ctx, w.Pool, a, token, w.ID, r, push)
+	err = publish(ctx, w.Pool, a, token, w.ID, r, w.lease, push)
 	if errors.Is(err, ErrFenced) {
 		w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
 		return true, nil
