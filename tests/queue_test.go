@@ -48,14 +48,14 @@ type worker struct {
 
 // startWorker starts a worker with its own state root and waits until it
 // has said its id.
-func startWorker(t *testing.T, s queueSetup, lease string) *worker {
+func startWorker(t *testing.T, s queueSetup, lease string, concurrency int) *worker {
 	t.Helper()
 	dir := t.TempDir()
 	w := &worker{stderr: filepath.Join(dir, "stderr")}
 	errf, err := os.Create(w.stderr)
 	require.NoError(t, err)
 	defer errf.Close()
-	w.cmd = exec.Command(bin, "worker", "--queue", s.db, "--concurrency", "2", "--lease", lease, noSandbox)
+	w.cmd = exec.Command(bin, "worker", "--queue", s.db, "--concurrency", fmt.Sprint(concurrency), "--lease", lease, noSandbox)
 	w.cmd.Env = childEnv("STATGRAPH_HOME="+filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM=1")
 	w.cmd.Stderr, w.cmd.Stdout = errf, errf
 	require.NoError(t, w.cmd.Start())
@@ -133,7 +133,7 @@ func TestQueueThreeWorkersRunAPlan(t *testing.T) {
 	const n = 50
 	s := newQueueSetup(t, dagTasks(n, "0.05"))
 	for range 3 {
-		startWorker(t, s, "60s")
+		startWorker(t, s, "60s", 2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
