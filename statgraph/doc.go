@@ -73,7 +73,9 @@
 // keyed by WithThread; invoking a thread whose run did not finish continues
 // it from its latest checkpoint without re-running completed nodes.
 // MemoryCheckpointer keeps checkpoints in memory; the sqlite sub-package
-// stores them in an embedded SQLite file.
+// stores them in an embedded SQLite file and the postgres sub-package in a
+// PostgreSQL database that several processes share. All three pass one
+// conformance suite, checkpoint/checkpointtest, which a new store can run.
 //
 // Interrupt pauses a run from inside a node and Resume continues it with a
 // value; WithInterruptBefore and WithInterruptAfter pause around nodes.

@@ -1,12 +1,11 @@
 package sqlite
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/internal/rowenc"
 )
 
 // columns are the checkpoint columns in the order rows are written and read.
@@ -29,22 +28,6 @@ const (
 	colExtra
 	numColumns
 )
-
-// pendingJSON is a statgraph.PendingWrite as stored in the pending column;
-// the live Value is not stored.
-type pendingJSON struct {
-	Node   string `json:"n"`
-	Update []byte `json:"u,omitempty"`
-}
-
-// interruptJSON is a statgraph.PendingInterrupt as stored in the interrupts
-// column.
-type interruptJSON struct {
-	ID      string `json:"i"`
-	Node    string `json:"n"`
-	When    string `json:"w"`
-	Payload []byte `json:"p,omitempty"`
-}
 
 // Keys pack a thread number and a checkpoint id into one integer.
 const (
@@ -69,37 +52,24 @@ func rowArgs(tid int64, cp *statgraph.Checkpoint) ([]any, error) {
 	args[colDelta] = boolInt(cp.Delta)
 	args[colState] = cp.State
 	args[colExtra] = cp.Extra
-	if len(cp.Next) > 0 {
-		args[colNext] = nextJSON(cp.Next)
+	cols, err := rowenc.Encode(cp)
+	if err != nil {
+		return nil, err
 	}
-	if len(cp.Counters) > 0 {
-		args[colCounters] = countersJSON(cp.Counters)
-	}
-	var err error
-	if len(cp.Pending) > 0 {
-		pending := make([]pendingJSON, len(cp.Pending))
-		for i, p := range cp.Pending {
-			pending[i] = pendingJSON{Node: p.Node, Update: p.Update}
-		}
-		if args[colPending], err = jsonText(pending); err != nil {
-			return nil, err
-		}
-	}
-	if len(cp.Interrupts) > 0 {
-		interrupts := make([]interruptJSON, len(cp.Interrupts))
-		for i, p := range cp.Interrupts {
-			interrupts[i] = interruptJSON{ID: p.ID, Node: p.Node, When: p.When, Payload: p.Payload}
-		}
-		if args[colInterrupts], err = jsonText(interrupts); err != nil {
-			return nil, err
-		}
-	}
-	if len(cp.Resumes) > 0 {
-		if args[colResumes], err = jsonText(cp.Resumes); err != nil {
-			return nil, err
-		}
-	}
+	args[colNext] = nullText(cols.Next)
+	args[colPending] = nullText(cols.Pending)
+	args[colCounters] = nullText(cols.Counters)
+	args[colInterrupts] = nullText(cols.Interrupts)
+	args[colResumes] = nullText(cols.Resumes)
 	return args, nil
+}
+
+// nullText is s, or NULL when s is empty.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func boolInt(b bool) int64 {
@@ -107,69 +77,6 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
-}
-
-// nextJSON and countersJSON encode the two JSON columns every checkpoint
-// has without encoding/json's reflection; Put is on the engine's path once
-// per super-step.
-func nextJSON(next []string) string {
-	b := make([]byte, 0, 64)
-	b = append(b, '[')
-	for i, n := range next {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, n)
-	}
-	return string(append(b, ']'))
-}
-
-func countersJSON(counters map[string]int) string {
-	b := make([]byte, 0, 64)
-	b = append(b, '{')
-	for name, n := range counters {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, name)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(n), 10)
-	}
-	return string(append(b, '}'))
-}
-
-// appendJSONString appends s as a JSON string. Bytes that are not valid
-// UTF-8 are copied as they are; encoding/json decodes them as U+FFFD, as it
-// would have encoded them.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-func jsonText(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
 }
 
 // decodeRow builds a checkpoint from a row scanned into vals, checking the
@@ -195,23 +102,11 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Chec
 	}
 	cp.State = d.bytes(colState)
 	cp.Extra = d.bytes(colExtra)
-	d.json(colNext, &cp.Next)
-	var pending []pendingJSON
-	if d.json(colPending, &pending) {
-		cp.Pending = make([]statgraph.PendingWrite, len(pending))
-		for i, p := range pending {
-			cp.Pending[i] = statgraph.PendingWrite{Node: p.Node, Update: p.Update}
-		}
+	raw := rowenc.Raw{Next: d.json(colNext), Pending: d.json(colPending), Counters: d.json(colCounters),
+		Interrupts: d.json(colInterrupts), Resumes: d.json(colResumes)}
+	if d.err == nil {
+		d.err = rowenc.Decode(cp, raw)
 	}
-	d.json(colCounters, &cp.Counters)
-	var interrupts []interruptJSON
-	if d.json(colInterrupts, &interrupts) {
-		cp.Interrupts = make([]statgraph.PendingInterrupt, len(interrupts))
-		for i, p := range interrupts {
-			cp.Interrupts[i] = statgraph.PendingInterrupt{ID: p.ID, Node: p.Node, When: p.When, Payload: p.Payload}
-		}
-	}
-	d.json(colResumes, &cp.Resumes)
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: thread %q checkpoint %d in %s: %w; delete the thread or restore the file from a backup",
 			statgraph.ErrCorruptCheckpoint, thread, id, s.path, d.err)
@@ -270,26 +165,18 @@ func (d *rowDecoder) bytes(col int) []byte {
 	return nil
 }
 
-// json decodes a JSON column into target and reports whether it held a
-// value; NULL leaves target untouched.
-func (d *rowDecoder) json(col int, target any) bool {
-	var data []byte
+// json returns the text of a JSON column for rowenc.Decode; NULL is nil.
+func (d *rowDecoder) json(col int) []byte {
 	switch v := d.vals[col].(type) {
 	case nil:
-		return false
+		return nil
 	case string:
-		data = []byte(v)
+		return []byte(v)
 	case []byte:
-		data = v
-	default:
-		d.fail(col, fmt.Errorf("holds %s, want JSON text", describe(v)))
-		return false
+		return v
 	}
-	if err := json.Unmarshal(data, target); err != nil {
-		d.fail(col, fmt.Errorf("holds invalid JSON: %w", err))
-		return false
-	}
-	return true
+	d.fail(col, fmt.Errorf("holds %s, want JSON text", describe(d.vals[col])))
+	return nil
 }
 
 // describe names the SQLite type of a scanned value.

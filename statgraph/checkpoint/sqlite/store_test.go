@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/checkpointtest"
 )
 
 func openTest(t testing.TB, opts ...Option) (*Store, string) {
@@ -25,165 +26,20 @@ func openTest(t testing.TB, opts ...Option) (*Store, string) {
 	return s, path
 }
 
-// fullCheckpoint has every stored field set.
-func fullCheckpoint(thread string, id int64) *statgraph.Checkpoint {
-	return &statgraph.Checkpoint{
-		Thread:  thread,
-		ID:      id,
-		Parent:  id - 1,
-		Step:    int(id) + 10,
-		Source:  statgraph.SourceLoop,
-		Created: time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.UTC),
-		State:   []byte(`{"s":{"N":1}}`),
-		Delta:   true,
-		Next:    []string{"a", "b"},
-		Pending: []statgraph.PendingWrite{
-			{Node: "a", Update: []byte(`{"x":1}`)},
-			{Node: "b", Update: []byte{0, 1, 2, 255}},
-		},
-		Counters: map[string]int{"a": 2, "b": 1},
-		Interrupts: []statgraph.PendingInterrupt{
-			{ID: "i1", Node: "a", When: "inside", Payload: []byte(`"approve?"`)},
-			{ID: "i2", Node: "b", When: "before"},
-		},
-		Resumes: map[string][]byte{"i0": []byte(`true`)},
-		Extra:   []byte(`{"gate":3}`),
-	}
-}
-
-// sameCheckpoint compares checkpoints, times with time.Equal.
-func sameCheckpoint(t *testing.T, want, got *statgraph.Checkpoint) {
-	t.Helper()
-	require.NotNil(t, got)
-	assert.True(t, want.Created.Equal(got.Created), "created %v, want %v", got.Created, want.Created)
-	w, g := *want, *got
-	w.Created, g.Created = time.Time{}, time.Time{}
-	assert.Equal(t, w, g)
-}
-
-func TestRoundTrip(t *testing.T) {
-	s, _ := openTest(t)
-	ctx := t.Context()
-
-	full := fullCheckpoint("t", 1)
-	stored := *full
-	stored.Value = "live values are not stored"
-	stored.Pending = append([]statgraph.PendingWrite(nil), full.Pending...)
-	stored.Pending[0].Value = 42
-	require.NoError(t, s.Put(ctx, &stored))
-	got, err := s.Get(ctx, "t", 1)
-	require.NoError(t, err)
-	sameCheckpoint(t, full, got)
-
-	// Empty collections and a zero time come back as nil and zero.
-	bare := &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: statgraph.SourceInput,
-		Next: []string{}, Counters: map[string]int{}, State: []byte("{}")}
-	require.NoError(t, s.Put(ctx, bare))
-	got, err = s.Get(ctx, "t", 2)
-	require.NoError(t, err)
-	assert.Equal(t, &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: statgraph.SourceInput, State: []byte("{}")}, got)
-}
-
-func TestGet(t *testing.T) {
-	s, _ := openTest(t)
-	ctx := t.Context()
-	for id := int64(1); id <= 3; id++ {
-		require.NoError(t, s.Put(ctx, fullCheckpoint("t", id)))
-	}
-	require.NoError(t, s.Put(ctx, fullCheckpoint("other", 9)))
-
-	tests := []struct {
-		name    string
-		thread  string
-		id      int64
-		wantID  int64
-		wantErr string
-	}{
-		{name: "latest", thread: "t", id: 0, wantID: 3},
-		{name: "by id", thread: "t", id: 2, wantID: 2},
-		{name: "first", thread: "t", id: 1, wantID: 1},
-		{name: "missing id", thread: "t", id: 7, wantErr: `thread "t" has no checkpoint 7`},
-		{name: "id of another thread", thread: "t", id: 9, wantErr: `thread "t" has no checkpoint 9`},
-		{name: "missing thread", thread: "nope", id: 0, wantErr: `thread "nope" has no checkpoints`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.Get(ctx, tt.thread, tt.id)
-			if tt.wantErr != "" {
-				require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
-				assert.ErrorContains(t, err, tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			sameCheckpoint(t, fullCheckpoint(tt.thread, tt.wantID), got)
-		})
-	}
-}
-
-func TestList(t *testing.T) {
-	s, _ := openTest(t)
-	ctx := t.Context()
-	for id := int64(1); id <= 5; id++ {
-		require.NoError(t, s.Put(ctx, fullCheckpoint("t", id)))
-		require.NoError(t, s.Put(ctx, fullCheckpoint("u", id*10)))
-	}
-	ids := func(cps []*statgraph.Checkpoint) []int64 {
-		var out []int64
-		for _, cp := range cps {
-			assert.Equal(t, "t", cp.Thread)
-			out = append(out, cp.ID)
-		}
-		return out
-	}
-	tests := []struct {
-		limit int
-		want  []int64
-	}{
-		{0, []int64{5, 4, 3, 2, 1}},
-		{-1, []int64{5, 4, 3, 2, 1}},
-		{2, []int64{5, 4}},
-		{5, []int64{5, 4, 3, 2, 1}},
-		{50, []int64{5, 4, 3, 2, 1}},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprint("limit=", tt.limit), func(t *testing.T) {
-			cps, err := s.List(ctx, "t", tt.limit)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, ids(cps))
-		})
-	}
-	cps, err := s.List(ctx, "t", 1)
-	require.NoError(t, err)
-	sameCheckpoint(t, fullCheckpoint("t", 5), cps[0])
-
-	cps, err = s.List(ctx, "nope", 0)
-	require.NoError(t, err)
-	assert.Empty(t, cps)
-}
-
-func TestDeleteThread(t *testing.T) {
-	s, _ := openTest(t)
-	ctx := t.Context()
-	for id := int64(1); id <= 3; id++ {
-		require.NoError(t, s.Put(ctx, fullCheckpoint("t", id)))
-		require.NoError(t, s.Put(ctx, fullCheckpoint("keep", id)))
-	}
-	require.NoError(t, s.DeleteThread(ctx, "t"))
-	_, err := s.Get(ctx, "t", 0)
-	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
-	cps, err := s.List(ctx, "keep", 0)
-	require.NoError(t, err)
-	assert.Len(t, cps, 3)
-
-	require.NoError(t, s.DeleteThread(ctx, "never existed"))
-	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)), "a deleted thread can start again")
+// TestConformance runs the checkpointer conformance suite against a new
+// file for each test.
+func TestConformance(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) statgraph.Checkpointer {
+		s, _ := openTest(t)
+		return s
+	})
 }
 
 func TestPutDuplicate(t *testing.T) {
 	s, path := openTest(t)
 	ctx := t.Context()
-	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
-	err := s.Put(ctx, fullCheckpoint("t", 1))
+	require.NoError(t, s.Put(ctx, checkpointtest.Checkpoint("t", 1)))
+	err := s.Put(ctx, checkpointtest.Checkpoint("t", 1))
 	require.Error(t, err)
 	assert.ErrorContains(t, err, `checkpoint 1 of thread "t" already exists in `+path)
 }
@@ -192,50 +48,9 @@ func TestPutCanceled(t *testing.T) {
 	s, _ := openTest(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	require.ErrorIs(t, s.Put(ctx, fullCheckpoint("t", 1)), context.Canceled)
+	require.ErrorIs(t, s.Put(ctx, checkpointtest.Checkpoint("t", 1)), context.Canceled)
 	_, err := s.Get(t.Context(), "t", 1)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
-}
-
-func TestConcurrentWriters(t *testing.T) {
-	s, _ := openTest(t)
-	ctx := t.Context()
-	const threads, perThread = 16, 200
-	var wg sync.WaitGroup
-	errs := make(chan error, threads*2)
-	for g := range threads {
-		thread := fmt.Sprint("thread-", g)
-		wg.Go(func() {
-			for id := int64(1); id <= perThread; id++ {
-				if err := s.Put(ctx, fullCheckpoint(thread, id)); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-		wg.Go(func() { // a reader alongside each writer
-			for range perThread / 10 {
-				if _, err := s.List(ctx, thread, 5); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	for g := range threads {
-		cps, err := s.List(ctx, fmt.Sprint("thread-", g), 0)
-		require.NoError(t, err)
-		require.Len(t, cps, perThread)
-		assert.Equal(t, int64(perThread), cps[0].ID)
-	}
-	var check string
-	require.NoError(t, s.writer.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check))
-	assert.Equal(t, "ok", check)
 }
 
 func TestReopen(t *testing.T) {
@@ -243,8 +58,8 @@ func TestReopen(t *testing.T) {
 	ctx := t.Context()
 	s, err := Open(ctx, path)
 	require.NoError(t, err)
-	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
-	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 2)))
+	require.NoError(t, s.Put(ctx, checkpointtest.Checkpoint("t", 1)))
+	require.NoError(t, s.Put(ctx, checkpointtest.Checkpoint("t", 2)))
 	require.NoError(t, s.Close())
 
 	s, err = Open(ctx, path)
@@ -252,8 +67,8 @@ func TestReopen(t *testing.T) {
 	defer s.Close()
 	got, err := s.Get(ctx, "t", 0)
 	require.NoError(t, err)
-	sameCheckpoint(t, fullCheckpoint("t", 2), got)
-	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 3)))
+	checkpointtest.Same(t, checkpointtest.Checkpoint("t", 2), got)
+	require.NoError(t, s.Put(ctx, checkpointtest.Checkpoint("t", 3)))
 }
 
 func TestSettings(t *testing.T) {
@@ -303,7 +118,7 @@ func TestCorruptRow(t *testing.T) {
 			s, path := openTest(t)
 			ctx := t.Context()
 			for id := int64(1); id <= 3; id++ {
-				require.NoError(t, s.Put(ctx, fullCheckpoint("t", id)))
+				require.NoError(t, s.Put(ctx, checkpointtest.Checkpoint("t", id)))
 			}
 			_, err := s.writer.ExecContext(ctx, "UPDATE checkpoints SET "+tt.set+" WHERE key = (SELECT tid << 32 | 2 FROM threads WHERE name = 't')")
 			require.NoError(t, err)
@@ -317,7 +132,7 @@ func TestCorruptRow(t *testing.T) {
 
 			got, err := s.Get(ctx, "t", 3)
 			require.NoError(t, err, "other rows still read")
-			sameCheckpoint(t, fullCheckpoint("t", 3), got)
+			checkpointtest.Same(t, checkpointtest.Checkpoint("t", 3), got)
 		})
 	}
 }
@@ -327,7 +142,7 @@ func TestFutureSchemaVersion(t *testing.T) {
 	ctx := t.Context()
 	s, err := Open(ctx, path)
 	require.NoError(t, err)
-	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
+	require.NoError(t, s.Put(ctx, checkpointtest.Checkpoint("t", 1)))
 	require.NoError(t, s.Close())
 	setUserVersion(t, path, schemaVersion+6)
 
@@ -344,7 +159,7 @@ func TestMigrateFromEmptyFile(t *testing.T) {
 	ctx := t.Context()
 	s, err := Open(ctx, path)
 	require.NoError(t, err)
-	require.NoError(t, s.Put(ctx, fullCheckpoint("t", 1)))
+	require.NoError(t, s.Put(ctx, checkpointtest.Checkpoint("t", 1)))
 	require.NoError(t, s.Close())
 	assert.Equal(t, schemaVersion, userVersion(t, path))
 }
@@ -407,7 +222,7 @@ func TestTwoStoresOneFile(t *testing.T) {
 		wg.Go(func() {
 			for id := int64(1); id <= 50; id++ {
 				// Threads 0-3 are shared by both stores, with distinct ids.
-				if err := store.Put(ctx, fullCheckpoint(fmt.Sprint("shared-", g/2), id*2+int64(g%2))); err != nil {
+				if err := store.Put(ctx, checkpointtest.Checkpoint(fmt.Sprint("shared-", g/2), id*2+int64(g%2))); err != nil {
 					errs <- err
 					return
 				}

@@ -1,0 +1,41 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// Range and DeleteBefore serve the paged History and the retention that
+// statgraph.Checkpointer is gaining (issue 13); each is one statement on
+// the primary key (tid, id), a range scan of the thread's rows.
+
+// Range returns the checkpoints of thread with IDs in [from, to] (to <= 0:
+// no upper bound), newest first, the newest limit of them when limit > 0.
+// An empty range, or a thread without checkpoints, gives an empty list and
+// no error; a row that does not decode gives an error wrapping
+// statgraph.ErrCorruptCheckpoint. Safe for concurrent use.
+func (s *Store) Range(ctx context.Context, thread string, from, to int64, limit int) ([]*statgraph.Checkpoint, error) {
+	var upper, max *int64 // NULL: no bound, no limit
+	if to > 0 {
+		upper = &to
+	}
+	if limit > 0 {
+		n := int64(limit)
+		max = &n
+	}
+	return s.query(ctx, thread, " AND c.id >= $2 AND ($3::bigint IS NULL OR c.id <= $3) ORDER BY c.id DESC LIMIT $4", from, upper, max)
+}
+
+// DeleteBefore removes the checkpoints of thread with IDs below id in one
+// statement (one transaction) and returns how many it removed. Postgres
+// reuses the space of removed rows after its autovacuum has passed. Safe
+// for concurrent use.
+func (s *Store) DeleteBefore(ctx context.Context, thread string, id int64) (int, error) {
+	tag, err := s.pool.Exec(ctx, s.del+" AND id < $2", thread, id)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: deleting checkpoints before %d of thread %q from %s: %w", id, thread, s.where, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
