@@ -1,23 +1,23 @@
 // Package pgtest gives a test its own PostgreSQL database on the server
-// named by STATGRAPH_TEST_POSTGRES, dropped when the test ends. It is
-// internal: only statgraph's own tests use it.
+// named by STATGRAPH_TEST_POSTGRES (found, skipped or failed as
+// postgrestest.ConnString says), dropped when the test ends: the queue's
+// tests need a whole database, since River's tables live in its public
+// schema, where postgrestest gives a schema. It is internal: only
+// statgraph's own tests use it.
 package pgtest
 
 import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres/postgrestest"
 )
-
-// EnvVar names the connection string of the test server.
-const EnvVar = "STATGRAPH_TEST_POSTGRES"
 
 // Database creates a database with a random name on the server in
 // STATGRAPH_TEST_POSTGRES and returns its connection string; it is
@@ -27,18 +27,12 @@ const EnvVar = "STATGRAPH_TEST_POSTGRES"
 // test.
 func Database(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv(EnvVar)
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: CI must run the PostgreSQL tests (see .ci/run)", EnvVar)
-		}
-		t.Skipf("needs PostgreSQL: set %s=postgres://user:pass@127.0.0.1:5432/db?sslmode=disable to run it", EnvVar)
-	}
+	base := postgrestest.ConnString(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
-		t.Fatalf("%s is set but the server cannot be reached: %v", EnvVar, err)
+		t.Fatalf("%s is set but the server cannot be reached: %v", postgrestest.Env, err)
 	}
 	defer admin.Close(ctx)
 	name := "sgtest_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
@@ -60,7 +54,7 @@ func Database(t testing.TB) string {
 	})
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		t.Fatalf("%s must be a postgres:// URL, got %q", EnvVar, base)
+		t.Fatalf("%s must be a postgres:// URL for the queue's tests, got %q", postgrestest.Env, base)
 	}
 	u.Path = "/" + name
 	return fmt.Sprint(u)
