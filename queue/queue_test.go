@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -44,10 +45,10 @@ func TestPublishRefusesAWorkerThatLostTheUnit(t *testing.T) {
 	_, _, a := enqueued(t, pool, "7")
 	stale, fresh := uuid.New(), uuid.New()
 	staleWorker, freshWorker := uuid.New(), uuid.New()
-	_, done, err := claim(ctx, pool, a, stale, staleWorker)
+	_, done, err := claim(ctx, pool, a, stale, staleWorker, 0)
 	require.NoError(t, err)
 	require.False(t, done)
-	_, done, err = claim(ctx, pool, a, fresh, freshWorker) // the rescue
+	_, done, err = claim(ctx, pool, a, fresh, freshWorker, 0) // the rescue
 	require.NoError(t, err)
 	require.False(t, done)
 
@@ -72,7 +73,7 @@ func TestPublishRefusesAWorkerThatLostTheUnit(t *testing.T) {
 	require.Equal(t, 2, refusals)
 	// A job attempt arriving after the result (its worker died before
 	// River marked the job complete) has nothing left to do.
-	_, done, err = claim(ctx, pool, a, uuid.New(), uuid.New())
+	_, done, err = claim(ctx, pool, a, uuid.New(), uuid.New(), 0)
 	require.NoError(t, err)
 	require.True(t, done)
 }
@@ -83,7 +84,7 @@ func TestPublishFailedPushRecordsNothing(t *testing.T) {
 	pool := openTest(t)
 	_, _, a := enqueued(t, pool, "3")
 	tok, w := uuid.New(), uuid.New()
-	_, _, err := claim(ctx, pool, a, tok, w)
+	_, _, err := claim(ctx, pool, a, tok, w, 0)
 	require.NoError(t, err)
 	boom := errors.New("remote unreachable")
 	require.ErrorIs(t, publish(ctx, pool, a, tok, w, result{Status: tasks.StatusDone}, 0, func() error { return boom }), boom)
@@ -118,4 +119,62 @@ func TestMigrateRefusesANewerSchema(t *testing.T) {
 	var v int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT version FROM statgraph_queue_schema`).Scan(&v))
 	require.Equal(t, SchemaVersion+1, v)
+}
+
+// A unit whose job ended with no result (River discarded it after its
+// attempts ran out, or it was completed by an attempt that had lost the
+// unit) is enqueued again as a new generation instead of being waited for
+// for ever.
+func TestRunnerReenqueuesAUnitWhoseJobEndedWithoutAResult(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool := openTest(t)
+	r, plan, a := enqueued(t, pool, "4")
+	r.Poll = 10 * time.Millisecond
+	_, err := pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now()`)
+	require.NoError(t, err)
+	type out struct {
+		res tasks.Result
+		err error
+	}
+	got := make(chan out, 1)
+	go func() {
+		res, _, err := r.RunUnit(ctx, plan, "4", nil, nil)
+		got <- out{res, err}
+	}()
+	// Play the worker of generation 2.
+	var gen int
+	for gen < 2 {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT max(generation) FROM statgraph_units`).Scan(&gen))
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.Generation = 2
+	tok, w := uuid.New(), uuid.New()
+	_, _, err = claim(ctx, pool, a, tok, w, 0)
+	require.NoError(t, err)
+	require.NoError(t, publish(ctx, pool, a, tok, w, result{Status: tasks.StatusDone, RetryCount: 1}, 0, nil))
+	o := <-got
+	require.NoError(t, o.err)
+	require.Equal(t, tasks.StatusDone, o.res.Status)
+	var jobs int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&jobs))
+	require.Equal(t, 2, jobs)
+}
+
+// Once the coordinator has run a unit again as a newer generation, a late
+// result of the older one is refused.
+func TestPublishRefusesAnOlderGeneration(t *testing.T) {
+	ctx := context.Background()
+	pool := openTest(t)
+	r, plan, a := enqueued(t, pool, "9")
+	tok, w := uuid.New(), uuid.New()
+	_, _, err := claim(ctx, pool, a, tok, w, 0)
+	require.NoError(t, err)
+	gen, err := r.enqueueAfter(ctx, plan, a.PlanID, "9", 1)
+	require.NoError(t, err)
+	require.Equal(t, 2, gen)
+	pushed := false
+	err = publish(ctx, pool, a, tok, w, result{Status: tasks.StatusDone}, 0, func() error { pushed = true; return nil })
+	require.ErrorIs(t, err, ErrFenced)
+	require.False(t, pushed)
 }

@@ -5,6 +5,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,13 +71,80 @@ func (r *Runner) RunUnit(ctx context.Context, plan tasks.Plan, id string, deps [
 			return tasks.Result{}, "", err
 		}
 	}
-	return r.wait(ctx, pid, id, gen)
+	for {
+		res, branch, err := r.wait(ctx, pid, id, gen)
+		if !errors.Is(err, errJobEnded) {
+			return res, branch, err
+		}
+		// The job ended with no result (its attempts ran out, or a worker
+		// that lost the unit completed it while another, since dead, held
+		// it) and the last holder's lease is over: run the unit again as a
+		// new generation. A late result of the old one is refused then
+		// (publish checks for a newer generation).
+		if gen, err = r.enqueueAfter(ctx, plan, pid, id, gen); err != nil {
+			return tasks.Result{}, "", err
+		}
+	}
+}
+
+// errJobEnded is wait's error when the unit's River job is finalized with
+// no result recorded.
+var errJobEnded = errors.New("queue: the unit's job ended without a result")
+
+// jobEnded reports whether the River job of the unit's generation is
+// finalized (completed, cancelled or discarded) or gone.
+// finalized (completed, cancelled or discarded) or gone, and no worker's
+// lease on the unit is running.
+func (r *Runner) jobEnded(ctx context.Context, pid, id string, gen int) (bool, error) {
+	var ended bool
+	err := r.Pool.QueryRow(ctx, `SELECT (j.state IS NULL OR j.state::text IN ('completed', 'cancelled', 'discarded'))
+			AND (u.lease_until IS NULL OR u.lease_until < now())
+		FROM statgraph_units u LEFT JOIN river_job j ON j.id = u.job_id
+		WHERE u.plan = $1 AND u.unit = $2 AND u.generation = $3`, pid, id, gen).Scan(&ended)
+	return ended, err
+}
+
+// enqueueAfter enqueues generation gen+1 of the unit unless generation
+// gen has a result by now, and returns the generation to wait for. It
+// holds gen's row locked meanwhile, so a worker publishing gen either
+// finishes first (its result is taken) or finds gen+1 and is refused.
+func (r *Runner) enqueueAfter(ctx context.Context, plan tasks.Plan, pid, id string, gen int) (int, error) {
+	tx, err := r.Pool.Begin(ctx)
+	if err != nil {
+		return gen, fmt.Errorf("queue: enqueue unit %s again: %w", id, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	var recorded bool
+	if err := tx.QueryRow(ctx, `SELECT result IS NOT NULL FROM statgraph_units WHERE plan = $1 AND unit = $2 AND generation = $3 FOR UPDATE`,
+		pid, id, gen).Scan(&recorded); err != nil {
+		return gen, fmt.Errorf("queue: enqueue unit %s again: %w", id, err)
+	}
+	if recorded {
+		return gen, nil
+	}
+	if err := r.enqueueTx(ctx, tx, plan, pid, id, gen+1); err != nil {
+		return gen, err
+	}
+	return gen + 1, tx.Commit(ctx)
 }
 
 // enqueue inserts the unit's row and its job in one transaction; a row
 // that is already there (another coordinator got there first) inserts
 // nothing.
 func (r *Runner) enqueue(ctx context.Context, plan tasks.Plan, pid, id string, gen int) error {
+	tx, err := r.Pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := r.enqueueTx(ctx, tx, plan, pid, id, gen); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// enqueueTx is enqueue in the transaction tx.
+func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid, id string, gen int) error {
 	data, err := os.ReadFile(r.TasksFile)
 	if err != nil {
 		return fmt.Errorf("queue: read %s to enqueue unit %s: %w", r.TasksFile, id, err)
@@ -84,11 +152,6 @@ func (r *Runner) enqueue(ctx context.Context, plan tasks.Plan, pid, id string, g
 	if filepath.IsAbs(plan.File) {
 		return fmt.Errorf("queue: the tasks file %s is outside the repository %s; workers find it by its path in the repository: move it into the repository", plan.File, plan.Repo)
 	}
-	tx, err := r.Pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
 	tag, err := tx.Exec(ctx, `INSERT INTO statgraph_units (plan, unit, generation) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, pid, id, gen)
 	if err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
@@ -104,7 +167,7 @@ func (r *Runner) enqueue(ctx context.Context, plan tasks.Plan, pid, id string, g
 	if _, err := tx.Exec(ctx, `UPDATE statgraph_units SET job_id = $4 WHERE plan = $1 AND unit = $2 AND generation = $3`, pid, id, gen, job.Job.ID); err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
 	}
-	return tx.Commit(ctx)
+	return nil
 }
 
 // wait polls the unit's row until its result is recorded or ctx ends.
@@ -115,13 +178,24 @@ func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Resul
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
-	for {
+	for i := 0; ; i++ {
 		g, res, err := latest(ctx, r.Pool, pid, id)
 		if err == nil && g == gen && res != nil {
 			return res.taskResult(), res.Branch, nil
 		}
 		if err != nil && ctx.Err() == nil {
 			return tasks.Result{}, "", err
+		}
+		if i%25 == 0 && err == nil { // about every 5 s: is the job still alive?
+			// Read after the result: a worker records the result before
+			// River completes the job, so a result recorded meanwhile is
+			// seen on the next round.
+			if ended, err := r.jobEnded(ctx, pid, id, gen); err == nil && ended {
+				if g2, res2, err := latest(ctx, r.Pool, pid, id); err == nil && g2 == gen && res2 != nil {
+					return res2.taskResult(), res2.Branch, nil
+				}
+				return tasks.Result{}, "", errJobEnded
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS statgraph_units (
 	claims      int         NOT NULL DEFAULT 0,
 	enqueued_at timestamptz NOT NULL DEFAULT now(),
 	started_at  timestamptz,
+	lease_until timestamptz,
 	finished_at timestamptz,
 	result      jsonb,
 	staged      jsonb,

@@ -50,21 +50,27 @@ func (r result) taskResult() tasks.Result {
 }
 
 // ErrFenced is returned when a worker's token is no longer the unit's: its
-// lease ran out and River gave the unit to another worker, or the result is
-// already recorded. Its result is refused.
+// lease ran out and River gave the unit to another worker, the result is
+// already recorded, or the coordinator has run the unit again as a newer
+// generation. Its result is refused.
 var ErrFenced = errors.New("queue: this worker no longer holds the unit (its lease ran out and another worker took it over); result refused")
 
 // claim makes token the unit's current token and returns the result an
 // earlier attempt staged (nil for none; see stage). done is true when a
 // result is already recorded (a worker died after recording it, before
 // River marked the job complete): there is nothing left to do.
-func claim(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker uuid.UUID) (staged *result, done bool, err error) {
+//
+// lease is how long the worker may hold the unit (0: unbounded); the
+// coordinator runs the unit again as a new generation only once it is
+// over (see Runner).
+func claim(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker uuid.UUID, lease time.Duration) (staged *result, done bool, err error) {
 	var data []byte
 	err = pool.QueryRow(ctx, `UPDATE statgraph_units
-		SET token = $4, worker = $5, claims = claims + 1, started_at = coalesce(started_at, now())
+		SET token = $4, worker = $5, claims = claims + 1, started_at = coalesce(started_at, now()),
+			lease_until = CASE WHEN $6::bigint > 0 THEN now() + $6::bigint * interval '1 millisecond' END
 		WHERE plan = $1 AND unit = $2 AND generation = $3 AND result IS NULL
 		RETURNING staged`,
-		a.PlanID, a.Unit, a.Generation, token, worker).Scan(&data)
+		a.PlanID, a.Unit, a.Generation, token, worker, lease.Milliseconds()).Scan(&data)
 	if err == nil {
 		if data == nil {
 			return nil, false, nil
@@ -135,13 +141,15 @@ func publish(ctx context.Context, pool *pgxpool.Pool, a UnitArgs, token, worker 
 		}
 	}
 	var cur *uuid.UUID
-	var recorded bool
-	err = tx.QueryRow(ctx, `SELECT token, result IS NOT NULL FROM statgraph_units
-		WHERE plan = $1 AND unit = $2 AND generation = $3 FOR UPDATE`, a.PlanID, a.Unit, a.Generation).Scan(&cur, &recorded)
+	var recorded, newer bool
+	err = tx.QueryRow(ctx, `SELECT token, result IS NOT NULL, EXISTS (SELECT 1 FROM statgraph_units n
+			WHERE n.plan = u.plan AND n.unit = u.unit AND n.generation > u.generation)
+		FROM statgraph_units u
+		WHERE plan = $1 AND unit = $2 AND generation = $3 FOR UPDATE`, a.PlanID, a.Unit, a.Generation).Scan(&cur, &recorded, &newer)
 	if err != nil {
 		return fmt.Errorf("queue: record unit %s: %w", a.Unit, err)
 	}
-	if cur == nil || *cur != token || recorded {
+	if cur == nil || *cur != token || recorded || newer {
 		tx.Rollback(ctx)
 		return refuse(ctx, pool, a, token, worker)
 	}

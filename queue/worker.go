@@ -127,7 +127,7 @@ func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
 
 // attempt is one attempt of a unit job under token.
 func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uuid.UUID) error {
-	staged, done, err := claim(ctx, w.Pool, a, token, w.ID)
+	staged, done, err := claim(ctx, w.Pool, a, token, w.ID, w.lease)
 	if err != nil {
 		return err
 	}
