@@ -55,14 +55,20 @@ func (d *Dispatcher) RunOne(ctx context.Context, id string) (UnitResult, Result,
 	if _, ok := d.File.Task(id); !ok {
 		return UnitResult{}, Result{}, fmt.Errorf("tasks: no unit %q in %s: %w", id, d.File.Path, ErrNoTask)
 	}
-	res := d.runUnit(ctx, plan, id, depsOf(d.File.Units(), id), make(chan struct{}, 1))
-	t, _ := d.File.Task(id)
-	return res, Result{Status: t.Status, Reason: t.StatusReason, RetryCount: t.RetryCount, ErrorHistory: t.ErrorHistory, FailedAt: t.FailedAt}, nil
+	var deps []string
+	for _, u := range d.File.Units() {
+		if u.ID == id {
+			deps = u.Deps
+		}
+	}
+	var rec Result
+	res := d.runUnit(ctx, plan, id, deps, make(chan struct{}, 1), &rec)
+	return res, rec, nil
 }
 
 // runElsewhere hands unit id to the Runner and records its result in the
-// file (not yet saved), as runUnit does for a unit run here.
-func (d *Dispatcher) runElsewhere(ctx context.Context, plan Plan, id string, deps []string) UnitResult {
+// file (not yet saved) and in rec, as runUnit does for a unit run here.
+func (d *Dispatcher) runElsewhere(ctx context.Context, plan Plan, id string, deps []string, rec *Result) UnitResult {
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
@@ -71,6 +77,7 @@ func (d *Dispatcher) runElsewhere(ctx context.Context, plan Plan, id string, dep
 		r = Result{Status: StatusInterrupted, Reason: oneLine(err.Error()), RetryCount: t.RetryCount, ErrorHistory: t.ErrorHistory}
 		branch = ""
 	}
+	*rec = r
 	res := UnitResult{ID: id, Title: t.Title, Status: r.Status, Reason: r.Reason, Branch: branch, Attempts: r.RetryCount, Elapsed: time.Since(start)}
 	if err := d.File.SetResult(id, r); errors.Is(err, ErrNoTask) {
 		res.Reason = "removed from the tasks file during the run; result not written back"
