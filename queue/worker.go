@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,6 +54,15 @@ type Worker struct {
 	// Log receives one line per unit taken, finished or refused; nil
 	// discards them.
 	Log io.Writer
+	// LastAttempt reads a unit's checkpointed run: whether it is
+	// unfinished, and the commit of its last executor attempt ("" for
+	// none). With it, a worker taking over a unit whose workspace is on
+	// another machine starts the workspace from that commit (pushed to the
+	// remote as statgraph-wip/<plan>/<unit> after every step), so the run
+	// continues from its checkpoint; when the remote does not have the
+	// commit, the unit's checkpoints are deleted and it starts over. Nil
+	// continues from the checkpoint with a workspace from the dependencies.
+	LastAttempt func(ctx context.Context, thread string) (commit string, unfinished bool, err error)
 
 	mirrors mirrors
 	lease   time.Duration
@@ -157,12 +168,49 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 			}
 		}
 	}
+	plan, err := tasks.NewPlan(m.dir, f.Path, a.Tag)
+	if err != nil {
+		return err
+	}
+	wip := "statgraph-wip/" + a.Key + "/" + a.Unit
+	startFrom, err := w.takeOver(ctx, m, plan, a.Unit, wip)
+	if err != nil {
+		return err
+	}
+	if startFrom != "" {
+		deps = append(deps, startFrom)
+	}
 	if err := m.fetch(ctx, deps); err != nil {
 		return err
 	}
 	d := &tasks.Dispatcher{File: f, Repo: m.dir, Checkpointer: w.Checkpointer, Log: w.Log}
 	if w.Configure != nil {
 		w.Configure(d)
+	}
+	d.StartFrom = func(string) string { return startFrom }
+	// Push the workspace's commit to the remote after every step, before
+	// the step's checkpoint is written (the dispatcher reports a step's
+	// update before the graph saves it), so that a worker taking over finds
+	// the commit the checkpoint names.
+	wsDir := filepath.Join(plan.WorkDir(), a.Unit)
+	pushed := ""
+	report := d.Report
+	d.Report = func(e tasks.Event) {
+		if report != nil {
+			report(e)
+		}
+		if e.Kind != tasks.EventProgress || w.LastAttempt == nil {
+			return
+		}
+		head, err := git(ctx, wsDir, "rev-parse", "HEAD")
+		if head = strings.TrimSpace(head); err != nil || head == pushed {
+			return
+		}
+		if _, err := git(ctx, wsDir, "push", "--quiet", "--force", a.Remote, "HEAD:refs/heads/"+wip); err != nil {
+			w.logf("unit %s (%s): push its work in progress: %v", a.Unit, a.Key, err)
+			return
+		}
+		pushed = head
 	}
 	ur, r, err := d.RunOne(ctx, a.Unit)
 	if err != nil {
@@ -205,6 +253,35 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	return nil
 }
 
+// takeOver returns the branch the unit's workspace starts from when this
+// worker takes over a run another machine began: wip, when the remote has
+// the commit of the run's last attempt there. When it does not (the other
+// worker died before pushing it), the unit's checkpoints are deleted, so
+// that it starts over rather than continue on a workspace without that
+// attempt. "" when there is nothing to take over.
+func (w *Worker) takeOver(ctx context.Context, m *mirror, plan tasks.Plan, unit, wip string) (string, error) {
+	if w.LastAttempt == nil {
+		return "", nil
+	}
+	if _, err := os.Stat(filepath.Join(plan.WorkDir(), unit, ".git")); err == nil {
+		return "", nil // the workspace is here: the run continues in it
+	}
+	commit, unfinished, err := w.LastAttempt(ctx, plan.Thread(unit))
+	if err != nil || !unfinished || commit == "" {
+		return "", err
+	}
+	got, err := m.remoteCommit(ctx, wip)
+	if err != nil {
+		return "", err
+	}
+	if got == commit {
+		w.logf("unit %s: continues from its checkpoint on the commit %s of its last attempt", unit, commit[:min(12, len(commit))])
+		return wip, nil
+	}
+	w.logf("unit %s: its last attempt's commit %s is not on the remote; the unit starts over", unit, commit[:min(12, len(commit))])
+	return "", w.Checkpointer.DeleteThread(ctx, plan.Thread(unit))
+}
+
 // finishStaged finishes the publication an earlier attempt staged and
 // did not record (its worker died in the middle): when the remote already
 // has the staged commit, or this worker's mirror has it to push, the
@@ -219,6 +296,7 @@ func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token 
 		return false, err
 	} else if got != r.Commit {
 		if !m.has(ctx, r.Commit) {
+			w.logf("unit %s (%s): an earlier attempt staged its result but its commit is neither on the remote nor here; the unit runs again", a.Unit, a.Key)
 			return false, nil
 		}
 		push = func() error { return m.push(ctx, r.Commit, r.Branch) }

@@ -86,6 +86,12 @@ type Dispatcher struct {
 	// from a queue) instead of in this process; see Runner. Run then checks
 	// no sandbox and publishes nothing itself: the workers do.
 	Runner Runner
+	// StartFrom, when set, names a branch of Repo that unit id's new
+	// workspace starts from instead of its dependencies' branches, or ""
+	// for none: a worker taking over a unit from another machine starts
+	// from the last attempt's pushed commit, to continue the unit's
+	// checkpointed run. A workspace that exists is used as it is.
+	StartFrom func(id string) string
 }
 
 // EventKind says what a dispatcher Event reports.

@@ -49,6 +49,12 @@ func (d *Dispatcher) plan() (Plan, error) {
 func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task, deps []string) (workspace.Options, error) {
 	o := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir(), CopyFiles: t.CopyFiles,
 		Setup: setupFunc(t, d.sandbox(t, filepath.Join(plan.WorkDir(), id), plan))}
+	if d.StartFrom != nil {
+		if b := d.StartFrom(id); b != "" {
+			o.Base = b
+			return o, nil
+		}
+	}
 	var names []string
 	for _, dep := range deps {
 		names = append(names, plan.Branch(dep))

@@ -21,7 +21,7 @@ import (
 const failLease = "15s"
 
 // slowPush installs a pre-receive hook in the remote: the first push of
-// unit id's branch logs "push <id>" and then waits until the file gate
+// unit id's branch (not its work in progress, statgraph-wip/...) logs "push <id>" and then waits until the file gate
 // exists (at most 120 s); later pushes pass at once.
 func slowPush(t *testing.T, s queueSetup, id, gate string) {
 	t.Helper()
@@ -29,7 +29,7 @@ func slowPush(t *testing.T, s queueSetup, id, gate string) {
 	hook := fmt.Sprintf(`#!/bin/sh
 while read old new ref; do
   case "$ref" in
-  */%[1]s)
+  refs/heads/statgraph/*/%[1]s)
     if [ ! -e '%[2]s' ]; then
       : > '%[2]s'
       echo "push %[1]s" >> '%[3]s'
@@ -54,16 +54,19 @@ func workerByID(t *testing.T, ws []*worker, id string) *worker {
 	return nil
 }
 
-// One worker is kill -9'd while unit 3's executor runs, another while it
-// pushes unit 5's branch. River's rescuer gives both units to the
-// remaining workers: the plan ends as without the kills, no unit is
-// published twice, and the only step run twice is unit 3's executor (the
-// one in flight); unit 5, cut off after its branch went out, is recorded
-// without running again.
+// One worker is kill -9'd while unit 3's executor runs, one while unit
+// 4's tests run, and one while it pushes unit 5's branch. River's rescuer
+// gives the units to other workers (each with its own state root, as on
+// another machine): the plan ends as without the kills, no unit is
+// published twice, and the only steps run twice are the ones in flight:
+// unit 3's executor and unit 4's tests (unit 4 continues from its
+// checkpoint on the commit its executor pushed); unit 5, cut off after its
+// branch went out, is recorded without running again.
 func TestQueueWorkersKilledMidUnitAndMidPublish(t *testing.T) {
 	const n = 8
 	ts := dagTasks(n, "0.05")
 	ts[2].execSleep = "4" // unit 3
+	ts[3].testSleep = "4" // unit 4
 	s := newQueueSetup(t, ts)
 	gate := filepath.Join(t.TempDir(), "gate")
 	slowPush(t, s, "5", gate)
@@ -72,26 +75,32 @@ func TestQueueWorkersKilledMidUnitAndMidPublish(t *testing.T) {
 	defer cancel()
 	_, waitRun := s.coordinator(ctx, t)
 
-	waitForLine(t, s.log, "exec_3_1", time.Minute)
-	mid := workerByID(t, ws, unitWorker(t, s.db, "3"))
-	require.NoError(t, mid.cmd.Process.Signal(syscall.SIGKILL))
-	waitForLine(t, s.log, "push_5", time.Minute)
-	pub := workerByID(t, ws, unitWorker(t, s.db, "5"))
-	require.NoError(t, pub.cmd.Process.Signal(syscall.SIGKILL))
+	kill := func(line, unit string) {
+		waitForLine(t, s.log, line, time.Minute)
+		w := workerByID(t, ws, unitWorker(t, s.db, unit))
+		require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+		ws = append(ws, startWorker(t, s, failLease, 1))
+	}
+	kill("exec_3_1", "3")
+	kill("verify_4_1", "4")
+	kill("push_5", "5")
 	require.NoError(t, os.WriteFile(gate, nil, 0o644)) // the push itself goes on, as git's would
-	startWorker(t, s, failLease, 1)
 
 	r := waitRun()
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	s.checkFinal(t, n)
 	counts := countLines(effectLines(t, s.log))
 	for i := 1; i <= n; i++ {
-		want := 1
-		if i == 3 {
-			want = 2
+		execs, tests := 1, 1
+		switch i {
+		case 3:
+			execs = 2
+		case 4:
+			tests = 2
 		}
-		require.Equal(t, want, counts[fmt.Sprintf("exec_%d_1", i)], "unit %d's executor; log: %v", i, counts)
-		require.Equal(t, 1, counts[fmt.Sprintf("verify_%d_1", i)], "unit %d's tests; log: %v", i, counts)
+		require.Equal(t, execs, counts[fmt.Sprintf("exec_%d_1", i)], "unit %d's executor; log: %v", i, counts)
+		require.Equal(t, tests, counts[fmt.Sprintf("verify_%d_1", i)], "unit %d's tests; log: %v", i, counts)
+		require.Zero(t, counts[fmt.Sprintf("exec_%d_2", i)], "unit %d ran a second attempt; log: %v", i, counts)
 	}
 	require.Equal(t, 1, counts["push_5"])
 }
@@ -123,9 +132,9 @@ func TestQueueCoordinatorKilledAndRestarted(t *testing.T) {
 
 // A worker stalls (SIGSTOP) while it publishes unit 2, past its lease,
 // holding the unit's row. Postgres ends its session, River's rescuer gives
-// the unit to another worker, whose result is recorded and whose branch is
-// on the remote; when the stalled worker goes on, its late push and result
-// are refused.
+// the unit to another worker, which publishes the result the stalled one
+// staged (the remote has its commit as work in progress); when the
+// stalled worker goes on, its late push and result are refused.
 func TestQueueStalledWorkerIsRefused(t *testing.T) {
 	const n = 2
 	s := newQueueSetup(t, dagTasks(n, "0.05"))
@@ -166,6 +175,9 @@ func TestQueueStalledWorkerIsRefused(t *testing.T) {
 	require.NotEqual(t, stalled.id, winner)
 	s.checkFinal(t, n)
 	counts := countLines(effectLines(t, s.log))
-	require.Equal(t, 2, counts["exec_2_1"], "the rescued worker ran unit 2 again: the stalled one had not pushed it")
+	// The stalled worker had staged its result; the remote had the commit
+	// as unit 2's work in progress, so the worker taking over published it
+	// without running the unit again.
+	require.Equal(t, 1, counts["exec_2_1"], "log: %v", counts)
 	require.Equal(t, 1, counts["exec_1_1"])
 }

@@ -62,7 +62,7 @@ func startWorker(t *testing.T, s queueSetup, lease string, concurrency int) *wor
 	t.Cleanup(func() {
 		w.cmd.Process.Signal(syscall.SIGKILL)
 		w.cmd.Wait()
-		if t.Failed() {
+		if t.Failed() || testing.Verbose() {
 			data, _ := os.ReadFile(w.stderr)
 			t.Logf("worker %s stderr:\n%s", w.id, data)
 		}

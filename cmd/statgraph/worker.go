@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/queue"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -75,17 +78,19 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitFailed, err
 	}
 	defer pool.Close()
-	// The checkpoints of the units this worker runs. TODO(h/pg): the
-	// Postgres store, shared by all workers, so that a rescued unit
-	// continues from its last checkpoint on any machine; until then a
-	// worker's own SQLite file, so only a unit rescued by a worker sharing
-	// this state root continues where it stopped.
+	// The units' checkpoints go to the queue's Postgres (in the store's own
+	// schema), shared by every worker: a unit taken over continues from
+	// its last checkpoint, whichever machine takes it.
 	dir := filepath.Join(root, "worker")
-	st, err := openStore(ctx, filepath.Join(dir, "runs.db"))
+	st, err := postgres.New(ctx, pool)
 	if err != nil {
 		return exitFailed, err
 	}
 	defer st.Close()
+	reader, err := readerGraph(st)
+	if err != nil {
+		return exitFailed, err
+	}
 	mc := llm.ConfigFromEnv()
 	if *model != "" {
 		mc.Model = *model
@@ -99,6 +104,20 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	exe, _ := os.Executable()
 	w := &queue.Worker{
 		Pool: pool, ID: uuid.New(), Root: dir, Checkpointer: st, Log: stderr,
+		LastAttempt: func(ctx context.Context, thread string) (string, bool, error) {
+			snap, err := reader.State(ctx, thread)
+			if errors.Is(err, statgraph.ErrNoCheckpoint) {
+				return "", false, nil
+			}
+			if err != nil || len(snap.Next) == 0 {
+				return "", false, err
+			}
+			commit := ""
+			if n := len(snap.State.Attempts); n > 0 {
+				commit = snap.State.Attempts[n-1].Commit
+			}
+			return commit, true, nil
+		},
 		Configure: func(d *tasks.Dispatcher) {
 			d.Model, d.NoSandbox, d.AllowEnv = mc, *noSandbox, allow
 			if exe != "" {
