@@ -12,7 +12,9 @@ import "fmt"
 // Units already started keep the dispatcher's view until they finish.
 func (d *Dispatcher) refreshUnits(old []Unit, status map[string]string, results map[string]*UnitResult, started map[string]bool) []Unit {
 	units := d.File.Units()
+	have := make(map[string]bool, len(units))
 	for _, u := range units {
+		have[u.ID] = true
 		if started[u.ID] {
 			continue
 		}
@@ -26,20 +28,11 @@ func (d *Dispatcher) refreshUnits(old []Unit, status map[string]string, results 
 	}
 	// A unit the user removed while it ran is still reported at the end.
 	for _, u := range old {
-		if started[u.ID] && !hasUnit(units, u.ID) {
+		if started[u.ID] && !have[u.ID] {
 			units = append(units, u)
 		}
 	}
 	return units
-}
-
-func hasUnit(units []Unit, id string) bool {
-	for _, u := range units {
-		if u.ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // logNotes writes what Save had to say about the user's edits to Log.

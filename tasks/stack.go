@@ -22,17 +22,6 @@ import (
 // merge gets: it fails while a conflict marker is left in the files.
 const conflictCheckName = "conflicts"
 
-// depsOf returns the dependencies of unit id in units (nil if it has none
-// or is not there).
-func depsOf(units []Unit, id string) []string {
-	for _, u := range units {
-		if u.ID == id {
-			return u.Deps
-		}
-	}
-	return nil
-}
-
 // plan returns the plan of the run: its repository (Repo, or the tasks
 // file's directory) and where its state lives (StateDir, or the plan's own
 // directory under the state root).
@@ -60,6 +49,12 @@ func (d *Dispatcher) plan() (Plan, error) {
 func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task, deps []string) (workspace.Options, error) {
 	o := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir(), CopyFiles: t.CopyFiles,
 		Setup: setupFunc(t, d.sandbox(t, filepath.Join(plan.WorkDir(), id), plan))}
+	if d.StartFrom != nil {
+		if b := d.StartFrom(id); b != "" {
+			o.Base = b
+			return o, nil
+		}
+	}
 	var names []string
 	for _, dep := range deps {
 		names = append(names, plan.Branch(dep))

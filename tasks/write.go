@@ -274,12 +274,19 @@ func marshalString(s string) []byte {
 // use with the setters; it does not take the lock file (see Lock), which
 // the caller holds so that no other statgraph writes the file meanwhile.
 func (f *File) Save() error {
+	_, err := f.save()
+	return err
+}
+
+// save is Save, reporting whether it wrote every change statgraph made
+// (false when it wrote nothing, leaving a note).
+func (f *File) save() (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var buf bytes.Buffer
 	for try := 0; ; try++ {
 		if ok, err := f.adoptDisk(); !ok || err != nil {
-			return err
+			return false, err
 		}
 		buf.Reset()
 		buf.Grow(len(f.Raw) + 256)
@@ -299,14 +306,14 @@ func (f *File) Save() error {
 		}
 		if try == 2 {
 			f.note("%s keeps changing; statgraph writes its results at the next save", f.Path)
-			return nil
+			return false, nil
 		}
 	}
 	if err := writeAtomic(f.Path, buf.Bytes()); err != nil {
-		return fmt.Errorf("save tasks file: %w", err)
+		return false, fmt.Errorf("save tasks file: %w", err)
 	}
 	f.disk, f.dirty = buf.Bytes(), nil
-	return nil
+	return true, nil
 }
 
 // writeAtomic replaces path with data through a synced temporary file in

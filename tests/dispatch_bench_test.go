@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,16 +28,16 @@ const (
 // BenchmarkDispatch200Chains (issue 11, "Figures to report").
 const benchChain = 10
 
-// benchTasksJSON has benchTasks tasks whose executor and tests are `true`:
+// benchTasksJSON has n tasks whose executor and tests are `true`:
 // independent when chain is 1, else in chains of that length, each task
 // depending on the one before it, so that each starts from its
 // predecessor's published branch.
-func benchTasksJSON(chain int) string {
+func benchTasksJSON(n, chain int) string {
 	var b strings.Builder
 	b.WriteString(`{"defaults": {"executor": {"command": ["true"]}, "test_cmd": ["true"]}, "tasks": [` + "\n")
-	for i := 1; i <= benchTasks; i++ {
+	for i := 1; i <= n; i++ {
 		sep := ","
-		if i == benchTasks {
+		if i == n {
 			sep = ""
 		}
 		deps := ""
@@ -50,11 +51,11 @@ func benchTasksJSON(chain int) string {
 }
 
 // benchRepo returns a fresh copy of the quickstart repository with the
-// benchmark's tasks.json (chains of length chain) committed.
-func benchRepo(b *testing.B, chain int) string {
+// benchmark's tasks.json (n tasks in chains of length chain) committed.
+func benchRepo(b *testing.B, n, chain int) string {
 	b.Helper()
 	dir := quickstart(b)
-	require.NoError(b, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(benchTasksJSON(chain)), 0o644))
+	require.NoError(b, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(benchTasksJSON(n, chain)), 0o644))
 	git(b, dir, "commit", "-qam", "benchmark tasks")
 	return dir
 }
@@ -71,21 +72,42 @@ func BenchmarkDispatch200(b *testing.B) { benchDispatch(b, 1) }
 // it is compared with is the same (8 at a time; 20 chains keep 8 busy).
 func BenchmarkDispatch200Chains(b *testing.B) { benchDispatch(b, benchChain) }
 
-func benchDispatch(b *testing.B, chain int) {
-	plain := plainBaseline(b)
+func benchDispatch(b *testing.B, chain int) { benchDispatchN(b, benchTasks, chain) }
+
+// BenchmarkDispatchScale is BenchmarkDispatch200 at 200, 1,000 and 10,000
+// independent tasks (issue 13: the per-task time must not grow with the
+// file), each size with its own plain loop as the floor, and the peak RSS
+// of the statgraph process. -benchtime=1x is enough for the larger sizes.
+func BenchmarkDispatchScale(b *testing.B) {
+	for _, n := range []int{200, 1000, 10000} {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) { benchDispatchN(b, n, 1) })
+	}
+}
+
+func benchDispatchN(b *testing.B, n, chain int) {
+	plain := plainBaseline(b, n)
 	var total time.Duration
+	var peak int64
 	for b.Loop() {
 		b.StopTimer()
-		dir := benchRepo(b, chain)
+		dir := benchRepo(b, n, chain)
 		b.StartTimer()
 		start := time.Now()
-		r := statgraph(b, dir, "run", "-j", fmt.Sprint(benchJobs), "tasks.json")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		cmd, stdout, stderr := command(ctx, dir, "run", "-j", fmt.Sprint(benchJobs), "tasks.json")
+		err := cmd.Run()
 		total += time.Since(start)
+		cancel()
 		b.StopTimer()
+		r := wait(b, err, stdout, stderr)
 		require.Equal(b, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peak = max(peak, ru.Maxrss) // KiB on Linux
+		}
 		b.StartTimer()
 	}
-	reportDispatch(b, total, plain)
+	reportDispatch(b, n, total, plain)
+	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
 }
 
 // BenchmarkDispatch200API is BenchmarkDispatch200 through the
@@ -93,12 +115,12 @@ func benchDispatch(b *testing.B, chain int) {
 // dispatcher spends its time. Loading the file and opening the run store
 // are timed too, as the binary does them.
 func BenchmarkDispatch200API(b *testing.B) {
-	plain := plainBaseline(b)
+	plain := plainBaseline(b, benchTasks)
 	ctx := context.Background()
 	var total time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		dir := benchRepo(b, 1)
+		dir := benchRepo(b, benchTasks, 1)
 		b.StartTimer()
 		start := time.Now()
 		f, err := tasks.Load(filepath.Join(dir, "tasks.json"), "")
@@ -114,15 +136,17 @@ func BenchmarkDispatch200API(b *testing.B) {
 		total += time.Since(start)
 		require.False(b, sum.Failed(), "every task is done: %+v", sum)
 	}
-	reportDispatch(b, total, plain)
+	reportDispatch(b, benchTasks, total, plain)
 }
 
-// reportDispatch reports tasks/s, the per-task overhead beyond the plain
-// loop and the ratio of wall times.
-func reportDispatch(b *testing.B, total, plain time.Duration) {
+// reportDispatch reports tasks/s, the wall time per task, the per-task
+// overhead beyond the plain loop and the ratio of wall times, for a run of
+// n tasks.
+func reportDispatch(b *testing.B, n int, total, plain time.Duration) {
 	per := total / time.Duration(b.N)
-	b.ReportMetric(float64(benchTasks)/per.Seconds(), "tasks/s")
-	b.ReportMetric(float64(per-plain)/float64(time.Millisecond)/benchTasks, "overhead-ms/task")
+	b.ReportMetric(float64(n)/per.Seconds(), "tasks/s")
+	b.ReportMetric(float64(per)/float64(time.Millisecond)/float64(n), "ms/task")
+	b.ReportMetric(float64(per-plain)/float64(time.Millisecond)/float64(n), "overhead-ms/task")
 	b.ReportMetric(float64(per)/float64(plain), "x-plain")
 }
 
@@ -132,26 +156,27 @@ func reportDispatch(b *testing.B, total, plain time.Duration) {
 func BenchmarkPlainLoop(b *testing.B) {
 	var total time.Duration
 	for b.Loop() {
-		total += plainLoop(b)
+		total += plainLoop(b, benchTasks)
 	}
 	b.ReportMetric(float64(benchTasks)/(total/time.Duration(b.N)).Seconds(), "tasks/s")
 }
 
-// plainBaseline returns the median wall time of five plain loops, the
-// baseline the dispatch benchmarks compare with (one loop is too noisy).
-func plainBaseline(b *testing.B) time.Duration {
+// plainBaseline returns the median wall time of five plain loops of n
+// tasks, the baseline the dispatch benchmarks compare with (one loop is too
+// noisy).
+func plainBaseline(b *testing.B, n int) time.Duration {
 	b.Helper()
 	var runs []time.Duration
 	for range 5 {
-		runs = append(runs, plainLoop(b))
+		runs = append(runs, plainLoop(b, n))
 	}
 	slices.Sort(runs)
 	return runs[len(runs)/2]
 }
 
-// plainLoop runs executor and tests for each task, benchJobs tasks at a
-// time, and returns the wall time.
-func plainLoop(b *testing.B) time.Duration {
+// plainLoop runs executor and tests for each of n tasks, benchJobs tasks at
+// a time, and returns the wall time.
+func plainLoop(b *testing.B, n int) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -160,7 +185,7 @@ func plainLoop(b *testing.B) time.Duration {
 	var mu sync.Mutex
 	var firstErr error
 	start := time.Now()
-	for range benchTasks {
+	for range n {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()

@@ -20,6 +20,7 @@ type effectTask struct {
 	retries   int    // max_retries; 0 leaves the default
 	passOn    int    // the attempt whose tests pass; 0 means never
 	execSleep string // how long the executor sleeps after logging, for sleep(1)
+	testSleep string // how long the tests sleep after logging; "" is 0.2
 }
 
 // noSandbox is the flag the tests built on effectsTasksJSON pass: their
@@ -56,7 +57,11 @@ func effectsTasksJSON(t testing.TB, logPath string, ts []effectTask) string {
 		if e.passOn > 0 {
 			pass = fmt.Sprintf(`grep -qx "attempt %d" work-%d.txt`, e.passOn, e.id)
 		}
-		verify := fmt.Sprintf(`echo "verify %d $(cat work-%d.txt 2>/dev/null | tr -dc 0-9)" >> '%s'; sleep 0.2; %s`, e.id, e.id, logPath, pass)
+		tsleep := e.testSleep
+		if tsleep == "" {
+			tsleep = "0.2"
+		}
+		verify := fmt.Sprintf(`echo "verify %d $(cat work-%d.txt 2>/dev/null | tr -dc 0-9)" >> '%s'; sleep %s; %s`, e.id, e.id, logPath, tsleep, pass)
 		out.Tasks = append(out.Tasks, task{
 			ID: e.id, Title: fmt.Sprintf("task %d", e.id), Deps: e.deps, MaxRetries: e.retries,
 			Executor: map[string]any{"command": []string{"sh", "-c", exec, "agent", "{task_id}", "{attempt}"}},

@@ -79,7 +79,8 @@ func sourceGitDir(source string) (string, error) {
 	return gitdir, nil
 }
 
-// shareObjects gives the new repository at dstGit, not opened yet, the
+// shareObjects gives the new repository at dstGit (renamed to finalGit once
+// built), not opened yet, the
 // objects of the source src (at srcGit). Every file under objects/ is hard-linked (object
 // files are immutable, so the two repositories cannot disturb each other;
 // new objects of either side land in new files), or copied where the file
@@ -89,10 +90,12 @@ func sourceGitDir(source string) (string, error) {
 // directories are instead written into one new pack: making a directory
 // costs more than compressing a few KiB (on the 2-core machines measured, a
 // new inode costs 0.1-1 ms, a hard link 10 us), and a small repository's
-// handful of objects otherwise needs a directory each. Files that vanish
+// handful of objects otherwise needs a directory each. That pack is built
+// once per set of loose objects and linked into later workspaces (see
+// sharePacked). Files that vanish
 // while walking (a concurrent git gc) are skipped, and a failed pack falls
 // back to links; the caller checks the base is readable.
-func shareObjects(ctx context.Context, src *git.Repository, srcGit, dstGit string) error {
+func shareObjects(ctx context.Context, src *git.Repository, srcGit, dstGit, finalGit string) error {
 	objects := filepath.Join(srcGit, "objects")
 	entries, err := os.ReadDir(objects)
 	if err != nil {
@@ -109,7 +112,7 @@ func shareObjects(ctx context.Context, src *git.Repository, srcGit, dstGit strin
 		}
 	}
 	if len(fanout) >= packMinDirs {
-		if loose, ok := smallLoose(objects, fanout); ok && packObjects(src, dstGit, loose) == nil {
+		if loose, ok := smallLoose(objects, fanout); ok && sharePacked(src, objects, dstGit, finalGit, loose) == nil {
 			fanout = nil
 		}
 	}
@@ -170,18 +173,17 @@ func smallLoose(objects string, fanout []string) ([]plumbing.Hash, bool) {
 	return hashes, true
 }
 
-// packObjects writes the objects hashes of src into one new pack under
-// dstGit.
-func packObjects(src *git.Repository, dstGit string, hashes []plumbing.Hash) error {
+// buildPack encodes the objects hashes of src as one pack (see encodePack).
+func buildPack(src *git.Repository, hashes []plumbing.Hash) (pack, idx []byte, name string, err error) {
 	objs := make([]plumbing.EncodedObject, len(hashes))
 	for i, h := range hashes {
 		o, err := src.Storer.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
-			return err
+			return nil, nil, "", err
 		}
 		objs[i] = o
 	}
-	return writePack(dstGit, objs)
+	return encodePack(objs)
 }
 
 // linkDirs links or copies the directories names of src to dst, several

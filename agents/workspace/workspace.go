@@ -256,7 +256,7 @@ func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, 
 	if err != nil {
 		return err
 	}
-	if err := shareObjects(ctx, src, srcGit, gitDir); err != nil {
+	if err := shareObjects(ctx, src, srcGit, gitDir, filepath.Join(w.dir, git.GitDirName)); err != nil {
 		return err
 	}
 	if len(plan.tips) > 1 {
@@ -266,10 +266,11 @@ func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, 
 		}
 		base = merged
 	}
-	repo, err := git.PlainOpen(dir)
+	repo, closeRepo, err := openKeep(dir)
 	if err != nil {
 		return fmt.Errorf("workspace: open the new repository %s: %w", dir, err)
 	}
+	defer closeRepo()
 	if base != plan.base {
 		for _, r := range []plumbing.ReferenceName{w.branch, baseRef} {
 			if err := repo.Storer.SetReference(plumbing.NewHashReference(r, base)); err != nil {

@@ -10,6 +10,8 @@
 //	statgraph reset [flags] <task-id>...    send failed or blocked tasks back to pending
 //	statgraph graph [--format mermaid|dot]  the orchestrator graph
 //	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
+//	statgraph worker --queue URL [flags]    take tasks from a River queue (run --queue)
+//	statgraph migrate --queue URL           set up the queue's tables
 //	statgraph version
 //
 // Progress goes to stderr (a live table on a terminal, plain lines otherwise
@@ -63,6 +65,8 @@ Usage:
   statgraph reset [--file tasks.json] [--tag T] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot]
   statgraph clean [--tag T] [--store F] [tasks.json]
+  statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues
+  statgraph migrate --queue URL                                set up River's and statgraph's tables
   statgraph version
 
 Run "statgraph <command> -h" for a command's flags.
@@ -105,6 +109,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdGraph(rest, stdout, stderr)
 	case "clean":
 		err = cmdClean(ctx, rest, stdout, stderr)
+	case "worker":
+		code, err = cmdWorker(ctx, rest, stdout, stderr)
+	case "migrate":
+		err = cmdMigrate(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "statgraph", version())
 	case goCacheProgCmd: // internal: the sandbox's GOCACHEPROG (see verifier.Sandbox)

@@ -129,6 +129,8 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them")
 	keep := fs.Bool("keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
 	integrate := fs.String("integrate", "", "when the run ends, merge every done task's branch into `BRANCH`, run the default checks on it and publish it")
+	var q queueFlags
+	q.register(fs)
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return exitUsage, err
@@ -165,7 +167,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	}
 	// Refuse before anything is written when checks cannot be sandboxed
 	// (the dispatcher checks again, for callers of the library).
-	if !*noSandbox {
+	if !*noSandbox && q.url == "" { // with --queue, workers run the checks
 		if err := verifier.SandboxAvailable(); err != nil {
 			return exitUsage, usagef("statgraph refuses to run checks without a sandbox; nothing was changed: %v", err)
 		}
@@ -179,7 +181,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	}
 	mc.Timeout, mc.MaxResponseBytes = *requestTimeout, *maxResponse
 	// Check the setup (model, key, agent CLIs) before anything is written.
-	if err := tasks.Preflight(ctx, f, repo, mc, nil); err != nil {
+	if err := q.preflight(ctx, f, repo, mc); err != nil {
 		return exitUsage, usagef("%s cannot run; nothing was changed:\n%s", file, err)
 	}
 	lock, err := tasks.Lock(file)
@@ -252,6 +254,13 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	}
 	if *budget > 0 {
 		d.Budget = llm.NewBudget(*budget, nil)
+	}
+	if q.url != "" {
+		closeQueue, err := q.coordinate(ctx, d, repo, file)
+		if err != nil {
+			return exitFailed, err
+		}
+		defer closeQueue()
 	}
 	if isTerminal(os.Stdin) {
 		d.Ask = askOnTerminal(p, os.Stdin)

@@ -1,0 +1,68 @@
+package main
+
+// This file is what run needs for --queue: the coordinator's flags and its
+// Runner (see package queue and README, Scale out).
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/queue"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// queueFlags are run's --queue and --remote.
+type queueFlags struct {
+	url, remote string
+}
+
+func (q *queueFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&q.url, "queue", "", "Postgres `URL` of a River queue: enqueue the tasks for statgraph worker processes instead of running them here (see README, Scale out)")
+	fs.StringVar(&q.remote, "remote", "", "with --queue, the git remote `URL` workers clone from and push branches to (default: the repository itself, for workers on this machine)")
+}
+
+// preflight checks the setup a local run needs (model, agent CLIs); with
+// --queue the workers need it instead, so nothing is checked here.
+func (q *queueFlags) preflight(ctx context.Context, f *tasks.File, repo string, mc llm.Config) error {
+	if q.url != "" {
+		return nil
+	}
+	if q.remote != "" {
+		return usagef("--remote needs --queue: a local run publishes into the repository itself")
+	}
+	return tasks.Preflight(ctx, f, repo, mc, nil)
+}
+
+// coordinate makes d enqueue its units for workers and wait for their
+// results; the returned function closes the connection.
+func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, repo, file string) (func(), error) {
+	pool, err := queue.Open(ctx, q.url)
+	if err != nil {
+		return nil, err
+	}
+	remote := q.remote
+	if remote == "" {
+		abs, err := filepath.Abs(repo)
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		remote = abs
+	}
+	r, err := queue.NewRunner(pool, remote, file)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	d.Runner = r
+	// Every ready unit is enqueued at once: the workers' concurrency is the
+	// limit, not this process's.
+	d.Jobs = max(d.Jobs, len(d.File.Units()))
+	if d.Log != nil {
+		fmt.Fprintf(d.Log, "units go to the queue at %s; workers push their branches to %s\n", queue.Redact(q.url), remote)
+	}
+	return pool.Close, nil
+}

@@ -1,0 +1,145 @@
+package main
+
+// statgraph worker and statgraph migrate: the worker side of scale-out
+// (see package queue and README, Scale out).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/google/uuid"
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/queue"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
+	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("migrate", stderr)
+	url := fs.String("queue", "", "Postgres `URL` of the queue to migrate (River's schema and statgraph's)")
+	if _, err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *url == "" {
+		return usagef("migrate: --queue URL is required, e.g. --queue postgres://user:pass@host:5432/db")
+	}
+	pool, err := queue.Open(ctx, *url) // Open migrates
+	if err != nil {
+		return err
+	}
+	pool.Close()
+	fmt.Fprintf(stdout, "%s: River's and statgraph's schema are up to date (statgraph schema version %d)\n", queue.Redact(*url), queue.SchemaVersion)
+	return nil
+}
+
+func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("worker", stderr)
+	url := fs.String("queue", "", "Postgres `URL` of the queue to take tasks from (required)")
+	concurrency := fs.Int("concurrency", 1, "tasks this worker runs at once")
+	lease := fs.Duration("lease", queue.DefaultLease, "longest a task may run on a worker: past it the task is cancelled and continues later from its checkpoint; a worker that died is replaced this long (plus 5s, plus up to 30s) after it took the task")
+	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
+	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
+	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (see run --allow-env)")
+	if _, err := parse(fs, args, 0); err != nil {
+		return exitUsage, err
+	}
+	switch {
+	case *url == "":
+		return exitUsage, usagef("worker: --queue URL is required, e.g. --queue postgres://user:pass@host:5432/db")
+	case *concurrency < 1:
+		return exitUsage, usagef("worker: --concurrency %d: want 1 or more", *concurrency)
+	case *lease <= 0:
+		return exitUsage, usagef("worker: --lease %s: want a positive duration such as 30m", *lease)
+	}
+	if !*noSandbox {
+		if err := verifier.SandboxAvailable(); err != nil {
+			return exitUsage, usagef("statgraph refuses to run checks without a sandbox: %v", err)
+		}
+	} else {
+		fmt.Fprintln(stderr, "warning: --no-sandbox: checks and agent CLIs run unprotected: they can write anywhere this worker can, "+
+			"read its environment through /proc, leave processes running and use the network")
+	}
+	root, err := workspace.StateRoot()
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	pool, err := queue.Open(ctx, *url)
+	if err != nil {
+		return exitFailed, err
+	}
+	defer pool.Close()
+	// The units' checkpoints go to the queue's Postgres (in the store's own
+	// schema), shared by every worker: a unit taken over continues from
+	// its last checkpoint, whichever machine takes it.
+	dir := filepath.Join(root, "worker")
+	st, err := postgres.New(ctx, pool)
+	if err != nil {
+		return exitFailed, err
+	}
+	defer st.Close()
+	reader, err := readerGraph(st)
+	if err != nil {
+		return exitFailed, err
+	}
+	mc := llm.ConfigFromEnv()
+	if *model != "" {
+		mc.Model = *model
+	}
+	var allow []string
+	for _, name := range strings.Split(*allowEnv, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			allow = append(allow, name)
+		}
+	}
+	exe, _ := os.Executable()
+	w := &queue.Worker{
+		Pool: pool, ID: uuid.New(), Root: dir, Checkpointer: st, Log: stderr,
+		LastAttempt: func(ctx context.Context, thread string) (string, bool, error) {
+			snap, err := reader.State(ctx, thread)
+			if errors.Is(err, statgraph.ErrNoCheckpoint) {
+				return "", false, nil
+			}
+			if err != nil || len(snap.Next) == 0 {
+				return "", false, err
+			}
+			commit := ""
+			if n := len(snap.State.Attempts); n > 0 {
+				commit = snap.State.Attempts[n-1].Commit
+			}
+			return commit, true, nil
+		},
+		Configure: func(d *tasks.Dispatcher) {
+			d.Model, d.NoSandbox, d.AllowEnv = mc, *noSandbox, allow
+			if exe != "" {
+				d.GoCacheProg = []string{exe, goCacheProgCmd}
+			}
+		},
+	}
+	client, err := w.Start(ctx, *concurrency, *lease)
+	if err != nil {
+		return exitFailed, err
+	}
+	fmt.Fprintf(stderr, "worker %s: taking tasks from %s, %d at a time, lease %s\n", w.ID, queue.Redact(*url), *concurrency, *lease)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	select {
+	case <-sigs:
+	case <-ctx.Done():
+	}
+	fmt.Fprintf(stderr, "worker %s: stopping; running tasks are interrupted and continue from their checkpoints on another worker\n", w.ID)
+	if err := client.StopAndCancel(context.WithoutCancel(ctx)); err != nil {
+		return exitFailed, err
+	}
+	return exitInterrupted, nil
+}

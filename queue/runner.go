@@ -1,0 +1,206 @@
+package queue
+
+// This file is the coordinator's side: a tasks.Runner that enqueues a
+// ready unit as a River job and waits for its recorded result.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// Runner enqueues units for workers (statgraph worker) and waits for their
+// results; set it as tasks.Dispatcher.Runner. It is safe for concurrent use.
+//
+// A unit is enqueued once per generation: the row (plan, unit, generation)
+// in statgraph_units is inserted in the same transaction as the job, so a
+// coordinator killed and started again finds the row and waits for the job
+// it already enqueued instead of enqueuing it twice. A unit whose newest
+// generation has a result that is not done (failed, interrupted, blocked)
+// and that the dispatcher runs again (resume, or reset) gets a new
+// generation; a done result is taken as it is.
+type Runner struct {
+	Pool *pgxpool.Pool
+	// Remote is the git remote the workers clone from and push to.
+	Remote string
+	// TasksFile is the path of the tasks file on this machine; its saved
+	// bytes go into each job.
+	TasksFile string
+	// Poll is how often a waiting unit's row is read; 0 means 200ms.
+	Poll time.Duration
+
+	client *river.Client[pgx.Tx]
+}
+
+// NewRunner returns a Runner inserting jobs through pool.
+func NewRunner(pool *pgxpool.Pool, remote, tasksFile string) (*Runner, error) {
+	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("queue: River client: %w", err)
+	}
+	return &Runner{Pool: pool, Remote: remote, TasksFile: tasksFile, client: c}, nil
+}
+
+// PlanID is the plan's identity in the queue: the remote and the plan's
+// key, so that two repositories whose tasks files have the same path never
+// share a row.
+func PlanID(remote string, plan tasks.Plan) string { return remote + "#" + plan.Key }
+
+// RunUnit implements tasks.Runner.
+func (r *Runner) RunUnit(ctx context.Context, plan tasks.Plan, id string, deps []string, report func(tasks.Event)) (tasks.Result, string, error) {
+	pid := PlanID(r.Remote, plan)
+	gen, res, err := latest(ctx, r.Pool, pid, id)
+	if err != nil {
+		return tasks.Result{}, "", err
+	}
+	switch {
+	case res != nil && tasks.IsDone(res.Status):
+		return res.taskResult(), res.Branch, nil
+	case gen == 0 || res != nil:
+		gen++
+		if err := r.enqueue(ctx, plan, pid, id, gen); err != nil {
+			return tasks.Result{}, "", err
+		}
+	}
+	for {
+		res, branch, err := r.wait(ctx, pid, id, gen)
+		if !errors.Is(err, errJobEnded) {
+			return res, branch, err
+		}
+		// The job ended with no result (its attempts ran out, or a worker
+		// that lost the unit completed it while another, since dead, held
+		// it) and the last holder's lease is over: run the unit again as a
+		// new generation. A late result of the old one is refused then
+		// (publish checks for a newer generation).
+		if gen, err = r.enqueueAfter(ctx, plan, pid, id, gen); err != nil {
+			return tasks.Result{}, "", err
+		}
+	}
+}
+
+// errJobEnded is wait's error when the unit's River job is finalized with
+// no result recorded.
+var errJobEnded = errors.New("queue: the unit's job ended without a result")
+
+// jobEnded reports whether the River job of the unit's generation is
+// finalized (completed, cancelled or discarded) or gone.
+// finalized (completed, cancelled or discarded) or gone, and no worker's
+// lease on the unit is running.
+func (r *Runner) jobEnded(ctx context.Context, pid, id string, gen int) (bool, error) {
+	var ended bool
+	err := r.Pool.QueryRow(ctx, `SELECT (j.state IS NULL OR j.state::text IN ('completed', 'cancelled', 'discarded'))
+			AND (u.lease_until IS NULL OR u.lease_until < now())
+		FROM statgraph_units u LEFT JOIN river_job j ON j.id = u.job_id
+		WHERE u.plan = $1 AND u.unit = $2 AND u.generation = $3`, pid, id, gen).Scan(&ended)
+	return ended, err
+}
+
+// enqueueAfter enqueues generation gen+1 of the unit unless generation
+// gen has a result by now, and returns the generation to wait for. It
+// holds gen's row locked meanwhile, so a worker publishing gen either
+// finishes first (its result is taken) or finds gen+1 and is refused.
+func (r *Runner) enqueueAfter(ctx context.Context, plan tasks.Plan, pid, id string, gen int) (int, error) {
+	tx, err := r.Pool.Begin(ctx)
+	if err != nil {
+		return gen, fmt.Errorf("queue: enqueue unit %s again: %w", id, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	var recorded bool
+	if err := tx.QueryRow(ctx, `SELECT result IS NOT NULL FROM statgraph_units WHERE plan = $1 AND unit = $2 AND generation = $3 FOR UPDATE`,
+		pid, id, gen).Scan(&recorded); err != nil {
+		return gen, fmt.Errorf("queue: enqueue unit %s again: %w", id, err)
+	}
+	if recorded {
+		return gen, nil
+	}
+	if err := r.enqueueTx(ctx, tx, plan, pid, id, gen+1); err != nil {
+		return gen, err
+	}
+	return gen + 1, tx.Commit(ctx)
+}
+
+// enqueue inserts the unit's row and its job in one transaction; a row
+// that is already there (another coordinator got there first) inserts
+// nothing.
+func (r *Runner) enqueue(ctx context.Context, plan tasks.Plan, pid, id string, gen int) error {
+	tx, err := r.Pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := r.enqueueTx(ctx, tx, plan, pid, id, gen); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// enqueueTx is enqueue in the transaction tx.
+func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid, id string, gen int) error {
+	data, err := os.ReadFile(r.TasksFile)
+	if err != nil {
+		return fmt.Errorf("queue: read %s to enqueue unit %s: %w", r.TasksFile, id, err)
+	}
+	if filepath.IsAbs(plan.File) {
+		return fmt.Errorf("queue: the tasks file %s is outside the repository %s; workers find it by its path in the repository: move it into the repository", plan.File, plan.Repo)
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO statgraph_units (plan, unit, generation) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, pid, id, gen)
+	if err != nil {
+		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil
+	}
+	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, Tasks: data}
+	job, err := r.client.InsertTx(ctx, tx, args, nil)
+	if err != nil {
+		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE statgraph_units SET job_id = $4 WHERE plan = $1 AND unit = $2 AND generation = $3`, pid, id, gen, job.Job.ID); err != nil {
+		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
+	}
+	return nil
+}
+
+// wait polls the unit's row until its result is recorded or ctx ends.
+func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Result, string, error) {
+	poll := r.Poll
+	if poll <= 0 {
+		poll = 200 * time.Millisecond
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		g, res, err := latest(ctx, r.Pool, pid, id)
+		if err == nil && g == gen && res != nil {
+			return res.taskResult(), res.Branch, nil
+		}
+		if err != nil && ctx.Err() == nil {
+			return tasks.Result{}, "", err
+		}
+		if i%25 == 0 && err == nil { // about every 5 s: is the job still alive?
+			// Read after the result: a worker records the result before
+			// River completes the job, so a result recorded meanwhile is
+			// seen on the next round.
+			if ended, err := r.jobEnded(ctx, pid, id, gen); err == nil && ended {
+				if g2, res2, err := latest(ctx, r.Pool, pid, id); err == nil && g2 == gen && res2 != nil {
+					return res2.taskResult(), res2.Branch, nil
+				}
+				return tasks.Result{}, "", errJobEnded
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return tasks.Result{}, "", fmt.Errorf("stopped while unit %s runs on a worker; run statgraph run --queue again to wait for it: %w", id, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

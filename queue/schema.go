@@ -1,0 +1,144 @@
+// Package queue runs a plan's units on many worker processes through River
+// (github.com/riverqueue/river), a job queue on the Postgres the team
+// already operates, with a shared git remote for the branches.
+//
+// It is its own package so that the tasks package (the plan file and the
+// local dispatcher) stays free of Postgres and River: a local run never
+// loads them. The pieces:
+//
+//   - Migrate: River's schema and statgraph's own table, statgraph_units.
+//   - Runner: the coordinator's side (statgraph run --queue). It plugs into
+//     tasks.Dispatcher as its Runner, so dependency order, blocked units,
+//     tasks.json saves, progress and summary are the local run's own.
+//   - Worker: the worker's side (statgraph worker). It takes unit jobs,
+//     runs each through tasks.Dispatcher.RunOne in a clone of the remote,
+//     and publishes the branch to the remote.
+//
+// Exactly-once publishing: each (plan, unit, generation) has one row in
+// statgraph_units. A worker that takes the unit's job writes a fresh token
+// (a UUID) into the row; it pushes the branch and records the result only
+// inside a transaction that holds the row locked and still finds its own
+// token there. A worker presumed dead (its job rescued by River after the
+// lease) that comes back finds another token and is refused: its result
+// is dropped and counted in statgraph_refusals.
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// SchemaVersion is the version of statgraph's own tables this build knows.
+const SchemaVersion = 1
+
+// migrateLock is the advisory lock key Migrate holds, so that workers and
+// a coordinator starting together migrate once.
+const migrateLock = 0x5347_5155 // "SGQU"
+
+const schemaSQL = `
+CREATE TABLE IF NOT EXISTS statgraph_queue_schema (version int NOT NULL);
+CREATE TABLE IF NOT EXISTS statgraph_units (
+	plan        text        NOT NULL,
+	unit        text        NOT NULL,
+	generation  int         NOT NULL,
+	job_id      bigint,
+	token       uuid,
+	worker      uuid,
+	claims      int         NOT NULL DEFAULT 0,
+	enqueued_at timestamptz NOT NULL DEFAULT now(),
+	started_at  timestamptz,
+	lease_until timestamptz,
+	finished_at timestamptz,
+	result      jsonb,
+	staged      jsonb,
+	PRIMARY KEY (plan, unit, generation)
+);
+CREATE TABLE IF NOT EXISTS statgraph_refusals (
+	plan       text        NOT NULL,
+	unit       text        NOT NULL,
+	generation int         NOT NULL,
+	token      uuid        NOT NULL,
+	worker     uuid        NOT NULL,
+	at         timestamptz NOT NULL DEFAULT now()
+);
+`
+
+// ErrNewerSchema is returned by Migrate when the database holds a newer
+// statgraph schema than this build knows; nothing is changed.
+var ErrNewerSchema = errors.New("queue: the database has a newer statgraph schema")
+
+// Migrate brings the database to River's latest schema and statgraph's
+// SchemaVersion. It is idempotent and safe to call from many processes at
+// once (it holds a Postgres advisory lock). It refuses, changing nothing,
+// a database whose statgraph schema is newer (ErrNewerSchema): upgrade
+// statgraph on this machine.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: connect to Postgres: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrateLock)); err != nil {
+		return fmt.Errorf("queue: lock for migration: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
+
+	var have int
+	err = conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM statgraph_queue_schema`).Scan(&have)
+	if err != nil && !isUndefinedTable(err) {
+		return fmt.Errorf("queue: read statgraph's schema version: %w", err)
+	}
+	if have > SchemaVersion {
+		return fmt.Errorf("%w (version %d, this statgraph knows %d): upgrade statgraph", ErrNewerSchema, have, SchemaVersion)
+	}
+	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return fmt.Errorf("queue: River migrator: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue: River's migrations: %w", err)
+	}
+	if have == SchemaVersion {
+		return nil
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, schemaSQL); err != nil {
+		return fmt.Errorf("queue: create statgraph's tables: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM statgraph_queue_schema; INSERT INTO statgraph_queue_schema VALUES (1)`); err != nil {
+		return fmt.Errorf("queue: record statgraph's schema version: %w", err)
+	}
+	return tx.Commit(ctx)
+}
+
+// Open connects to the Postgres at url (a postgres:// URL or key=value
+// string) and migrates it (see Migrate). The pool is safe for concurrent
+// use; the caller closes it.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("queue: --queue %q is not a Postgres connection string: %w", Redact(url), err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("queue: connect to Postgres at %s: %w", Redact(url), err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("queue: connect to Postgres at %s: %w; is it running, and does the URL name the right user and database?", Redact(url), err)
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}

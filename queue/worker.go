@@ -1,0 +1,315 @@
+package queue
+
+// This file is the worker's side: a River worker that runs unit jobs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// DefaultLease is how long a worker may hold a unit when --lease is not
+// given: River's job timeout. A unit still running then is cancelled (and
+// continues from its checkpoint on a later attempt); a worker that died is
+// noticed by River's rescuer after the lease plus RescueGrace.
+const DefaultLease = time.Hour
+
+// RescueGrace is added to the lease to make River's RescueStuckJobsAfter
+// (which must exceed the job timeout). River's rescuer runs every 30 s, so
+// a dead worker's unit is taken up between lease+grace and lease+grace+30s.
+const RescueGrace = 5 * time.Second
+
+// Worker runs unit jobs: it clones the job's remote into a bare mirror
+// under Root, runs the unit through tasks.Dispatcher.RunOne (the local
+// run's workspaces, sandbox, stacked bases and infrastructure errors), and
+// pushes its branch and records its result fenced by a fresh token (see
+// the package doc). Set the fields, then Start.
+type Worker struct {
+	Pool *pgxpool.Pool
+	// ID names this worker in statgraph_units and in logs.
+	ID uuid.UUID
+	// Root is the worker's state directory: mirrors of remotes; the plans'
+	// workspaces live under the state root as for a local run.
+	Root string
+	// Checkpointer stores the units' checkpoints; shared by every worker
+	// (Postgres) so that a rescued unit continues where it stopped.
+	Checkpointer statgraph.Checkpointer
+	// Configure sets the dispatcher's settings of this worker (model,
+	// sandbox, AllowEnv, GoCacheProg, Log) before a unit runs; nil keeps
+	// the defaults.
+	Configure func(*tasks.Dispatcher)
+	// Log receives one line per unit taken, finished or refused; nil
+	// discards them.
+	Log io.Writer
+	// LastAttempt reads a unit's checkpointed run: whether it is
+	// unfinished, and the commit of its last executor attempt ("" for
+	// none). With it, a worker taking over a unit whose workspace is on
+	// another machine starts the workspace from that commit (pushed to the
+	// remote as statgraph-wip/<plan>/<unit> after every step), so the run
+	// continues from its checkpoint; when the remote does not have the
+	// commit, the unit's checkpoints are deleted and it starts over. Nil
+	// continues from the checkpoint with a workspace from the dependencies.
+	LastAttempt func(ctx context.Context, thread string) (commit string, unfinished bool, err error)
+
+	mirrors mirrors
+	lease   time.Duration
+}
+
+type unitWorker struct {
+	river.WorkerDefaults[UnitArgs]
+	w *Worker
+}
+
+func (u *unitWorker) Work(ctx context.Context, job *river.Job[UnitArgs]) error {
+	return u.w.work(ctx, job.Args, job.Attempt)
+}
+
+// Start starts taking jobs, concurrency units at a time, each for at most
+// lease (DefaultLease when 0). Stop the returned client to stop: Stop lets
+// running units finish; StopAndCancel interrupts them at once (they
+// continue from their checkpoint on another attempt).
+func (w *Worker) Start(ctx context.Context, concurrency int, lease time.Duration) (*river.Client[pgx.Tx], error) {
+	if w.Checkpointer == nil {
+		return nil, errors.New("queue: the worker needs a Checkpointer")
+	}
+	if concurrency <= 0 {
+		concurrency = 1
+	}
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	w.mirrors.root, w.lease = w.Root, lease
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &unitWorker{w: w}); err != nil {
+		return nil, err
+	}
+	c, err := river.NewClient(riverpgxv5.New(w.Pool), &river.Config{
+		ID:                   "statgraph-worker-" + w.ID.String(),
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: concurrency}},
+		Workers:              workers,
+		JobTimeout:           lease,
+		RescueStuckJobsAfter: lease + RescueGrace,
+		FetchPollInterval:    200 * time.Millisecond,
+		FetchCooldown:        50 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: River client: %w", err)
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("queue: start River client: %w", err)
+	}
+	return c, nil
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.Log != nil {
+		fmt.Fprintf(w.Log, "worker %s: "+format+"\n", append([]any{w.ID.String()[:8]}, args...)...)
+	}
+}
+
+// work runs one attempt of a unit job. An error makes River retry the job
+// later (the unit continues from its checkpoint); river.JobCancel ends it.
+func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
+	token := uuid.New()
+	err := w.attempt(ctx, a, attempt, token)
+	if err != nil && !holds(context.WithoutCancel(ctx), w.Pool, a, token) {
+		// This attempt lost the unit (it stalled past its lease and River
+		// gave the job to another worker, which holds it now): whatever it
+		// did is refused. Returning the error would make River set the
+		// job, which the other attempt is running, retryable again.
+		w.logf("unit %s (%s): %v (after: %v)", a.Unit, a.Key, refuse(context.WithoutCancel(ctx), w.Pool, a, token, w.ID), err)
+		return nil
+	}
+	return err
+}
+
+// attempt is one attempt of a unit job under token.
+func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uuid.UUID) error {
+	staged, done, err := claim(ctx, w.Pool, a, token, w.ID, w.lease)
+	if err != nil {
+		return err
+	}
+	if done {
+		w.logf("unit %s (%s): result already recorded", a.Unit, a.Key)
+		return nil
+	}
+	w.logf("unit %s (%s): taken, attempt %d", a.Unit, a.Key, attempt)
+	m, err := w.mirrors.get(ctx, a.Remote)
+	if err != nil {
+		return err
+	}
+	if staged != nil {
+		if ok, err := w.finishStaged(ctx, m, a, token, *staged); ok || err != nil {
+			return err
+		}
+	}
+	f, err := tasks.Parse(filepath.Join(m.dir, filepath.FromSlash(a.File)), a.Tasks, a.Tag)
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("queue: the tasks file in unit %s's job does not load: %w", a.Unit, err))
+	}
+	var deps []string
+	for _, u := range f.Units() {
+		if u.ID == a.Unit {
+			for _, d := range u.Deps {
+				deps = append(deps, "statgraph/"+a.Key+"/"+d)
+			}
+		}
+	}
+	plan, err := tasks.NewPlan(m.dir, f.Path, a.Tag)
+	if err != nil {
+		return err
+	}
+	wip := "statgraph-wip/" + a.Key + "/" + a.Unit
+	startFrom, err := w.takeOver(ctx, m, plan, a.Unit, wip)
+	if err != nil {
+		return err
+	}
+	if startFrom != "" {
+		deps = append(deps, startFrom)
+	}
+	if err := m.fetch(ctx, deps); err != nil {
+		return err
+	}
+	d := &tasks.Dispatcher{File: f, Repo: m.dir, Checkpointer: w.Checkpointer, Log: w.Log}
+	if w.Configure != nil {
+		w.Configure(d)
+	}
+	d.StartFrom = func(string) string { return startFrom }
+	// Push the workspace's commit to the remote after every step, before
+	// the step's checkpoint is written (the dispatcher reports a step's
+	// update before the graph saves it), so that a worker taking over finds
+	// the commit the checkpoint names.
+	wsDir := filepath.Join(plan.WorkDir(), a.Unit)
+	pushed := ""
+	report := d.Report
+	d.Report = func(e tasks.Event) {
+		if report != nil {
+			report(e)
+		}
+		if e.Kind != tasks.EventProgress || w.LastAttempt == nil {
+			return
+		}
+		head, err := git(ctx, wsDir, "rev-parse", "HEAD")
+		if head = strings.TrimSpace(head); err != nil || head == pushed {
+			return
+		}
+		if _, err := git(ctx, wsDir, "push", "--quiet", "--force", a.Remote, "HEAD:refs/heads/"+wip); err != nil {
+			w.logf("unit %s (%s): push its work in progress: %v", a.Unit, a.Key, err)
+			return
+		}
+		pushed = head
+	}
+	ur, r, err := d.RunOne(ctx, a.Unit)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		// Cancelled (lease over, or the worker stops): no result; River
+		// retries and the unit continues from its last checkpoint.
+		w.logf("unit %s (%s): stopped (%v); it continues from its checkpoint", a.Unit, a.Key, context.Cause(ctx))
+		return fmt.Errorf("unit %s stopped: %w", a.Unit, context.Cause(ctx))
+	}
+	res := result{Status: r.Status, Reason: r.Reason, RetryCount: r.RetryCount, ErrorHistory: r.ErrorHistory,
+		FailedAt: r.FailedAt, Branch: ur.Branch, Worker: w.ID.String()}
+	var push func() error
+	if ur.Branch != "" {
+		if res.Commit, err = m.commit(ctx, ur.Branch); err != nil {
+			return fmt.Errorf("unit %s: its published branch %s: %w", a.Unit, ur.Branch, err)
+		}
+		if err := stage(ctx, w.Pool, a, token, res); errors.Is(err, ErrFenced) {
+			w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
+			return nil
+		} else if err != nil {
+			return err
+		}
+		push = func() error { return m.push(ctx, res.Commit, ur.Branch) }
+	}
+	err = publish(ctx, w.Pool, a, token, w.ID, res, w.lease, push)
+	if errors.Is(err, ErrFenced) {
+		// Another attempt holds the unit (River rescued the job while this
+		// one stalled): that attempt publishes. Returning an error would
+		// make River set the job, which that attempt is running, retryable
+		// again and start a third; nil leaves it alone.
+		w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.logf("unit %s (%s): %s", a.Unit, a.Key, r.Status)
+	return nil
+}
+
+// takeOver returns the branch the unit's workspace starts from when this
+// worker takes over a run another machine began: wip, when the remote has
+// the commit of the run's last attempt there. When it does not (the other
+// worker died before pushing it), the unit's checkpoints are deleted, so
+// that it starts over rather than continue on a workspace without that
+// attempt. "" when there is nothing to take over.
+func (w *Worker) takeOver(ctx context.Context, m *mirror, plan tasks.Plan, unit, wip string) (string, error) {
+	if w.LastAttempt == nil {
+		return "", nil
+	}
+	if _, err := os.Stat(filepath.Join(plan.WorkDir(), unit, ".git")); err == nil {
+		return "", nil // the workspace is here: the run continues in it
+	}
+	commit, unfinished, err := w.LastAttempt(ctx, plan.Thread(unit))
+	if err != nil || !unfinished || commit == "" {
+		return "", err
+	}
+	got, err := m.remoteCommit(ctx, wip)
+	if err != nil {
+		return "", err
+	}
+	if got == commit {
+		w.logf("unit %s: continues from its checkpoint on the commit %s of its last attempt", unit, commit[:min(12, len(commit))])
+		return wip, nil
+	}
+	w.logf("unit %s: its last attempt's commit %s is not on the remote; the unit starts over", unit, commit[:min(12, len(commit))])
+	return "", w.Checkpointer.DeleteThread(ctx, plan.Thread(unit))
+}
+
+// finishStaged finishes the publication an earlier attempt staged and
+// did not record (its worker died in the middle): when the remote already
+// has the staged commit, or this worker's mirror has it to push, the
+// staged result is recorded without running the unit again. ok is false
+// when neither holds, and the unit must run.
+func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token uuid.UUID, r result) (ok bool, err error) {
+	if r.Branch == "" || r.Commit == "" {
+		return false, nil
+	}
+	var push func() error
+	if got, err := m.remoteCommit(ctx, r.Branch); err != nil {
+		return false, err
+	} else if got != r.Commit {
+		if !m.has(ctx, r.Commit) {
+			w.logf("unit %s (%s): an earlier attempt staged its result but its commit is neither on the remote nor here; the unit runs again", a.Unit, a.Key)
+			return false, nil
+		}
+		push = func() error { return m.push(ctx, r.Commit, r.Branch) }
+	}
+	r.Worker = w.ID.String()
+	err = publish(ctx, w.Pool, a, token, w.ID, r, w.lease, push)
+	if errors.Is(err, ErrFenced) {
+		w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	w.logf("unit %s (%s): %s (published what an earlier attempt staged)", a.Unit, a.Key, r.Status)
+	return true, nil
+}

@@ -1,0 +1,259 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// runUnit takes one unit through the orchestrator graph and records the
+// outcome in the file (not yet saved) and in *rec.
+func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []string, changed chan<- struct{}, rec *Result) UnitResult {
+	t, _ := d.File.Task(id)
+	start := time.Now()
+	res := UnitResult{ID: id, Title: t.Title}
+	var ws *workspace.Workspace
+	finish := func(r Result, branch string) UnitResult {
+		if ws != nil && branch != "" && r.Status != StatusInterrupted && !d.KeepWorkspaces {
+			if _, err := ws.Remove(); err != nil && d.Log != nil {
+				fmt.Fprintf(d.Log, "task %s: %v\n", id, err)
+			}
+		}
+		*rec = r
+		res.Status, res.Reason, res.Branch = r.Status, r.Reason, branch
+		res.Attempts, res.Elapsed = r.RetryCount, time.Since(start)
+		if err := d.File.SetResult(id, r); errors.Is(err, ErrNoTask) {
+			res.Reason = "removed from the tasks file during the run; result not written back"
+		} else if err != nil {
+			res.Status, res.Reason = StatusFailed, err.Error()
+		}
+		d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
+			Attempt: r.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Branch: branch})
+		return res
+	}
+	fail := func(state agents.TaskState, err error) UnitResult {
+		if r, ok := infraResult(t, state, err); ok {
+			return finish(r, "")
+		}
+		now := time.Now().UTC()
+		hist := slices.Clone(state.ErrorHistory)
+		hist = append(hist, fmt.Sprintf("Error: %v", err))
+		return finish(Result{Status: StatusFailed, Reason: oneLine(err.Error()), RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, "")
+	}
+	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
+
+	opts, err := d.workspaceOptions(plan, id, t, deps)
+	if err != nil {
+		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
+	}
+	ws, err = workspace.Prepare(ctx, opts)
+	if err != nil {
+		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
+	}
+	defer ws.Close()
+	g, budget, err := d.graph(t, ws, plan)
+	if err != nil {
+		return fail(agents.TaskState{}, err)
+	}
+	in := agents.TaskState{
+		Task: withConflicts(agents.Task{ID: id, Title: t.Title, Description: t.Description, Details: t.Details,
+			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted}, ws, opts),
+		MaxRetries: t.Retries(),
+	}
+	// The budget is new in this process: give it the tokens the thread's
+	// last checkpoint records, so that a resumed task's count (and its
+	// budget_tokens limit) covers its earlier runs too.
+	spent, err := restoreTokens(ctx, g, plan.Thread(id), budget)
+	if err != nil {
+		return fail(agents.TaskState{}, err)
+	}
+	in.Tokens = spent
+	deadline := t.Timeout
+	if deadline <= 0 {
+		deadline = d.TaskTimeout
+	}
+	uctx, cancel := ctx, context.CancelFunc(func() {})
+	if deadline > 0 {
+		uctx, cancel = context.WithTimeoutCause(ctx, deadline, errDeadline)
+	}
+	state, err := d.invoke(uctx, g, plan.Thread(id), id, t, in, start, changed)
+	cancel()
+	res.Tokens = max(budget.Spent(), state.Tokens)
+	branch, perr := publish(context.WithoutCancel(ctx), ws)
+	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(uctx), errDeadline):
+		now := time.Now().UTC()
+		reason := fmt.Sprintf("deadline of %s passed (attempt %d): raise \"timeout\" in tasks.json or --task-timeout, or split the task", deadline, state.RetryCount+1)
+		hist := append(slices.Clone(state.ErrorHistory), "Error: "+reason)
+		return finish(Result{Status: StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch)
+	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
+		return finish(Result{Status: StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case errors.Is(err, statgraph.ErrInterrupted):
+		return finish(Result{Status: StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case err != nil:
+		r := fail(state, err)
+		r.Branch = branch
+		return r
+	}
+	if perr != nil && (state.Phase == agents.PhaseDone || state.Phase == agents.PhaseSkipped) {
+		return finish(Result{Status: StatusInterrupted, Reason: fmt.Sprintf("done, but its branch could not be published: %v; fix that and run statgraph resume", oneLine(perr.Error())),
+			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, "")
+	}
+	switch state.Phase {
+	case agents.PhaseDone:
+		return finish(Result{Status: StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case agents.PhaseSkipped:
+		return finish(Result{Status: StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	}
+	if reason := unresolvedConflict(ws, opts, state); reason != "" {
+		return finish(Result{Status: StatusBlocked, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	}
+	return finish(Result{Status: StatusFailed, Reason: fmt.Sprintf("failed after %d attempts", state.RetryCount),
+		RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory, FailedAt: state.FailedAt}, branch)
+}
+
+// invoke runs (or continues) the unit's thread, reporting progress and
+// answering escalations through Ask.
+func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, id string, t Task, in agents.TaskState, start time.Time, changed chan<- struct{}) (agents.TaskState, error) {
+	state := in
+	recorded := -1 // the RetryCount last written to the file
+	var resume any
+	resuming := false
+	if snap, err := g.State(ctx, thread); err == nil && len(snap.Interrupts) > 0 {
+		state, resuming = snap.State, true
+	}
+	for {
+		var err error
+		var seq func(func(statgraph.Event[agents.TaskState], error) bool)
+		if resuming {
+			seq = g.StreamResume(ctx, thread, resume)
+		} else {
+			seq = g.Stream(ctx, in, statgraph.WithThread(thread))
+		}
+		for ev, e := range seq {
+			if ev.Kind == statgraph.EventStepStart && d.stopping() {
+				err = ErrStopped
+				break
+			}
+			switch ev.Kind {
+			case statgraph.EventNodeStart:
+				// The phase shown is the node that runs now, not the one
+				// that just finished.
+				if phase, ok := nodePhases[ev.Node]; ok {
+					attempt := state.RetryCount + 1
+					if ev.Node == agents.NodePlanner {
+						attempt = 0
+					}
+					d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: phase,
+						Attempt: attempt, MaxAttempts: state.MaxRetries, Tokens: state.Tokens, Elapsed: time.Since(start)})
+				}
+			case statgraph.EventUpdate:
+				state = ev.State
+				if state.RetryCount != recorded {
+					recorded = state.RetryCount
+					d.recordProgress(id, state, changed)
+				}
+				d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: state.Phase,
+					Attempt: state.RetryCount + boolInt(state.Phase == agents.PhaseExecuting), MaxAttempts: state.MaxRetries,
+					Tokens: state.Tokens, Elapsed: time.Since(start)})
+			case statgraph.EventRunEnd:
+				if e == nil {
+					state = ev.State
+				}
+				err = e
+			}
+		}
+		var ie *statgraph.InterruptedError
+		if !errors.As(err, &ie) || d.Ask == nil || len(ie.Interrupts) == 0 {
+			return state, err
+		}
+		esc, perr := decodeEscalation(ie.Interrupts[0].Payload)
+		if perr != nil {
+			return state, err
+		}
+		answer, aerr := d.Ask(ctx, id, esc)
+		if aerr != nil {
+			return state, aerr
+		}
+		resume, resuming = answer, true
+	}
+}
+
+// errDeadline is the cause of a unit's context when its deadline passes.
+var errDeadline = errors.New("tasks: task deadline passed")
+
+// recordProgress writes a unit's retry_count and error_history to the file
+// after a verification, and asks the dispatch loop to save it.
+func (d *Dispatcher) recordProgress(id string, s agents.TaskState, changed chan<- struct{}) {
+	if d.File.SetRetryCount(id, s.RetryCount) != nil || d.File.SetErrorHistory(id, s.ErrorHistory) != nil {
+		return
+	}
+	select {
+	case changed <- struct{}{}:
+	default: // a save is already due
+	}
+}
+
+// nodePhases names the phase a unit is in while a node of the orchestrator
+// graph runs.
+var nodePhases = map[string]string{
+	agents.NodePlanner:  agents.PhasePlanning,
+	agents.NodeExecutor: agents.PhaseExecuting,
+	agents.NodeVerifier: agents.PhaseVerify,
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func decodeEscalation(payload []byte) (agents.Escalation, error) {
+	var e agents.Escalation
+	err := json.Unmarshal(payload, &e)
+	return e, err
+}
+
+// oneLine returns the first line of s.
+func oneLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// removeStaleTemps deletes temporary files a killed Save left next to the
+// tasks file. The caller holds the file's lock, so no Save is running.
+func removeStaleTemps(path string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "."+base+".tmp-*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
+// warningsNote sums up the advisory failures of a task that is done anyway.
+func warningsNote(w []string) string {
+	switch len(w) {
+	case 0:
+		return ""
+	case 1:
+		return "done with a warning: " + oneLine(w[0])
+	}
+	return fmt.Sprintf("done with %d warnings, first: %s", len(w), oneLine(w[0]))
+}

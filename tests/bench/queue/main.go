@@ -1,0 +1,185 @@
+// Command queue measures scale-out: the wall time of a plan of independent
+// stand-in units (each sleeps, then passes a trivial test) run by 1, 2, 4
+// ... worker processes on one River queue, and the queue's overhead per
+// unit from statgraph_units' timestamps.
+//
+//	go build -o /tmp/statgraph ./cmd/statgraph
+//	go run ./tests/bench/queue -bin /tmp/statgraph -pg postgres://... -units 100 -sleep 2s -workers 1,2,4
+//
+// Each worker takes one unit at a time (--concurrency 1) and has its own
+// state root, as on its own machine; every run gets a fresh database (on
+// the server -pg names, dropped after) and a fresh repository and remote.
+// Per run it prints the wall time, units per second, the speed-up over the
+// first run, and the medians of enqueue->start and of start->recorded
+// minus the unit's sleep (workspace, checks, commit, push, recording).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func main() {
+	bin := flag.String("bin", "", "the statgraph binary")
+	pg := flag.String("pg", os.Getenv("STATGRAPH_TEST_POSTGRES"), "Postgres URL of a server where databases may be created")
+	units := flag.Int("units", 100, "units in the plan")
+	sleep := flag.Duration("sleep", 2*time.Second, "each unit's own work")
+	workers := flag.String("workers", "1,2,4", "comma-separated worker counts")
+	flag.Parse()
+	if *bin == "" || *pg == "" {
+		die("usage: queue -bin STATGRAPH -pg POSTGRES_URL [-units N] [-sleep D] [-workers 1,2,4]", nil)
+	}
+	var first float64
+	for _, s := range strings.Split(*workers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			die("-workers "+*workers, err)
+		}
+		wall, enq, over := run(*bin, *pg, n, *units, *sleep)
+		if first == 0 {
+			first = wall.Seconds()
+		}
+		fmt.Printf("workers=%d units=%d sleep=%s wall=%.1fs units/s=%.2f speedup=%.2fx enqueue->start(median)=%s start->recorded-minus-sleep(median)=%s\n",
+			n, *units, *sleep, wall.Seconds(), float64(*units)/wall.Seconds(), first/wall.Seconds(), enq.Round(time.Millisecond), over.Round(time.Millisecond))
+	}
+}
+
+func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueueToStart, overhead time.Duration) {
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "statgraph-bench-queue-")
+	check("temp dir", err)
+	defer os.RemoveAll(tmp)
+	db := createDB(ctx, pg)
+	defer dropDB(ctx, pg, db)
+
+	repo := filepath.Join(tmp, "repo")
+	check("mkdir", os.MkdirAll(repo, 0o755))
+	type task struct {
+		ID       int            `json:"id"`
+		Title    string         `json:"title"`
+		Executor map[string]any `json:"executor"`
+		TestCmd  []string       `json:"test_cmd"`
+	}
+	var plan struct {
+		Tasks []task `json:"tasks"`
+	}
+	for i := 1; i <= units; i++ {
+		plan.Tasks = append(plan.Tasks, task{ID: i, Title: fmt.Sprint("unit ", i),
+			Executor: map[string]any{"command": []string{"sh", "-c", fmt.Sprintf(`sleep %g; echo done > "out-$1.txt"`, sleep.Seconds()), "agent", "{task_id}"}},
+			TestCmd:  []string{"true"}})
+	}
+	data, _ := json.MarshalIndent(plan, "", "  ")
+	check("write tasks.json", os.WriteFile(filepath.Join(repo, "tasks.json"), data, 0o644))
+	sh(repo, "git", "init", "-q", "-b", "main")
+	sh(repo, "git", "add", "-A")
+	sh(repo, "git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-qm", "init")
+	remote := filepath.Join(tmp, "remote.git")
+	sh(tmp, "git", "clone", "-q", "--bare", repo, remote)
+	sh(tmp, bin, "migrate", "--queue", db)
+
+	var procs []*exec.Cmd
+	for i := range workers {
+		cmd := exec.Command(bin, "worker", "--queue", db, "--concurrency", "1", "--lease", "10m", "--no-sandbox")
+		cmd.Env = append(os.Environ(), "STATGRAPH_HOME="+filepath.Join(tmp, fmt.Sprint("w", i)))
+		check("start worker", cmd.Start())
+		procs = append(procs, cmd)
+	}
+	defer func() {
+		for _, p := range procs {
+			p.Process.Signal(syscall.SIGTERM)
+			p.Wait()
+		}
+	}()
+	start := time.Now()
+	coord := exec.Command(bin, "run", "--queue", db, "--remote", remote, "--plain", "--no-sandbox", "--json", "tasks.json")
+	coord.Dir = repo
+	coord.Env = append(os.Environ(), "STATGRAPH_HOME="+filepath.Join(tmp, "coord"))
+	out, err := coord.CombinedOutput()
+	wall = time.Since(start)
+	if err != nil {
+		die("coordinator: "+string(out), err)
+	}
+
+	conn, err := pgx.Connect(ctx, db)
+	check("connect", err)
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT extract(epoch FROM started_at - enqueued_at), extract(epoch FROM finished_at - started_at) FROM statgraph_units`)
+	check("read statgraph_units", err)
+	var enq, over []float64
+	for rows.Next() {
+		var a, b float64
+		check("scan", rows.Scan(&a, &b))
+		enq, over = append(enq, a), append(over, b-sleep.Seconds())
+	}
+	check("rows", rows.Err())
+	if len(enq) != units {
+		die(fmt.Sprintf("%d units recorded, want %d", len(enq), units), nil)
+	}
+	return wall, secs(median(enq)), secs(median(over))
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+func createDB(ctx context.Context, pg string) string {
+	c, err := pgx.Connect(ctx, pg)
+	check("connect to "+pg, err)
+	defer c.Close(ctx)
+	name := fmt.Sprintf("sgbench_%d", time.Now().UnixNano())
+	_, err = c.Exec(ctx, "CREATE DATABASE "+name)
+	check("create database", err)
+	u, err := url.Parse(pg)
+	check("parse -pg", err)
+	u.Path = "/" + name
+	return u.String()
+}
+
+func dropDB(ctx context.Context, pg, db string) {
+	c, err := pgx.Connect(ctx, pg)
+	if err != nil {
+		return
+	}
+	defer c.Close(ctx)
+	u, _ := url.Parse(db)
+	c.Exec(ctx, "DROP DATABASE IF EXISTS "+strings.TrimPrefix(u.Path, "/")+" WITH (FORCE)")
+}
+
+func sh(dir, name string, args ...string) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		die(fmt.Sprintf("%s %v: %s", name, args, out), err)
+	}
+}
+
+func check(what string, err error) {
+	if err != nil {
+		die(what, err)
+	}
+}
+
+func die(what string, err error) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "queue bench: %s: %v\n", what, err)
+	} else {
+		fmt.Fprintf(os.Stderr, "queue bench: %s\n", what)
+	}
+	os.Exit(1)
+}

@@ -1,0 +1,184 @@
+package tests
+
+// End-to-end tests of scale-out: a coordinator (statgraph run --queue) and
+// worker processes (statgraph worker) on a real PostgreSQL, with a bare
+// git repository as the shared remote. Each worker has its own state root,
+// as on its own machine.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/statgraph/statgraph/internal/pgtest"
+	"github.com/stretchr/testify/require"
+)
+
+// queueSetup is a repository with a tasks file, its bare remote and a
+// queue database.
+type queueSetup struct {
+	repo, remote, log, db string
+}
+
+func newQueueSetup(t *testing.T, ts []effectTask) queueSetup {
+	t.Helper()
+	db := pgtest.Database(t)
+	log := filepath.Join(t.TempDir(), "effects.log")
+	repo := newRepo(t, map[string]string{"tasks.json": effectsTasksJSON(t, log, ts), "README": "base\n"})
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, "", "clone", "-q", "--bare", repo, remote)
+	return queueSetup{repo: repo, remote: remote, log: log, db: db}
+}
+
+// worker is a statgraph worker process.
+type worker struct {
+	cmd    *exec.Cmd
+	stderr string // path of its stderr
+	id     string
+}
+
+// startWorker starts a worker with its own state root and waits until it
+// has said its id.
+func startWorker(t *testing.T, s queueSetup, lease string, concurrency int) *worker {
+	t.Helper()
+	dir := t.TempDir()
+	w := &worker{stderr: filepath.Join(dir, "stderr")}
+	errf, err := os.Create(w.stderr)
+	require.NoError(t, err)
+	defer errf.Close()
+	w.cmd = exec.Command(bin, "worker", "--queue", s.db, "--concurrency", fmt.Sprint(concurrency), "--lease", lease, noSandbox)
+	w.cmd.Env = childEnv("STATGRAPH_HOME="+filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM=1")
+	w.cmd.Stderr, w.cmd.Stdout = errf, errf
+	require.NoError(t, w.cmd.Start())
+	t.Cleanup(func() {
+		w.cmd.Process.Signal(syscall.SIGKILL)
+		w.cmd.Wait()
+		if t.Failed() || testing.Verbose() {
+			data, _ := os.ReadFile(w.stderr)
+			t.Logf("worker %s stderr:\n%s", w.id, data)
+		}
+	})
+	re := regexp.MustCompile(`worker ([0-9a-f-]{36}): taking tasks`)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		data, _ := os.ReadFile(w.stderr)
+		if m := re.FindSubmatch(data); m != nil {
+			w.id = string(m[1])
+			return w
+		}
+	}
+	data, _ := os.ReadFile(w.stderr)
+	t.Fatalf("worker did not start in 30s:\n%s", data)
+	return nil
+}
+
+// coordinator starts statgraph run --queue in the repository.
+func (s queueSetup) coordinator(ctx context.Context, t *testing.T) (*exec.Cmd, func() result) {
+	cmd, stdout, stderr := command(ctx, s.repo, "run", "--queue", s.db, "--remote", s.remote, "--plain", noSandbox, "tasks.json")
+	require.NoError(t, cmd.Start())
+	return cmd, func() result { return wait(t, cmd.Wait(), stdout, stderr) }
+}
+
+// checkFinal checks the state every scenario must end in: every unit
+// done in tasks.json, its branch on the remote, one recorded result per
+// unit, and the executor's last run of each unit in its branch.
+func (s queueSetup) checkFinal(t *testing.T, n int) {
+	t.Helper()
+	got := readTasks(t, filepath.Join(s.repo, "tasks.json"))
+	for i := 1; i <= n; i++ {
+		require.Equal(t, "done", got[fmt.Sprint(i)].Status, "task %d: %+v", i, got[fmt.Sprint(i)])
+	}
+	plan := planOf(t, s.repo, "tasks.json", "")
+	branches := strings.Fields(git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph/"))
+	require.Len(t, branches, n)
+	for i := 1; i <= n; i++ {
+		b := plan.Branch(fmt.Sprint(i))
+		require.Equal(t, "attempt 1", git(t, s.remote, "show", b+":work-"+fmt.Sprint(i)+".txt"))
+	}
+	conn, err := pgx.Connect(context.Background(), s.db)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var rows, results int
+	require.NoError(t, conn.QueryRow(context.Background(),
+		`SELECT count(*), count(result) FROM statgraph_units`).Scan(&rows, &results))
+	require.Equal(t, n, rows, "one generation per unit: none enqueued twice")
+	require.Equal(t, n, results)
+}
+
+// dagTasks is n units where unit i > 1 depends on unit i/2.
+func dagTasks(n int, sleep string) []effectTask {
+	var ts []effectTask
+	for i := 1; i <= n; i++ {
+		e := effectTask{id: i, passOn: 1, execSleep: sleep}
+		if i > 1 {
+			e.deps = []int{i / 2}
+		}
+		ts = append(ts, e)
+	}
+	return ts
+}
+
+// A coordinator and three workers take 50 units with dependencies to the
+// end: every unit done, its branch (stacked on its dependency's) on the
+// remote, tasks.json right, each step run exactly once.
+func TestQueueThreeWorkersRunAPlan(t *testing.T) {
+	const n = 50
+	s := newQueueSetup(t, dagTasks(n, "0.05"))
+	for range 3 {
+		startWorker(t, s, "60s", 2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	s.checkFinal(t, n)
+	counts := countLines(effectLines(t, s.log))
+	for i := 1; i <= n; i++ {
+		require.Equal(t, 1, counts[fmt.Sprintf("exec_%d_1", i)], "unit %d's executor", i)
+		require.Equal(t, 1, counts[fmt.Sprintf("verify_%d_1", i)], "unit %d's tests", i)
+	}
+	// Stacked: unit 5 starts from unit 2's branch, which starts from 1's.
+	plan := planOf(t, s.repo, "tasks.json", "")
+	git(t, s.remote, "merge-base", "--is-ancestor", plan.Branch("2"), plan.Branch("5"))
+	git(t, s.remote, "merge-base", "--is-ancestor", plan.Branch("1"), plan.Branch("2"))
+	require.Contains(t, r.stdout, "50 done")
+}
+
+// unitWorker returns the id of the worker holding unit id now.
+func unitWorker(t *testing.T, db, id string) string {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), db)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var w string
+	require.NoError(t, conn.QueryRow(context.Background(), `SELECT worker::text FROM statgraph_units WHERE unit = $1`, id).Scan(&w))
+	return w
+}
+
+// waitForLine waits until the side-effect log has line.
+func waitForLine(t *testing.T, path, line string, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		f, err := os.Open(path)
+		if err == nil {
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				if strings.ReplaceAll(sc.Text(), " ", "_") == line {
+					f.Close()
+					return
+				}
+			}
+			f.Close()
+		}
+	}
+	t.Fatalf("%q did not appear in %s within %s", line, path, timeout)
+}
