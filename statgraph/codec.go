@@ -29,8 +29,8 @@ import (
 // is invisible to MarshalDelta: prev shows the same change. Nodes must therefore treat the state they receive as immutable and
 // return new slices and maps for anything they change other than by
 // appending; parallel nodes of one step share that memory too, so in-place
-// writes would also be data races. The engine's periodic full checkpoint (see
-// FullEvery) stores the live state again in full.
+// writes would also be data races. The engine's periodic full checkpoint
+// stores the live state again in full.
 //
 // ApplyDelta, like encoding/json, ignores fields of the delta that S does
 // not have (or no longer has), so checkpoints written before a field was

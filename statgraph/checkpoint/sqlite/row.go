@@ -10,7 +10,7 @@ import (
 )
 
 // columns are the checkpoint columns in the order rows are written and read.
-const columns = "key, parent, step, source, created, delta, state, next, pending, counters, interrupts, resumes, extra"
+const columns = "key, parent, step, source, created, delta, state, next, pending, counters, interrupts, resumes, extra, base"
 
 // Indexes into a row in the order of columns.
 const (
@@ -27,6 +27,7 @@ const (
 	colInterrupts
 	colResumes
 	colExtra
+	colBase
 	numColumns
 )
 
@@ -69,6 +70,9 @@ func rowArgs(tid int64, cp *statgraph.Checkpoint) ([]any, error) {
 	args[colDelta] = boolInt(cp.Delta)
 	args[colState] = cp.State
 	args[colExtra] = cp.Extra
+	if cp.Base > 0 {
+		args[colBase] = cp.Base
+	}
 	if len(cp.Next) > 0 {
 		args[colNext] = nextJSON(cp.Next)
 	}
@@ -195,6 +199,9 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Chec
 	}
 	cp.State = d.bytes(colState)
 	cp.Extra = d.bytes(colExtra)
+	if vals[colBase] != nil {
+		cp.Base = d.int(colBase)
+	}
 	d.json(colNext, &cp.Next)
 	var pending []pendingJSON
 	if d.json(colPending, &pending) {
@@ -222,7 +229,7 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Chec
 // columnNames are the names of the columns, by index, for error messages.
 var columnNames = [numColumns]string{
 	"key", "parent", "step", "source", "created", "delta",
-	"state", "next", "pending", "counters", "interrupts", "resumes", "extra",
+	"state", "next", "pending", "counters", "interrupts", "resumes", "extra", "base",
 }
 
 // rowDecoder converts the columns of one row, keeping the first error.
