@@ -63,7 +63,13 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 // concurrent use.
 func (g *Graph[S]) HistoryBefore(ctx context.Context, thread string, before int64, limit int) ([]Snapshot[S], error) {
 	store := g.checkpointer()
-	list, err := store.Range(ctx, thread, 1, before-1, limit)
+	to := int64(0) // no bound
+	if before > 0 {
+		if to = before - 1; to < 1 {
+			return nil, nil
+		}
+	}
+	list, err := store.Range(ctx, thread, 1, to, limit)
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
