@@ -180,3 +180,58 @@ func TestCheckpointBytesLinear(t *testing.T) {
 	t.Logf("state bytes: %d at 1000 steps, %d at 4000", small, large)
 	require.Less(t, large, 5*small, "bytes at 4000 steps over bytes at 1000: "+strconv.FormatFloat(float64(large)/float64(small), 'f', 1, 64))
 }
+
+// TestPrune keeps the last checkpoints of a finished thread (and the rows
+// they are rebuilt from), deletes the rest, and leaves every remaining
+// snapshot loadable and equal to what it was.
+func TestPrune(t *testing.T) {
+	for _, name := range []string{"values", "encoded"} {
+		t.Run(name, func(t *testing.T) {
+			store := &statgraph.MemoryCheckpointer{Encode: name == "encoded"}
+			g := runGrow(t, store, "t", 500)
+			whole, err := g.History(t.Context(), "t", 0)
+			require.NoError(t, err)
+			byID := map[int64]statgraph.Snapshot[growState]{}
+			for _, s := range whole {
+				byID[s.CheckpointID] = s
+			}
+			left := len(whole)
+			for _, keep := range []int{50, 1} {
+				n, err := g.Prune(t.Context(), "t", keep)
+				require.NoError(t, err)
+				rest, err := g.History(t.Context(), "t", 0)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, len(rest), keep)
+				require.Equal(t, left-n, len(rest), "checkpoints left after keeping %d", keep)
+				require.Less(t, len(rest), len(whole)/2, "keep %d deleted too little", keep)
+				left = len(rest)
+				for _, s := range rest {
+					require.Equal(t, byID[s.CheckpointID], s, "checkpoint %d after keeping %d", s.CheckpointID, keep)
+				}
+				st, err := g.State(t.Context(), "t")
+				require.NoError(t, err)
+				require.Equal(t, whole[0], st)
+			}
+			// The thread goes on.
+			_, err = g.UpdateState(t.Context(), "t", growState{Step: 1}, "")
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestPruneRefusesUnfinished: a thread that would resume keeps everything.
+func TestPruneRefusesUnfinished(t *testing.T) {
+	store := &statgraph.MemoryCheckpointer{Encode: true}
+	g := growGraph(t, store, 100)
+	_, err := g.Invoke(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(50))
+	require.Error(t, err, "the step limit stops the run")
+	before, err := store.List(t.Context(), "t", 0)
+	require.NoError(t, err)
+	_, err = g.Prune(t.Context(), "t", 1)
+	require.ErrorContains(t, err, "has not finished")
+	after, err := store.List(t.Context(), "t", 0)
+	require.NoError(t, err)
+	require.Len(t, after, len(before))
+	_, err = g.Prune(t.Context(), "t", 0)
+	require.ErrorContains(t, err, "keep at least")
+}
