@@ -197,7 +197,7 @@ func TestPrune(t *testing.T) {
 			}
 			left := len(whole)
 			for _, keep := range []int{50, 1} {
-				n, err := g.Prune(t.Context(), "t", keep)
+				n, err := statgraph.Prune(t.Context(), store, "t", keep)
 				require.NoError(t, err)
 				rest, err := g.History(t.Context(), "t", 0)
 				require.NoError(t, err)
@@ -227,11 +227,11 @@ func TestPruneRefusesUnfinished(t *testing.T) {
 	require.Error(t, err, "the step limit stops the run")
 	before, err := store.List(t.Context(), "t", 0)
 	require.NoError(t, err)
-	_, err = g.Prune(t.Context(), "t", 1)
+	_, err = statgraph.Prune(t.Context(), store, "t", 1)
 	require.ErrorContains(t, err, "has not finished")
 	after, err := store.List(t.Context(), "t", 0)
 	require.NoError(t, err)
 	require.Len(t, after, len(before))
-	_, err = g.Prune(t.Context(), "t", 0)
+	_, err = statgraph.Prune(t.Context(), store, "t", 0)
 	require.ErrorContains(t, err, "keep at least")
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Prune applies retention to a finished thread: it keeps the last keep
+// Prune applies retention to a finished thread of store: it keeps the last keep
 // checkpoints (keep 1: only the final one) and deletes the older ones,
 // except those the kept ones are rebuilt from (the rows from their Base
 // on, so at most about one full state's worth more), and returns how many
@@ -18,12 +18,12 @@ import (
 // Checkpoint.Base, whose chains are unknown. The deletion is one
 // DeleteBefore call, atomic as the store makes it. Prune is safe for
 // concurrent use with reads of the thread; do not run it while a run of
-// the same thread is writing.
-func (g *Graph[S]) Prune(ctx context.Context, thread string, keep int) (int, error) {
+// the same thread is writing. It needs no graph: the rows say what they
+// depend on.
+func Prune(ctx context.Context, store Checkpointer, thread string, keep int) (int, error) {
 	if keep < 1 {
 		return 0, fmt.Errorf("statgraph: prune thread %q: keep is %d; keep at least the final checkpoint (1)", thread, keep)
 	}
-	store := g.checkpointer()
 	kept, err := store.Range(ctx, thread, 1, 0, keep)
 	if err != nil {
 		return 0, fmt.Errorf("statgraph: prune thread %q: %w", thread, err)
