@@ -235,3 +235,25 @@ func TestPruneRefusesUnfinished(t *testing.T) {
 	_, err = statgraph.Prune(t.Context(), store, "t", 0)
 	require.ErrorContains(t, err, "keep at least")
 }
+
+// TestReadsRowsWithoutBase: checkpoints written before Base existed (Base
+// 0) still load, one Get per ancestor, and Prune refuses them.
+func TestReadsRowsWithoutBase(t *testing.T) {
+	store := &statgraph.MemoryCheckpointer{Encode: true}
+	g := runGrow(t, store, "t", 300)
+	want, err := g.History(t.Context(), "t", 0)
+	require.NoError(t, err)
+	list, err := store.List(t.Context(), "t", 0)
+	require.NoError(t, err)
+	for _, c := range list {
+		c.Base = 0 // as an older statgraph wrote them
+	}
+	st, err := g.State(t.Context(), "t")
+	require.NoError(t, err)
+	require.Equal(t, want[0], st)
+	got, err := g.History(t.Context(), "t", 0)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	_, err = statgraph.Prune(t.Context(), store, "t", 1)
+	require.ErrorContains(t, err, "older statgraph")
+}

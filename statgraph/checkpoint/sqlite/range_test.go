@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -114,4 +116,41 @@ func testDeleteBefore(t *testing.T, cp statgraph.Checkpointer) {
 	require.NoError(t, err)
 	require.Len(t, got, 5, "another thread is untouched")
 	require.NoError(t, cp.Put(ctx, fullCheckpoint("a", 31)), "the thread goes on")
+}
+
+// TestMigrateAddsBase opens a file of schema version 1, whose rows have no
+// base: they read as Base 0 (unknown), and new rows keep theirs.
+func TestMigrateAddsBase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	for _, q := range migrations[0] {
+		_, err := db.Exec(q)
+		require.NoError(t, err)
+	}
+	for _, q := range []string{
+		"PRAGMA user_version = 1",
+		"INSERT INTO threads (tid, name) VALUES (1, 'a')",
+		"INSERT INTO checkpoints (key, parent, step, source, delta, state) VALUES (4294967297, 0, 0, 'input', 0, '{}')",
+	} {
+		_, err := db.Exec(q)
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+
+	s, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, 2, userVersion(t, path))
+	old, err := s.Get(ctx, "a", 1)
+	require.NoError(t, err)
+	require.Zero(t, old.Base, "a version-1 row does not know its base")
+	c := fullCheckpoint("a", 2)
+	c.Base = 2
+	require.NoError(t, s.Put(ctx, c))
+	got, err := s.Range(ctx, "a", 1, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, []int64{2, 1}, ids(got))
+	require.EqualValues(t, 2, got[0].Base)
 }
