@@ -357,7 +357,7 @@ func TestJSONCodecDeltaChainProperty(t *testing.T) {
 				delta, ok, err := c.MarshalDelta(prev, live)
 				require.NoError(t, err)
 				require.True(t, ok)
-				if id%7 == 1 { // a full state now and then, as FullEvery makes the engine do
+				if id%7 == 1 { // a full state now and then, as the engine writes one
 					cp.State, err = c.Marshal(live)
 					require.NoError(t, err)
 				} else {
