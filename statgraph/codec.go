@@ -1,6 +1,7 @@
 package statgraph
 
 import (
+	"bytes"
 	"context"
 	"encoding"
 	"encoding/json"
@@ -178,6 +179,11 @@ func (c jsonCodec[S]) ApplyDelta(prev S, delta []byte) (S, error) {
 // costs O(its size) and not O(size × chain). On failure it returns the
 // index of the delta that failed.
 func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
+	if len(deltas) > 1 {
+		if s, ok := c.applyMerged(prev, deltas); ok {
+			return s, 0, nil
+		}
+	}
 	var out S
 	p := c.plan
 	if p == nil {
@@ -256,6 +262,103 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 		}
 	}
 	return out, 0, nil
+}
+
+// applyMerged is applyDeltas with the deltas merged field by field first:
+// the last value set and the elements appended after it, each field
+// decoded with one Unmarshal. ok is false when the deltas do not decode
+// (the caller then applies them one by one, which names the failing one).
+func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
+	p := c.plan
+	if p == nil {
+		return out, false
+	}
+	type merged struct {
+		set reflect.Value // the last value set, invalid when none
+		app []byte        // elements appended since, comma-separated
+	}
+	acc := map[*deltaField]*merged{}
+	get := func(f *deltaField) *merged {
+		m := acc[f]
+		if m == nil {
+			m = &merged{}
+			acc[f] = m
+		}
+		return m
+	}
+	for _, delta := range deltas {
+		var d deltaDoc
+		if json.Unmarshal(delta, &d) != nil {
+			return out, false
+		}
+		for name, raw := range d.Set {
+			if f := p.field(name); f != nil {
+				// Decoded now, as one by one would, so a bad value
+				// is found even when a later delta sets the field again.
+				v := reflect.New(f.typ)
+				if json.Unmarshal(raw, v.Interface()) != nil {
+					return out, false
+				}
+				m := get(f)
+				if len(m.app) > 0 && json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ).Interface()) != nil {
+					return out, false // elements this value replaces do not decode
+				}
+				m.set, m.app = v.Elem(), m.app[:0]
+			}
+		}
+		for name, raw := range d.Append {
+			f := p.field(name)
+			if f == nil {
+				continue
+			}
+			raw = bytes.TrimSpace(raw)
+			if f.kind != deltaSlice || len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+				return out, false
+			}
+			inner := bytes.TrimSpace(raw[1 : len(raw)-1])
+			if len(inner) == 0 {
+				continue
+			}
+			m := get(f)
+			if len(m.app) > 0 {
+				m.app = append(m.app, ',')
+			}
+			m.app = append(m.app, inner...)
+		}
+	}
+	pv, ov := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&out).Elem()
+	if p.ptr {
+		if pv.IsNil() {
+			return out, false
+		}
+		pv = pv.Elem()
+		nv := reflect.New(p.typ)
+		ov.Set(nv)
+		ov = nv.Elem()
+	}
+	for i := range p.fields {
+		ov.Field(p.fields[i].index).Set(pv.Field(p.fields[i].index))
+	}
+	for f, m := range acc {
+		field := ov.Field(f.index)
+		if m.set.IsValid() {
+			field.Set(m.set)
+		}
+		if len(m.app) == 0 {
+			continue
+		}
+		v := reflect.New(f.typ)
+		if json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), v.Interface()) != nil {
+			return out, false
+		}
+		base, added := field, v.Elem()
+		n := base.Len() + added.Len()
+		joined := reflect.MakeSlice(f.typ, n, n)
+		reflect.Copy(joined, base)
+		reflect.Copy(joined.Slice(base.Len(), n), added)
+		field.Set(joined)
+	}
+	return out, true
 }
 
 // chainApplier is implemented by codecs that apply a run of deltas at once
