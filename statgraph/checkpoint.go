@@ -23,9 +23,22 @@ type Checkpointer interface {
 	Get(ctx context.Context, thread string, id int64) (*Checkpoint, error)
 	// List returns the checkpoints of thread, newest first. limit <= 0 means all.
 	List(ctx context.Context, thread string, limit int) ([]*Checkpoint, error)
+	// Range returns the checkpoints of thread whose IDs are in [from, to],
+	// newest first; to <= 0 means no upper bound. With limit > 0 it returns
+	// only the newest limit of them. A range without checkpoints (or a
+	// thread without any) gives an empty list and no error. The engine
+	// reads a delta chain (from a checkpoint's Base to it) and a page of
+	// History with one Range each, so stores should answer it with one
+	// range scan.
+	Range(ctx context.Context, thread string, from, to int64, limit int) ([]*Checkpoint, error)
 	// DeleteThread removes every checkpoint of thread. Deleting a thread that
 	// does not exist is not an error.
 	DeleteThread(ctx context.Context, thread string) error
+	// DeleteBefore removes the checkpoints of thread whose IDs are below id,
+	// in one atomic step, and returns how many it removed. The engine calls
+	// it to apply retention (see Graph.Prune) only once every checkpoint it
+	// keeps can be loaded without the removed ones.
+	DeleteBefore(ctx context.Context, thread string, id int64) (int, error)
 }
 
 // Checkpoint sources, recorded in Checkpoint.Source.
@@ -46,10 +59,17 @@ type Checkpoint struct {
 	Source  string    // SourceInput, SourceLoop, SourceUpdate or SourceFork
 	Created time.Time // when the engine wrote it
 
+	// Base is the oldest checkpoint that loading this one reads: the chains
+	// of deltas and increments behind State, Counters and Extra all start at
+	// or after it (Base == ID when this checkpoint holds everything in
+	// full). Stores must keep it. 0 means unknown (a checkpoint written by
+	// an older statgraph): loads then follow Parent one Get at a time.
+	Base int64
+
 	// State is the encoded state (see Codec). When Delta is true it is a
 	// delta against the state of Parent, produced by a DeltaCodec; the engine
-	// writes a full state at least every FullEvery checkpoints so that a load
-	// reads a bounded number of rows.
+	// writes a full state again once the deltas since the last one add up
+	// to its size, so a load reads O(state size) bytes (see Base).
 	State []byte
 	Delta bool
 	// Value is the live state value, set only for checkpointers that keep
@@ -64,8 +84,9 @@ type Checkpoint struct {
 	Pending []PendingWrite
 	// Counters holds per-node execution counts, so that counts survive a
 	// resume. To keep a step's checkpoint small the engine writes them only
-	// on some checkpoints (at least every FullEvery); when nil they are the
-	// parent's counters plus one for each node in the parent's Next.
+	// on some checkpoints (with every full state, and at least every 256
+	// checkpoints); when nil they are the parent's counters plus one for
+	// each node in the parent's Next.
 	Counters map[string]int
 	// Interrupts are the pauses waiting for a Resume; Resumes the values given
 	// to them, by interrupt ID, not yet consumed.
@@ -114,9 +135,11 @@ type DeltaCodec[S any] interface {
 	ApplyDelta(prev S, delta []byte) (S, error)
 }
 
-// FullEvery bounds the run of delta-encoded checkpoints between two full
-// states, and so the rows a load reads. Within it the engine writes a full
-// state again once the deltas since the last one add up to its size, so
-// that the cost of the full writes, spread over the steps, stays in
-// proportion to what the steps changed.
-const FullEvery = 256
+// countersEvery bounds the run of checkpoints without Counters.
+const countersEvery = 256
+
+// rowOverhead is what the engine counts for one stored checkpoint besides
+// its state or gate increment, when it decides that the deltas since the
+// last full state add up to its size: so a run of tiny deltas is also
+// bounded, and reading a chain costs O(state size) however small they are.
+const rowOverhead = 64

@@ -1,6 +1,7 @@
 package statgraph
 
 import (
+	"bytes"
 	"context"
 	"encoding"
 	"encoding/json"
@@ -29,8 +30,8 @@ import (
 // is invisible to MarshalDelta: prev shows the same change. Nodes must therefore treat the state they receive as immutable and
 // return new slices and maps for anything they change other than by
 // appending; parallel nodes of one step share that memory too, so in-place
-// writes would also be data races. The engine's periodic full checkpoint (see
-// FullEvery) stores the live state again in full.
+// writes would also be data races. The engine's periodic full checkpoint
+// stores the live state again in full.
 //
 // ApplyDelta, like encoding/json, ignores fields of the delta that S does
 // not have (or no longer has), so checkpoints written before a field was
@@ -168,19 +169,30 @@ func (p *deltaPlan) writeOps(out []byte, ops []deltaOp, appending bool, cv refle
 }
 
 func (c jsonCodec[S]) ApplyDelta(prev S, delta []byte) (S, error) {
+	s, _, err := c.applyDeltas(prev, [][]byte{delta})
+	return s, err
+}
+
+// applyDeltas applies deltas to prev in order, as ApplyDelta would one
+// after the other, but appends to each slice field in place in one array of
+// its own that grows by doubling, so rebuilding a state from a long chain
+// costs O(its size) and not O(size × chain). On failure it returns the
+// index of the delta that failed.
+func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
+	if len(deltas) > 1 {
+		if s, ok := c.applyMerged(prev, deltas); ok {
+			return s, 0, nil
+		}
+	}
 	var out S
 	p := c.plan
 	if p == nil {
-		return out, fmt.Errorf("statgraph: JSONCodec: state type %v has no delta encoding", reflect.TypeFor[S]())
-	}
-	var d deltaDoc
-	if err := json.Unmarshal(delta, &d); err != nil {
-		return out, fmt.Errorf("statgraph: JSONCodec: decoding delta: %w", err)
+		return out, 0, fmt.Errorf("statgraph: JSONCodec: state type %v has no delta encoding", reflect.TypeFor[S]())
 	}
 	pv, ov := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&out).Elem()
 	if p.ptr {
 		if pv.IsNil() {
-			return out, errors.New("statgraph: JSONCodec: applying a delta to a nil state")
+			return out, 0, errors.New("statgraph: JSONCodec: applying a delta to a nil state")
 		}
 		pv = pv.Elem()
 		nv := reflect.New(p.typ)
@@ -191,39 +203,168 @@ func (c jsonCodec[S]) ApplyDelta(prev S, delta []byte) (S, error) {
 	for i := range p.fields {
 		ov.Field(p.fields[i].index).Set(pv.Field(p.fields[i].index))
 	}
-	for name, raw := range d.Set {
-		f := p.field(name)
-		if f == nil {
-			continue // like encoding/json, ignore fields the type does not have
+	// owned marks the fields whose array this call made: appends go there.
+	owned := map[int]bool{}
+	for di, delta := range deltas {
+		var d deltaDoc
+		if err := json.Unmarshal(delta, &d); err != nil {
+			return out, di, fmt.Errorf("statgraph: JSONCodec: decoding delta: %w", err)
 		}
-		v := reflect.New(f.typ)
-		if err := json.Unmarshal(raw, v.Interface()); err != nil {
-			return out, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", name, p.typ, err)
+		for name, raw := range d.Set {
+			f := p.field(name)
+			if f == nil {
+				continue // like encoding/json, ignore fields the type does not have
+			}
+			v := reflect.New(f.typ)
+			if err := json.Unmarshal(raw, v.Interface()); err != nil {
+				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", name, p.typ, err)
+			}
+			ov.Field(f.index).Set(v.Elem())
+			owned[f.index] = f.kind == deltaSlice // a fresh slice: appending to it writes nothing shared
 		}
-		ov.Field(f.index).Set(v.Elem())
+		for name, raw := range d.Append {
+			f := p.field(name)
+			if f == nil {
+				continue // like encoding/json, ignore fields the type does not have
+			}
+			if f.kind != deltaSlice {
+				return out, di, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", name, p.typ)
+			}
+			v := reflect.New(f.typ)
+			if err := json.Unmarshal(raw, v.Interface()); err != nil {
+				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding elements appended to field %s of %v: %w", name, p.typ, err)
+			}
+			base, added := ov.Field(f.index), v.Elem()
+			if owned[f.index] {
+				ov.Field(f.index).Set(reflect.AppendSlice(base, added))
+				continue
+			}
+			// A new array: appending to prev's slice later must not write
+			// into the result, nor the reverse. Exactly the total length
+			// for one delta, room to grow for more.
+			n := base.Len() + added.Len()
+			room := n
+			if di < len(deltas)-1 {
+				room = 2 * n
+			}
+			joined := reflect.MakeSlice(f.typ, n, room)
+			reflect.Copy(joined, base)
+			reflect.Copy(joined.Slice(base.Len(), n), added)
+			ov.Field(f.index).Set(joined)
+			owned[f.index] = true
+		}
 	}
-	for name, raw := range d.Append {
-		f := p.field(name)
-		if f == nil {
-			continue // like encoding/json, ignore fields the type does not have
+	// The result's slices end at their length, so that appending to them
+	// copies instead of writing into what another state may share.
+	for i := range owned {
+		if f := ov.Field(i); f.Kind() == reflect.Slice && f.Cap() > f.Len() {
+			f.Set(f.Slice3(0, f.Len(), f.Len()))
 		}
-		if f.kind != deltaSlice {
-			return out, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", name, p.typ)
+	}
+	return out, 0, nil
+}
+
+// applyMerged is applyDeltas with the deltas merged field by field first:
+// the last value set and the elements appended after it, each field
+// decoded with one Unmarshal. ok is false when the deltas do not decode
+// (the caller then applies them one by one, which names the failing one).
+func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
+	p := c.plan
+	if p == nil {
+		return out, false
+	}
+	type merged struct {
+		set reflect.Value // the last value set, invalid when none
+		app []byte        // elements appended since, comma-separated
+	}
+	acc := map[*deltaField]*merged{}
+	get := func(f *deltaField) *merged {
+		m := acc[f]
+		if m == nil {
+			m = &merged{}
+			acc[f] = m
+		}
+		return m
+	}
+	for _, delta := range deltas {
+		var d deltaDoc
+		if json.Unmarshal(delta, &d) != nil {
+			return out, false
+		}
+		for name, raw := range d.Set {
+			if f := p.field(name); f != nil {
+				// Decoded now, as one by one would, so a bad value
+				// is found even when a later delta sets the field again.
+				v := reflect.New(f.typ)
+				if json.Unmarshal(raw, v.Interface()) != nil {
+					return out, false
+				}
+				m := get(f)
+				if len(m.app) > 0 && json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ).Interface()) != nil {
+					return out, false // elements this value replaces do not decode
+				}
+				m.set, m.app = v.Elem(), m.app[:0]
+			}
+		}
+		for name, raw := range d.Append {
+			f := p.field(name)
+			if f == nil {
+				continue
+			}
+			raw = bytes.TrimSpace(raw)
+			if f.kind != deltaSlice || len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+				return out, false
+			}
+			inner := bytes.TrimSpace(raw[1 : len(raw)-1])
+			if len(inner) == 0 {
+				continue
+			}
+			m := get(f)
+			if len(m.app) > 0 {
+				m.app = append(m.app, ',')
+			}
+			m.app = append(m.app, inner...)
+		}
+	}
+	pv, ov := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&out).Elem()
+	if p.ptr {
+		if pv.IsNil() {
+			return out, false
+		}
+		pv = pv.Elem()
+		nv := reflect.New(p.typ)
+		ov.Set(nv)
+		ov = nv.Elem()
+	}
+	for i := range p.fields {
+		ov.Field(p.fields[i].index).Set(pv.Field(p.fields[i].index))
+	}
+	for f, m := range acc {
+		field := ov.Field(f.index)
+		if m.set.IsValid() {
+			field.Set(m.set)
+		}
+		if len(m.app) == 0 {
+			continue
 		}
 		v := reflect.New(f.typ)
-		if err := json.Unmarshal(raw, v.Interface()); err != nil {
-			return out, fmt.Errorf("statgraph: JSONCodec: decoding elements appended to field %s of %v: %w", name, p.typ, err)
+		if json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), v.Interface()) != nil {
+			return out, false
 		}
-		// A new array of exactly the total length: appending to prev's
-		// slice later must not write into the result, nor the reverse.
-		base, added := ov.Field(f.index), v.Elem()
+		base, added := field, v.Elem()
 		n := base.Len() + added.Len()
 		joined := reflect.MakeSlice(f.typ, n, n)
 		reflect.Copy(joined, base)
 		reflect.Copy(joined.Slice(base.Len(), n), added)
-		ov.Field(f.index).Set(joined)
+		field.Set(joined)
 	}
-	return out, nil
+	return out, true
+}
+
+// chainApplier is implemented by codecs that apply a run of deltas at once
+// faster than one ApplyDelta each (see jsonCodec.applyDeltas).
+type chainApplier[S any] interface {
+	applyDeltas(prev S, deltas [][]byte) (S, int, error)
 }
 
 // deltaScalarEqual compares two values of the same bool, integer, float or string
@@ -426,6 +567,17 @@ func loadState[S any](ctx context.Context, cp Checkpointer, codec Codec[S], c *C
 	dc, ok := codec.(DeltaCodec[S])
 	if !ok {
 		return zero, corruptCheckpointError(chain[0], fmt.Errorf("it is a delta but codec %T cannot apply deltas", codec))
+	}
+	if ca, ok := codec.(chainApplier[S]); ok && len(chain) > 1 {
+		deltas := make([][]byte, len(chain))
+		for i, c := range chain {
+			deltas[len(chain)-1-i] = c.State
+		}
+		next, failed, err := ca.applyDeltas(s, deltas)
+		if err != nil {
+			return zero, corruptCheckpointError(chain[len(chain)-1-failed], err)
+		}
+		return next, nil
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		next, err := dc.ApplyDelta(s, chain[i].State)

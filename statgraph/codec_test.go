@@ -357,7 +357,7 @@ func TestJSONCodecDeltaChainProperty(t *testing.T) {
 				delta, ok, err := c.MarshalDelta(prev, live)
 				require.NoError(t, err)
 				require.True(t, ok)
-				if id%7 == 1 { // a full state now and then, as FullEvery makes the engine do
+				if id%7 == 1 { // a full state now and then, as the engine writes one
 					cp.State, err = c.Marshal(live)
 					require.NoError(t, err)
 				} else {
@@ -451,7 +451,15 @@ func (s *codecTestStore) List(context.Context, string, int) ([]*Checkpoint, erro
 	return nil, errors.New("not used")
 }
 
+func (s *codecTestStore) Range(context.Context, string, int64, int64, int) ([]*Checkpoint, error) {
+	return nil, errors.New("not used")
+}
+
 func (s *codecTestStore) DeleteThread(context.Context, string) error { return nil }
+
+func (s *codecTestStore) DeleteBefore(context.Context, string, int64) (int, error) {
+	return 0, errors.New("not used")
+}
 
 // codecTestChain stores a full checkpoint 1 with Count=1 and deltas 2..4
 // each adding 1 to Count and one History entry.

@@ -137,7 +137,7 @@ func (d *gateDoc) apply(x *gateExtra, size int, tries bool) error {
 	d.gates = append(d.gates, x.Gates...)
 	d.warnings = append(d.warnings, x.Warnings...)
 	d.sinceFull++
-	d.incBytes += size
+	d.incBytes += size + rowOverhead
 	return nil
 }
 

@@ -10,15 +10,15 @@ import (
 // The gate state of a run is kept in Checkpoint.Extra as a JSON document.
 // Its lists of attempts, gate decisions and warnings only grow, so writing
 // them whole at every checkpoint would make a checkpoint cost more the
-// longer the run has been going. Like the state (see FullEvery), most
+// longer the run has been going. Like the state (see saver.encode), most
 // checkpoints therefore hold an increment: the bounded parts in full (the
 // verdicts waiting for their gate, the per-target counters) and, of the
 // lists, only the entries added since the parent checkpoint, with the
 // lengths the lists have there. A full document is written again once the
-// increments since the last one add up to its size, and at least every
-// FullEvery checkpoints, so that the full writes cost, spread over the
-// steps, no more than the increments did, and a load reads a bounded
-// number of rows (see loadExtra).
+// increments since the last one (rowOverhead each included) add up to its
+// size, so that the full writes cost, spread over the steps, no more than
+// the increments did, and a load reads less than twice the full document's
+// bytes (see loadExtra).
 
 // extraVersion is the version of the gate-state documents written. Version
 // 2 adds increments; a document without "v" (version 1) is full.
@@ -95,8 +95,8 @@ func (gs *gateRun[S]) counts() extraCounts {
 // encoded once. Call stored once the checkpoint is written.
 func (gs *gateRun[S]) extra() ([]byte, error) {
 	sv := &gs.save
-	inc := sv.based && sv.sinceFull < FullEvery-1
-	if inc && !gs.dirty && sv.cache != nil && sv.incBytes+len(sv.cache) < sv.fullBytes {
+	inc := sv.based
+	if inc && !gs.dirty && sv.cache != nil && sv.incBytes+len(sv.cache)+rowOverhead < sv.fullBytes {
 		sv.next, sv.nextFull = sv.cache, false
 		return sv.cache, nil
 	}
@@ -117,7 +117,7 @@ func (gs *gateRun[S]) extra() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if sv.incBytes+len(b) < sv.fullBytes {
+		if sv.incBytes+len(b)+rowOverhead < sv.fullBytes {
 			sv.next, sv.nextFull = b, false
 			return b, nil
 		}
@@ -229,7 +229,7 @@ func (gs *gateRun[S]) stored() {
 		sv.sinceFull, sv.fullBytes, sv.incBytes = 0, len(sv.next), 0
 	} else {
 		sv.sinceFull++
-		sv.incBytes += len(sv.next)
+		sv.incBytes += len(sv.next) + rowOverhead
 	}
 	sv.cache = nil
 	if !sv.nextFull && now == sv.saved && len(sv.patched) == 0 {

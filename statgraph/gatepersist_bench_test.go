@@ -39,7 +39,7 @@ func retryLoop(passAt int, coder statgraph.NodeFunc[cycleState]) *statgraph.Buil
 // written per checkpoint (on average, and for the increments alone: their
 // mean and largest), the number of full documents, and the time per
 // checkpoint. The increments must not grow with n; the average includes
-// the full documents, written at least every FullEvery checkpoints.
+// the full documents, written once the increments add up to their size.
 func BenchmarkGateExtra(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("retries=%d", n), func(b *testing.B) {

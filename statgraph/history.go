@@ -3,6 +3,7 @@ package statgraph
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -25,56 +26,142 @@ type Snapshot[S any] struct {
 	Warnings []Warning
 }
 
-// State returns the latest snapshot of thread.
+// State returns the latest snapshot of thread. It reads the latest
+// checkpoint and the rows its state is rebuilt from with one Range, so it
+// costs about as much as reading those rows. It returns an error wrapping
+// ErrNoCheckpoint when the thread has none, and ErrCorruptCheckpoint when
+// they do not decode. Safe for concurrent use, also with runs of the thread.
 func (g *Graph[S]) State(ctx context.Context, thread string) (Snapshot[S], error) {
 	cp, err := g.checkpointer().Get(ctx, thread, 0)
 	if err != nil {
 		return Snapshot[S]{}, err
 	}
-	return g.snapshot(ctx, cp, nil)
+	chain, err := readChain(ctx, g.checkpointer(), cp)
+	if err != nil {
+		return Snapshot[S]{}, err
+	}
+	return g.snapshot(ctx, chain, cp, nil)
 }
 
 // History returns the snapshots of thread, newest first; limit <= 0 means
-// all of them.
+// all of them. It is HistoryBefore(ctx, thread, 0, limit).
 func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Snapshot[S], error) {
-	list, err := g.checkpointer().List(ctx, thread, limit)
+	return g.HistoryBefore(ctx, thread, 0, limit)
+}
+
+// HistoryBefore returns one page of the snapshots of thread, newest first:
+// those of the checkpoints with IDs below before (before <= 0: from the
+// latest), at most limit of them when limit > 0. To list a long thread page
+// by page, pass the CheckpointID of the last snapshot of a page as before
+// for the next; an empty page means there are no more.
+//
+// It reads the page's checkpoints and the rows the oldest of them is
+// rebuilt from with one Range each, then walks the page oldest first,
+// applying each checkpoint's delta to its parent's state, so it costs about
+// as much as reading those rows and decoding each once; memory holds one
+// state's chain plus the page. Errors are as for State; it is safe for
+// concurrent use.
+func (g *Graph[S]) HistoryBefore(ctx context.Context, thread string, before int64, limit int) ([]Snapshot[S], error) {
+	store := g.checkpointer()
+	to := int64(0) // no bound
+	if before > 0 {
+		if to = before - 1; to < 1 {
+			return nil, nil
+		}
+	}
+	list, err := store.Range(ctx, thread, 1, to, limit)
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	chain, err := readChain(ctx, store, list[len(list)-1], list...)
 	if err != nil {
 		return nil, err
 	}
-	// Oldest first, so that each checkpoint's gate state is its parent's,
-	// from memo, plus its own increment.
+	// Oldest first: each checkpoint's state, counters and gate state are
+	// its parent's, from the page, plus its own change.
 	memo := map[int64]*gateDoc{}
+	at := make(map[int64]int, len(list)) // checkpoint id -> index in out
 	out := make([]Snapshot[S], len(list))
 	for i := len(list) - 1; i >= 0; i-- {
-		s, err := g.snapshot(ctx, list[i], memo)
+		c := list[i]
+		var s Snapshot[S]
+		if p, ok := at[c.Parent]; ok {
+			s, err = g.nextSnapshot(ctx, chain, c, &out[p], list[p], memo)
+		} else {
+			s, err = g.snapshot(ctx, chain, c, memo)
+		}
 		if err != nil {
 			return nil, err
 		}
-		out[i] = s
+		out[i], at[c.ID] = s, i
 	}
 	return out, nil
 }
 
-// snapshot returns the snapshot of checkpoint cp; memo is as for loadExtra.
-func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint, memo map[int64]*gateDoc) (Snapshot[S], error) {
-	state, err := loadState(ctx, g.checkpointer(), g.codec, cp)
+// snapshot returns the snapshot of checkpoint cp, loading what it needs
+// through store; memo is as for loadExtra.
+func (g *Graph[S]) snapshot(ctx context.Context, store Checkpointer, cp *Checkpoint, memo map[int64]*gateDoc) (Snapshot[S], error) {
+	state, err := loadState(ctx, store, g.codec, cp)
 	if err != nil {
 		return Snapshot[S]{}, err
 	}
+	s := g.snapshotOf(cp, state)
+	if s.Counters, err = loadCounters(ctx, store, cp); err != nil {
+		return Snapshot[S]{}, err
+	}
+	if s.Gates, s.Warnings, err = gateRecord(ctx, store, cp, memo); err != nil {
+		return Snapshot[S]{}, err
+	}
+	return s, nil
+}
+
+// nextSnapshot returns the snapshot of checkpoint cp whose parent pc has
+// snapshot prev: one delta applied to prev's state, prev's counters plus
+// pc's frontier.
+func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Checkpoint, prev *Snapshot[S], pc *Checkpoint, memo map[int64]*gateDoc) (Snapshot[S], error) {
+	var state S
+	switch {
+	case cp.Value != nil || !cp.Delta:
+		var err error
+		if state, err = loadState(ctx, store, g.codec, cp); err != nil {
+			return Snapshot[S]{}, err
+		}
+	default:
+		dc, ok := g.codec.(DeltaCodec[S])
+		if !ok {
+			return Snapshot[S]{}, corruptCheckpointError(cp, fmt.Errorf("it is a delta but codec %T cannot apply deltas", g.codec))
+		}
+		var err error
+		if state, err = dc.ApplyDelta(prev.State, cp.State); err != nil {
+			return Snapshot[S]{}, corruptCheckpointError(cp, err)
+		}
+	}
+	s := g.snapshotOf(cp, state)
+	if cp.Counters != nil {
+		s.Counters = maps.Clone(cp.Counters)
+	} else {
+		s.Counters = maps.Clone(prev.Counters)
+		for _, name := range pc.Next {
+			s.Counters[name]++
+		}
+	}
+	var err error
+	if s.Gates, s.Warnings, err = gateRecord(ctx, store, cp, memo); err != nil {
+		return Snapshot[S]{}, err
+	}
+	return s, nil
+}
+
+// snapshotOf is the snapshot of cp with state, without counters and gates.
+func (g *Graph[S]) snapshotOf(cp *Checkpoint, state S) Snapshot[S] {
 	s := Snapshot[S]{
 		CheckpointID: cp.ID, Parent: cp.Parent, Step: cp.Step, Source: cp.Source, Created: cp.Created,
 		State: state, Next: cp.Next,
 	}
-	if s.Counters, err = loadCounters(ctx, g.checkpointer(), cp); err != nil {
-		return Snapshot[S]{}, err
-	}
-	if s.Gates, s.Warnings, err = gateRecord(ctx, g.checkpointer(), cp, memo); err != nil {
-		return Snapshot[S]{}, err
-	}
 	for _, in := range cp.Interrupts {
 		s.Interrupts = append(s.Interrupts, Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload})
 	}
-	return s, nil
+	return s
 }
 
 // UpdateState writes a new checkpoint for thread whose state is update
@@ -96,12 +183,17 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	if err != nil {
 		return 0, fmt.Errorf("statgraph: update state of thread %q: %w", thread, err)
 	}
-	state, err := loadState(ctx, g.cfg.checkpointer, g.codec, latest)
+	chain, err := readChain(ctx, g.cfg.checkpointer, latest)
+	if err != nil {
+		return 0, err
+	}
+	state, err := loadState(ctx, chain, g.codec, latest)
 	if err != nil {
 		return 0, err
 	}
 	r.saver.lastID, r.saver.parent, r.saver.prev, r.saver.havePrev = latest.ID, latest.ID, state, true
-	counters, err := loadCounters(ctx, g.cfg.checkpointer, latest)
+	r.saver.based(latest)
+	counters, err := loadCounters(ctx, chain, latest)
 	if err != nil {
 		return 0, err
 	}
@@ -111,7 +203,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 		}
 	}
 	if r.gs != nil {
-		if err := r.gs.load(ctx, g.cfg.checkpointer, latest); err != nil {
+		if err := r.gs.load(ctx, chain, latest); err != nil {
 			return 0, err
 		}
 	}
@@ -161,4 +253,10 @@ func (noCheckpointer) Get(context.Context, string, int64) (*Checkpoint, error) {
 func (noCheckpointer) List(context.Context, string, int) ([]*Checkpoint, error) {
 	return nil, ErrNoCheckpointer
 }
+func (noCheckpointer) Range(context.Context, string, int64, int64, int) ([]*Checkpoint, error) {
+	return nil, ErrNoCheckpointer
+}
 func (noCheckpointer) DeleteThread(context.Context, string) error { return ErrNoCheckpointer }
+func (noCheckpointer) DeleteBefore(context.Context, string, int64) (int, error) {
+	return 0, ErrNoCheckpointer
+}

@@ -80,6 +80,49 @@ func (m *MemoryCheckpointer) List(_ context.Context, thread string, limit int) (
 	return out, nil
 }
 
+// Range returns thread's checkpoints with IDs in [from, to] (to <= 0: no
+// upper bound), newest first, the newest limit of them when limit > 0.
+func (m *MemoryCheckpointer) Range(_ context.Context, thread string, from, to int64, limit int) ([]*Checkpoint, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	list := m.threads[thread]
+	lo := m.search(list, from)
+	hi := len(list)
+	if to > 0 {
+		hi = m.search(list, to+1)
+	}
+	if hi < lo {
+		hi = lo
+	}
+	if limit > 0 && hi-lo > limit {
+		lo = hi - limit
+	}
+	out := make([]*Checkpoint, hi-lo)
+	for i := range out {
+		out[i] = list[hi-1-i]
+	}
+	return out, nil
+}
+
+// search returns the index of the first checkpoint in list with an ID of
+// at least id; IDs increase along the list (Put refuses anything else).
+func (*MemoryCheckpointer) search(list []*Checkpoint, id int64) int {
+	i, _ := slices.BinarySearchFunc(list, id, func(cp *Checkpoint, id int64) int { return cmp.Compare(cp.ID, id) })
+	return i
+}
+
+// DeleteBefore forgets thread's checkpoints with IDs below id.
+func (m *MemoryCheckpointer) DeleteBefore(_ context.Context, thread string, id int64) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list := m.threads[thread]
+	n := m.search(list, id)
+	if n > 0 {
+		m.threads[thread] = slices.Clone(list[n:])
+	}
+	return n, nil
+}
+
 // DeleteThread forgets thread.
 func (m *MemoryCheckpointer) DeleteThread(_ context.Context, thread string) error {
 	m.mu.Lock()

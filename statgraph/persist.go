@@ -20,12 +20,20 @@ type saver[S any] struct {
 	parent     int64 // the checkpoint the next one follows (lastID, except after a fork)
 	prev       S     // state of checkpoint parent
 	havePrev   bool  // prev is valid
-	sinceFull  int   // delta checkpoints written since the last full one
 	fullBytes  int   // size of the last full state written
-	deltaBytes int   // bytes of the deltas written since then
+	deltaBytes int   // bytes of the deltas written since then, rowOverhead each included
 	// sinceCounters counts checkpoints written since the last one with
 	// Counters.
 	sinceCounters int
+	// The checkpoints where the chains of the next checkpoint's state,
+	// counters and gate state start (0: unknown); see Checkpoint.Base.
+	stateBase, countersBase, extraBase int64
+}
+
+// based sets the chain starts after a load of checkpoint c, which the next
+// checkpoint follows.
+func (s *saver[S]) based(c *Checkpoint) {
+	s.stateBase, s.countersBase, s.extraBase = c.Base, c.Base, c.Base
 }
 
 // valueKeeper is implemented by checkpointers that keep live state values
@@ -46,14 +54,18 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		Next:    r.nextNames(next),
 		Pending: pending,
 	}
-	if source != SourceLoop || pending != nil || ints != nil || s.sinceCounters >= FullEvery-1 {
+	if err := s.encode(cp, r.state); err != nil {
+		return err
+	}
+	full := !cp.Delta && cp.Value == nil // a full state: counters with it, so Base stays at it
+	if full || source != SourceLoop || pending != nil || ints != nil || s.sinceCounters >= countersEvery-1 {
 		cp.Counters = make(map[string]int, len(r.counters))
 		for i, c := range r.counters {
 			if c > 0 {
 				cp.Counters[r.g.nodes[i].name] = c
 			}
 		}
-		s.sinceCounters = 0
+		s.sinceCounters, s.countersBase = 0, cp.ID
 	} else {
 		s.sinceCounters++
 	}
@@ -66,14 +78,16 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 	if len(r.resumes) > 0 {
 		cp.Resumes = maps.Clone(r.resumes)
 	}
-	if err := s.encode(cp, r.state); err != nil {
-		return err
-	}
+	cp.Base = min(s.stateBase, s.countersBase)
 	if r.gs != nil {
 		var err error
 		if cp.Extra, err = r.gs.extra(); err != nil {
 			return fmt.Errorf("statgraph: encode gate state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 		}
+		if r.gs.save.nextFull {
+			s.extraBase = cp.ID
+		}
+		cp.Base = min(cp.Base, s.extraBase)
 	}
 	if err := s.cp.Put(r.ctx, cp); err != nil {
 		return fmt.Errorf("statgraph: save checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
@@ -94,23 +108,23 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 // checkpoint, or in full.
 func (s *saver[S]) encode(cp *Checkpoint, state S) error {
 	if vk, ok := s.cp.(valueKeeper); ok && vk.keepsValues() {
-		cp.Value = state
+		cp.Value, s.stateBase = state, cp.ID
 		return nil
 	}
-	// A delta is written while the deltas since the last full state add up
-	// to less than that state's size, so the full writes cost no more than
-	// the deltas did (a step's cost follows what changed, amortised), and
-	// for at most FullEvery-1 checkpoints in a row (a load reads a bounded
-	// number of rows).
-	if s.g.delta != nil && s.havePrev && s.sinceFull < FullEvery-1 {
+	// A delta is written while the deltas since the last full state, with
+	// rowOverhead for each, add up to less than that state's size: so the
+	// full writes cost no more than the deltas did (a step's cost follows
+	// what changed, amortised, and a thread's size is linear in its steps
+	// however its state grows), and loading a checkpoint reads less than
+	// twice its full state's bytes (plus the rows of Base's chain).
+	if s.g.delta != nil && s.havePrev {
 		d, ok, err := s.g.delta.MarshalDelta(s.prev, state)
 		if err != nil {
 			return fmt.Errorf("statgraph: encode state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 		}
-		if ok && s.deltaBytes+len(d) < s.fullBytes {
+		if ok && s.deltaBytes+len(d)+rowOverhead < s.fullBytes {
 			cp.State, cp.Delta = d, true
-			s.sinceFull++
-			s.deltaBytes += len(d)
+			s.deltaBytes += len(d) + rowOverhead
 			return nil
 		}
 	}
@@ -118,7 +132,7 @@ func (s *saver[S]) encode(cp *Checkpoint, state S) error {
 	if err != nil {
 		return fmt.Errorf("statgraph: encode state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 	}
-	cp.State, s.sinceFull, s.fullBytes, s.deltaBytes = b, 0, len(b), 0
+	cp.State, s.fullBytes, s.deltaBytes, s.stateBase = b, len(b), 0, cp.ID
 	return nil
 }
 
@@ -151,13 +165,18 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 	if resume == nil && len(c.Interrupts) > 0 && r.cfg.from == 0 {
 		return false, fmt.Errorf("%w: thread %q is waiting at interrupt %s; continue it with Resume", ErrInterrupted, s.thread, c.Interrupts[0].ID)
 	}
-	state, err := loadState(ctx, s.cp, r.g.codec, c)
+	chain, err := readChain(ctx, s.cp, c)
+	if err != nil {
+		return false, err
+	}
+	state, err := loadState(ctx, chain, r.g.codec, c)
 	if err != nil {
 		return false, err
 	}
 	r.state, s.prev, s.havePrev = state, state, true
+	s.based(c)
 	r.step = c.Step
-	counters, err := loadCounters(ctx, s.cp, c)
+	counters, err := loadCounters(ctx, chain, c)
 	if err != nil {
 		return false, err
 	}
@@ -167,7 +186,7 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 		}
 	}
 	if r.gs != nil {
-		if err := r.gs.load(ctx, s.cp, c); err != nil {
+		if err := r.gs.load(ctx, chain, c); err != nil {
 			return false, err
 		}
 	}
@@ -197,11 +216,16 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 
 // loadPrev remembers c's state as the base for the next delta.
 func (r *run[S]) loadPrev(ctx context.Context, c *Checkpoint) error {
-	state, err := loadState(ctx, r.saver.cp, r.g.codec, c)
+	chain, err := readChain(ctx, r.saver.cp, c)
+	if err != nil {
+		return err
+	}
+	state, err := loadState(ctx, chain, r.g.codec, c)
 	if err != nil {
 		return err
 	}
 	r.saver.prev, r.saver.havePrev = state, true
+	r.saver.based(c)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -178,6 +179,9 @@ type Cleaned struct {
 	Workspaces map[string]int64
 	// Threads lists the units whose checkpoints were deleted.
 	Threads []string
+	// Pruned maps each unit whose thread was pruned (CleanKeeping with
+	// keep > 0) to the number of checkpoints deleted.
+	Pruned map[string]int
 	// Bytes is the sum of Workspaces.
 	Bytes int64
 }
@@ -189,6 +193,15 @@ type Cleaned struct {
 // keeps both, so it can continue. The caller holds the file's lock, so no
 // run uses the workspaces.
 func (d *Dispatcher) Clean(ctx context.Context) (Cleaned, error) {
+	return d.CleanKeeping(ctx, 0)
+}
+
+// CleanKeeping is Clean, except that with keep > 0 a finished unit's
+// thread keeps its last keep checkpoints (and those they are rebuilt
+// from; see statgraph.Prune) instead of being deleted, so its history can
+// still be read. A thread whose run did not finish (a failed task stopped
+// mid-graph) is then left whole.
+func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error) {
 	if d.Checkpointer == nil {
 		return Cleaned{}, errors.New("tasks: Clean needs the Checkpointer (the run store)")
 	}
@@ -196,7 +209,7 @@ func (d *Dispatcher) Clean(ctx context.Context) (Cleaned, error) {
 	if err != nil {
 		return Cleaned{}, err
 	}
-	out := Cleaned{Workspaces: map[string]int64{}}
+	out := Cleaned{Workspaces: map[string]int64{}, Pruned: map[string]int{}}
 	status := d.File.Statuses()
 	for _, id := range slices.Sorted(maps.Keys(status)) {
 		if Runnable(status[id]) {
@@ -210,7 +223,21 @@ func (d *Dispatcher) Clean(ctx context.Context) (Cleaned, error) {
 			out.Workspaces[id] = n
 			out.Bytes += n
 		}
-		if cps, err := d.Checkpointer.List(ctx, plan.Thread(id), 1); err == nil && len(cps) > 0 {
+		cps, err := d.Checkpointer.List(ctx, plan.Thread(id), 1)
+		if keep > 0 && err == nil && len(cps) > 0 {
+			if len(cps[0].Next) > 0 || len(cps[0].Interrupts) > 0 {
+				continue // its run did not finish: keep it whole
+			}
+			n, err := statgraph.Prune(ctx, d.Checkpointer, plan.Thread(id), keep)
+			if err != nil {
+				return out, fmt.Errorf("prune the checkpoints of task %s: %w", id, err)
+			}
+			if n > 0 {
+				out.Pruned[id] = n
+			}
+			continue
+		}
+		if err == nil && len(cps) > 0 {
 			if err := d.Checkpointer.DeleteThread(ctx, plan.Thread(id)); err != nil {
 				return out, fmt.Errorf("delete the checkpoints of task %s: %w", id, err)
 			}

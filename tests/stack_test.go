@@ -217,6 +217,31 @@ func TestClean(t *testing.T) {
 	assert.Contains(t, r.stdout, "freed 0 B")
 }
 
+// TestCleanKeepCheckpoints: clean --keep-checkpoints keeps each finished
+// task's last checkpoints (its history still reads, its final state
+// unchanged), deletes the older ones, and compacts the run store.
+func TestCleanKeepCheckpoints(t *testing.T) {
+	t.Parallel()
+	dir := mergeRepo(t, false, "echo three > c.txt", "true", 1)
+	r := statgraph(t, dir, "run", "--plain", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	h := statgraph(t, dir, "history", "3")
+	require.Equal(t, 0, h.code, h.stderr)
+
+	r = statgraph(t, dir, "clean", "--keep-checkpoints", "1", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Regexp(t, `task 3: deleted [0-9]+ checkpoint\(s\), kept the last 1`, r.stdout)
+	assert.NotContains(t, r.stdout, "deleted the checkpoints of")
+	assert.Regexp(t, `compacted the run store .*: [0-9.]+ (B|kB|MB) smaller`, r.stdout)
+	after := statgraph(t, dir, "history", "3")
+	require.Equal(t, 0, after.code, "the kept checkpoints still read: %s", after.stderr)
+	assert.Equal(t, h.stdout, after.stdout, "the final state reads the same")
+
+	r = statgraph(t, dir, "clean", "--keep-checkpoints", "-1", "tasks.json")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--keep-checkpoints is -1")
+}
+
 // filesOf lists the files on branch in the repository at dir, without the
 // ones every test repository has.
 func filesOf(t *testing.T, dir, branch string) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -16,6 +17,7 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("clean", stderr)
 	var c common
 	c.register(fs)
+	keep := fs.Int("keep-checkpoints", 0, "keep the last `N` checkpoints of each finished task's thread instead of deleting it (0: delete)")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -36,10 +38,13 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{err.Error()}
 	}
 	defer lock.Unlock()
+	if *keep < 0 {
+		return usageError{fmt.Sprintf("--keep-checkpoints is %d; give 0 (delete the threads) or more", *keep)}
+	}
 	d := &tasks.Dispatcher{File: f, Repo: plan.Repo}
+	var st *sqlite.Store
 	if _, err := os.Stat(store); err == nil {
-		st, err := openStore(ctx, store)
-		if err != nil {
+		if st, err = openStore(ctx, store); err != nil {
 			return err
 		}
 		defer st.Close()
@@ -47,7 +52,22 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		d.Checkpointer = statgraph.NewMemoryCheckpointer() // no run store: no checkpoints to delete
 	}
-	res, err := d.Clean(ctx)
+	res, err := d.CleanKeeping(ctx, *keep)
+	for _, u := range f.Units() {
+		if n, ok := res.Pruned[u.ID]; ok {
+			fmt.Fprintf(stdout, "task %s: deleted %d checkpoint(s), kept the last %d\n", u.ID, n, *keep)
+		}
+	}
+	if st != nil && err == nil && (len(res.Threads) > 0 || len(res.Pruned) > 0) {
+		// Deleted rows only free pages inside the file; VACUUM gives them back.
+		n, verr := st.Vacuum(ctx)
+		if verr != nil {
+			err = verr
+		} else {
+			fmt.Fprintf(stdout, "compacted the run store %s: %s smaller\n", store, humanBytes(n))
+			res.Bytes += max(n, 0)
+		}
+	}
 	for _, u := range f.Units() {
 		if n, ok := res.Workspaces[u.ID]; ok {
 			fmt.Fprintf(stdout, "task %s: removed its workspace (%s)\n", u.ID, humanBytes(n))

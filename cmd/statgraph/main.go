@@ -64,7 +64,7 @@ Usage:
   statgraph history [--file tasks.json] [--store F] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot]
-  statgraph clean [--tag T] [--store F] [tasks.json]
+  statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [tasks.json]
   statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues
   statgraph migrate --queue URL                                set up River's and statgraph's tables
   statgraph version

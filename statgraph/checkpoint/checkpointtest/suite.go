@@ -31,6 +31,8 @@ func Run(t *testing.T, open Open) {
 		{"List", testList},
 		{"DeleteThread", testDeleteThread},
 		{"PutDuplicate", testPutDuplicate},
+		{"Range", testRange},
+		{"DeleteBefore", testDeleteBefore},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentReadersOfOneThread", testConcurrentReadersOfOneThread},
 		{"GraphResumeAfterFailure", testResumeAfterFailure},

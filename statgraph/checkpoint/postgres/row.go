@@ -9,7 +9,7 @@ import (
 
 // columns are the checkpoint columns in the order rows are written; reads
 // select them without tid.
-const columns = "tid, id, parent, step, source, created, delta, state, next, pending, counters, interrupts, resumes, extra"
+const columns = "tid, id, parent, step, source, created, delta, state, next, pending, counters, interrupts, resumes, extra, base"
 
 // colTid is the index of tid in rowArgs' result.
 const colTid = 0
@@ -27,9 +27,13 @@ func rowArgs(tid int64, cp *statgraph.Checkpoint) ([]any, error) {
 		n := cp.Created.UnixNano()
 		created = &n
 	}
+	var base *int64
+	if cp.Base > 0 {
+		base = &cp.Base
+	}
 	return []any{tid, cp.ID, cp.Parent, int64(cp.Step), cp.Source, created, cp.Delta, cp.State,
 		nullText(cols.Next), nullText(cols.Pending), nullText(cols.Counters), nullText(cols.Interrupts), nullText(cols.Resumes),
-		cp.Extra}, nil
+		cp.Extra, base}, nil
 }
 
 // nullText is s, or NULL when s is empty.
@@ -49,12 +53,13 @@ type row struct {
 	delta            bool
 	state, extra     []byte
 	json             rowenc.Raw
+	base             *int64
 }
 
 // dest returns the scan targets of r in the order of columns, without tid.
 func (r *row) dest() []any {
 	return []any{&r.id, &r.parent, &r.step, &r.source, &r.created, &r.delta, &r.state,
-		&r.json.Next, &r.json.Pending, &r.json.Counters, &r.json.Interrupts, &r.json.Resumes, &r.extra}
+		&r.json.Next, &r.json.Pending, &r.json.Counters, &r.json.Interrupts, &r.json.Resumes, &r.extra, &r.base}
 }
 
 // checkpoint builds the checkpoint of thread that r holds. The scanned
@@ -67,6 +72,9 @@ func (r *row) checkpoint(thread string) (*statgraph.Checkpoint, error) {
 	}
 	if r.created != nil {
 		cp.Created = time.Unix(0, *r.created)
+	}
+	if r.base != nil {
+		cp.Base = *r.base
 	}
 	if err := rowenc.Decode(cp, r.json); err != nil {
 		return nil, err

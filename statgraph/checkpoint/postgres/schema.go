@@ -27,7 +27,8 @@ var migrations = [][]string{
 		// One row per checkpoint, as in the SQLite store: created is Unix
 		// nanoseconds (timestamptz keeps only microseconds); next, pending,
 		// counters, interrupts and resumes hold JSON text (see rowenc);
-		// NULL stands for empty. A thread's history is one range of the
+		// base is the oldest checkpoint a load of this one reads
+		// (NULL: unknown). NULL stands for empty. A thread's history is one range of the
 		// primary key.
 		`CREATE TABLE {schema}.checkpoints (
 			tid        bigint   NOT NULL,
@@ -44,6 +45,7 @@ var migrations = [][]string{
 			interrupts text,
 			resumes    text,
 			extra      bytea,
+			base       bigint,
 			PRIMARY KEY (tid, id)
 		)`,
 		// For people reading the tables with psql.

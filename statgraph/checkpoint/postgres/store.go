@@ -92,7 +92,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	return &Store{
 		pool:       pool,
 		where:      where,
-		put:        "INSERT INTO " + q + ".checkpoints (" + columns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+		put:        "INSERT INTO " + q + ".checkpoints (" + columns + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
 		addThread:  "INSERT INTO " + q + ".threads (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
 		findThread: "SELECT tid FROM " + q + ".threads WHERE name = $1",
 		del:        "DELETE FROM " + q + ".checkpoints WHERE tid = (SELECT tid FROM " + q + ".threads WHERE name = $1)",

@@ -9,7 +9,7 @@ import (
 )
 
 // columns are the checkpoint columns in the order rows are written and read.
-const columns = "key, parent, step, source, created, delta, state, next, pending, counters, interrupts, resumes, extra"
+const columns = "key, parent, step, source, created, delta, state, next, pending, counters, interrupts, resumes, extra, base"
 
 // Indexes into a row in the order of columns.
 const (
@@ -26,6 +26,7 @@ const (
 	colInterrupts
 	colResumes
 	colExtra
+	colBase
 	numColumns
 )
 
@@ -52,6 +53,9 @@ func rowArgs(tid int64, cp *statgraph.Checkpoint) ([]any, error) {
 	args[colDelta] = boolInt(cp.Delta)
 	args[colState] = cp.State
 	args[colExtra] = cp.Extra
+	if cp.Base > 0 {
+		args[colBase] = cp.Base
+	}
 	cols, err := rowenc.Encode(cp)
 	if err != nil {
 		return nil, err
@@ -102,6 +106,9 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Chec
 	}
 	cp.State = d.bytes(colState)
 	cp.Extra = d.bytes(colExtra)
+	if vals[colBase] != nil {
+		cp.Base = d.int(colBase)
+	}
 	raw := rowenc.Raw{Next: d.json(colNext), Pending: d.json(colPending), Counters: d.json(colCounters),
 		Interrupts: d.json(colInterrupts), Resumes: d.json(colResumes)}
 	if d.err == nil {
@@ -117,7 +124,7 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Chec
 // columnNames are the names of the columns, by index, for error messages.
 var columnNames = [numColumns]string{
 	"key", "parent", "step", "source", "created", "delta",
-	"state", "next", "pending", "counters", "interrupts", "resumes", "extra",
+	"state", "next", "pending", "counters", "interrupts", "resumes", "extra", "base",
 }
 
 // rowDecoder converts the columns of one row, keeping the first error.

@@ -46,6 +46,12 @@ var migrations = [][]string{
 			FROM threads t JOIN checkpoints c
 			ON c.key BETWEEN t.tid << 32 AND (t.tid << 32) | 0xffffffff`,
 	},
+	1: {
+		// base: the oldest checkpoint a load of this one reads
+		// (statgraph.Checkpoint.Base); NULL in rows of version 0, which
+		// read as 0, unknown.
+		`ALTER TABLE checkpoints ADD COLUMN base INTEGER`,
+	},
 }
 
 // schemaVersion is the version this package writes and reads.

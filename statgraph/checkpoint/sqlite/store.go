@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -24,8 +25,8 @@ type Store struct {
 	writer *sql.DB // one connection: Put and DeleteThread
 	reader *sql.DB // query-only connections: Get and List
 
-	// Prepared statements: the first four on writer, the others on reader.
-	put, addThread, findThread, del, get, list *sql.Stmt
+	// Prepared statements: the first five on writer, the others on reader.
+	put, addThread, findThread, del, delBefore, get, list, rng *sql.Stmt
 
 	tids sync.Map // thread name -> int64 thread number; never changes once set
 }
@@ -129,12 +130,14 @@ func (s *Store) prepare(ctx context.Context) error {
 		dst   **sql.Stmt
 		query string
 	}{
-		{s.writer, &s.put, "INSERT INTO checkpoints (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+		{s.writer, &s.put, "INSERT INTO checkpoints (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
 		{s.writer, &s.addThread, "INSERT INTO threads (name) VALUES (?) ON CONFLICT (name) DO NOTHING"},
 		{s.writer, &s.findThread, "SELECT tid FROM threads WHERE name = ?"},
 		{s.writer, &s.del, "DELETE FROM checkpoints WHERE key BETWEEN (SELECT tid FROM threads WHERE name = ?1) << 32 AND ((SELECT tid FROM threads WHERE name = ?1) << 32) | 4294967295"},
+		{s.writer, &s.delBefore, "DELETE FROM checkpoints WHERE key BETWEEN (SELECT tid FROM threads WHERE name = ?1) << 32 AND ((SELECT tid FROM threads WHERE name = ?1) << 32) | (?2 - 1)"},
 		{s.reader, &s.get, "SELECT " + selected + " FROM threads t, checkpoints c WHERE t.name = ? AND c.key = (t.tid << 32) | ?"},
 		{s.reader, &s.list, "SELECT " + selected + " FROM threads t, checkpoints c WHERE t.name = ? AND " + threadRange + " ORDER BY c.key DESC LIMIT ?"},
+		{s.reader, &s.rng, "SELECT " + selected + " FROM threads t, checkpoints c WHERE t.name = ? AND c.key BETWEEN (t.tid << 32) | ? AND (t.tid << 32) | ? ORDER BY c.key DESC LIMIT ?"},
 	}
 	for _, st := range stmts {
 		stmt, err := st.db.PrepareContext(ctx, st.query)
@@ -150,7 +153,7 @@ func (s *Store) prepare(ctx context.Context) error {
 // Close fail. Close is not safe to call concurrently with other methods.
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.put, s.addThread, s.findThread, s.del, s.get, s.list} {
+	for _, st := range []*sql.Stmt{s.put, s.addThread, s.findThread, s.del, s.delBefore, s.get, s.list, s.rng} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -275,6 +278,29 @@ func (s *Store) List(ctx context.Context, thread string, limit int) ([]*statgrap
 	return s.scan(thread, rows)
 }
 
+// Range returns the checkpoints of thread with IDs in [from, to] (to <= 0:
+// no upper bound), newest first, the newest limit of them when limit > 0,
+// in one range scan of the thread's keys. An empty range gives an empty
+// list and no error; a row that does not decode gives an error wrapping
+// statgraph.ErrCorruptCheckpoint.
+func (s *Store) Range(ctx context.Context, thread string, from, to int64, limit int) ([]*statgraph.Checkpoint, error) {
+	from = max(from, 1)
+	if to <= 0 || to > maxID {
+		to = maxID
+	}
+	if limit <= 0 {
+		limit = -1 // no limit in SQLite
+	}
+	if from > to {
+		return nil, nil
+	}
+	rows, err := s.rng.QueryContext(ctx, thread, from, to, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: reading checkpoints %d..%d of thread %q from %s: %w", from, to, thread, s.path, err)
+	}
+	return s.scan(thread, rows)
+}
+
 // scan reads and closes rows.
 func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, error) {
 	defer rows.Close()
@@ -311,6 +337,48 @@ func (s *Store) DeleteThread(ctx context.Context, thread string) error {
 		return fmt.Errorf("sqlite: deleting thread %q from %s: %w", thread, s.path, err)
 	}
 	return nil
+}
+
+// DeleteBefore removes the checkpoints of thread with IDs below id in one
+// statement (one transaction) and returns how many it removed. The pages
+// they held are reused by later writes; Vacuum gives them back to the file
+// system.
+func (s *Store) DeleteBefore(ctx context.Context, thread string, id int64) (int, error) {
+	if id <= 1 {
+		return 0, nil
+	}
+	res, err := s.delBefore.ExecContext(ctx, thread, min(id, maxID+1))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: deleting checkpoints before %d of thread %q from %s: %w", id, thread, s.path, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// Vacuum rewrites the file without the pages freed by deletions (VACUUM),
+// so their bytes go back to the file system, and returns how many bytes
+// the file (with its write-ahead log) shrank by. It needs as much free disk
+// space as the file's size and blocks the store's writes while it runs;
+// call it when no run is writing, e.g. from a clean-up command.
+func (s *Store) Vacuum(ctx context.Context) (int64, error) {
+	before := s.fileBytes()
+	for _, q := range []string{"VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"} {
+		if _, err := s.writer.ExecContext(ctx, q); err != nil {
+			return 0, fmt.Errorf("sqlite: %s of %s: %w; make sure no other process is using the file and there is free disk space for a copy of it", q, s.path, err)
+		}
+	}
+	return before - s.fileBytes(), nil
+}
+
+// fileBytes is the size of the database file and its write-ahead log.
+func (s *Store) fileBytes() int64 {
+	var n int64
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 var _ statgraph.Checkpointer = (*Store)(nil)

@@ -1,0 +1,297 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// The benchmarks of this file read threads of 1k, 10k and 100k steps back,
+// from SQLite and from the memory checkpointer (encoding, as a durable
+// store does), next to a raw read of the same rows in the same run:
+//
+//	go test -run '^$' -bench 'History|StateRead|ThreadSize' -benchtime 3x ./statgraph/checkpoint/sqlite
+//
+// Two state shapes: "grow" appends one log entry per step (the state grows
+// with the thread: checkpoint size and State's chain read), "flat" keeps a
+// bounded window (whole-thread History, whose output is one state per step).
+// Each benchmark reports ns/op, allocations, peak-MiB (the most heap in use
+// while it ran, sampled) and, for SQLite, the raw read's time as raw-ns and
+// the ratio x-raw.
+
+// histState is the state of the benchmark threads.
+type histState struct {
+	Step   int
+	Status string
+	Log    []string // grow: one entry per step
+	Recent []string // flat: the last four entries
+}
+
+func histGraph(tb testing.TB, cp statgraph.Checkpointer, steps int, grow bool) *statgraph.Graph[histState] {
+	g, err := statgraph.New[histState]().
+		AddNode("step", func(_ context.Context, s histState) (histState, error) {
+			s.Step++
+			s.Status = "step " + strconv.Itoa(s.Step)
+			entry := fmt.Sprintf("entry %06d done", s.Step)
+			if grow {
+				s.Log = append(s.Log, entry)
+			} else {
+				r := append([]string{entry}, s.Recent...)
+				s.Recent = r[:min(len(r), 4)]
+			}
+			return s, nil
+		}).
+		AddEdge(statgraph.Start, "step").
+		AddConditionalEdges("step", func(_ context.Context, s histState) string {
+			if s.Step >= steps {
+				return "end"
+			}
+			return "again"
+		}, map[string]string{"end": statgraph.End, "again": "step"}).
+		Compile(statgraph.WithCheckpointer(cp))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// histThread is a written benchmark thread.
+type histThread struct {
+	g     *statgraph.Graph[histState]
+	store statgraph.Checkpointer
+	path  string // SQLite file; "" for memory
+	bytes int64  // file size after a checkpoint of the WAL
+}
+
+var (
+	histMu      sync.Mutex
+	histThreads = map[string]*histThread{}
+	histDir     string
+)
+
+// thread returns the thread of steps steps in kind ("sqlite" or
+// "memory"), writing it on first use.
+func thread(b *testing.B, kind string, steps int, grow bool) *histThread {
+	histMu.Lock()
+	defer histMu.Unlock()
+	key := fmt.Sprint(kind, steps, grow)
+	if t, ok := histThreads[key]; ok {
+		return t
+	}
+	ctx := context.Background()
+	t := &histThread{}
+	if kind == "memory" {
+		t.store = &statgraph.MemoryCheckpointer{Encode: true}
+	} else {
+		if histDir == "" {
+			d, err := os.MkdirTemp("", "statgraph-histbench-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			histDir = d
+		}
+		t.path = filepath.Join(histDir, key+".db")
+		s, err := Open(ctx, t.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.store = s
+	}
+	t.g = histGraph(b, t.store, steps, grow)
+	if _, err := t.g.Invoke(ctx, histState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(steps+10)); err != nil {
+		b.Fatal(err)
+	}
+	if t.path != "" {
+		if _, err := t.store.(*Store).writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			b.Fatal(err)
+		}
+		fi, err := os.Stat(t.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.bytes = fi.Size()
+	}
+	histThreads[key] = t
+	return t
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if histDir != "" {
+		os.RemoveAll(histDir)
+	}
+	os.Exit(code)
+}
+
+// peakHeap samples the heap in use until stop is called, which returns the
+// most seen, in MiB above the level at the start.
+func peakHeap() (stop func() float64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base, peak := ms.HeapInuse, ms.HeapInuse
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		<-finished
+		return float64(peak-base) / (1 << 20)
+	}
+}
+
+// rawRows reads the thread's rows with key >= from (all columns, as bytes)
+// and returns how many it read.
+func rawRows(b *testing.B, t *histThread, from int64) int {
+	rows, err := t.store.(*Store).reader.Query("SELECT "+columns+" FROM checkpoints WHERE key >= ? ORDER BY key", from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var vals [numColumns]sql.RawBytes
+	dst := make([]any, numColumns)
+	for i := range vals {
+		dst[i] = &vals[i]
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(dst...); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// rawTime is the median time of a raw read of the rows from key from.
+func rawTime(b *testing.B, t *histThread, from int64) time.Duration {
+	ds := make([]time.Duration, 5)
+	for i := range ds {
+		start := time.Now()
+		rawRows(b, t, from)
+		ds[i] = time.Since(start)
+	}
+	return median(ds)
+}
+
+// measure runs op in the benchmark loop and reports peak heap and, for
+// SQLite, the raw read of the rows from key from.
+func measure(b *testing.B, t *histThread, from int64, op func() error) {
+	var raw time.Duration
+	if t.path != "" {
+		raw = rawTime(b, t, from)
+	}
+	b.ReportAllocs()
+	stop := peakHeap()
+	start := time.Now()
+	n := 0
+	for b.Loop() {
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	elapsed := time.Since(start)
+	b.ReportMetric(stop(), "peak-MiB")
+	if t.path != "" {
+		b.ReportMetric(float64(raw.Nanoseconds()), "raw-ns")
+		b.ReportMetric(float64(elapsed.Nanoseconds())/float64(n)/float64(raw.Nanoseconds()), "x-raw")
+		b.ReportMetric(float64(t.bytes)/(1<<20), "db-MiB")
+	}
+}
+
+var histSizes = []int{1_000, 10_000, 100_000}
+
+// BenchmarkStateRead reads the latest snapshot of a growing thread; raw is
+// the rows from its last full state on.
+func BenchmarkStateRead(b *testing.B) {
+	for _, kind := range []string{"sqlite", "memory"} {
+		for _, n := range histSizes {
+			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
+				t := thread(b, kind, n, true)
+				var from int64
+				if t.path != "" {
+					if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0").Scan(&from); err != nil {
+						b.Fatal(err)
+					}
+				}
+				measure(b, t, from, func() error {
+					s, err := t.g.State(context.Background(), "t")
+					if err == nil && len(s.State.Log) != n {
+						err = fmt.Errorf("state has %d entries, want %d", len(s.State.Log), n)
+					}
+					return err
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkHistoryWhole lists every snapshot of a flat thread; raw is all
+// of its rows.
+func BenchmarkHistoryWhole(b *testing.B) {
+	for _, kind := range []string{"sqlite", "memory"} {
+		for _, n := range histSizes {
+			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
+				t := thread(b, kind, n, false)
+				measure(b, t, 0, func() error {
+					h, err := t.g.History(context.Background(), "t", 0)
+					if err == nil && len(h) != n+1 {
+						err = fmt.Errorf("history has %d snapshots, want %d", len(h), n+1)
+					}
+					return err
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkHistoryPage lists the newest 100 snapshots of a growing thread;
+// raw is the rows from the last full state before the page on.
+func BenchmarkHistoryPage(b *testing.B) {
+	for _, kind := range []string{"sqlite", "memory"} {
+		for _, n := range histSizes {
+			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
+				t := thread(b, kind, n, true)
+				var from int64
+				if t.path != "" {
+					if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0 AND key <= (SELECT max(key) - 99 FROM checkpoints)").Scan(&from); err != nil {
+						b.Fatal(err)
+					}
+				}
+				measure(b, t, from, func() error {
+					h, err := t.g.History(context.Background(), "t", 100)
+					if err == nil && (len(h) != 100 || len(h[0].State.Log) != n) {
+						err = fmt.Errorf("history has %d snapshots, want 100 ending at %d entries", len(h), n)
+					}
+					return err
+				})
+			})
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package statgraph_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// growState grows by one log entry per step.
+type growState struct {
+	Step int
+	Log  []string
+}
+
+// growGraph runs one node steps times, appending to the log each time.
+func growGraph(t testing.TB, cp statgraph.Checkpointer, steps int) *statgraph.Graph[growState] {
+	t.Helper()
+	g, err := statgraph.New[growState]().
+		AddNode("step", func(_ context.Context, s growState) (growState, error) {
+			s.Step++
+			s.Log = append(s.Log, fmt.Sprintf("entry %06d done", s.Step))
+			return s, nil
+		}).
+		AddEdge(statgraph.Start, "step").
+		AddConditionalEdges("step", func(_ context.Context, s growState) string {
+			if s.Step >= steps {
+				return "end"
+			}
+			return "again"
+		}, map[string]string{"end": statgraph.End, "again": "step"}).
+		Compile(statgraph.WithCheckpointer(cp))
+	require.NoError(t, err)
+	return g
+}
+
+func runGrow(t testing.TB, cp statgraph.Checkpointer, thread string, steps int) *statgraph.Graph[growState] {
+	t.Helper()
+	g := growGraph(t, cp, steps)
+	_, err := g.Invoke(context.Background(), growState{}, statgraph.WithThread(thread), statgraph.WithStepLimit(steps+5))
+	require.NoError(t, err)
+	return g
+}
+
+// countingStore counts the reads that reach the store.
+type countingStore struct {
+	*statgraph.MemoryCheckpointer
+	gets, lists, ranges atomic.Int64
+}
+
+func (s *countingStore) Get(ctx context.Context, thread string, id int64) (*statgraph.Checkpoint, error) {
+	s.gets.Add(1)
+	return s.MemoryCheckpointer.Get(ctx, thread, id)
+}
+
+func (s *countingStore) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
+	s.lists.Add(1)
+	return s.MemoryCheckpointer.List(ctx, thread, limit)
+}
+
+func (s *countingStore) Range(ctx context.Context, thread string, from, to int64, limit int) ([]*statgraph.Checkpoint, error) {
+	s.ranges.Add(1)
+	return s.MemoryCheckpointer.Range(ctx, thread, from, to, limit)
+}
+
+func (s *countingStore) reads() int64 { return s.gets.Load() + s.lists.Load() + s.ranges.Load() }
+
+// TestStateReadsItsChainInOneRange: the latest state of a long thread,
+// deep in a delta chain, costs one Get and one Range, not one Get per
+// ancestor (and again for the counters).
+func TestStateReadsItsChainInOneRange(t *testing.T) {
+	store := &countingStore{MemoryCheckpointer: &statgraph.MemoryCheckpointer{Encode: true}}
+	g := runGrow(t, store, "t", 600)
+	latest, err := store.MemoryCheckpointer.Get(t.Context(), "t", 0)
+	require.NoError(t, err)
+	require.True(t, latest.Delta, "the latest checkpoint is a delta")
+	require.Less(t, latest.Base, latest.ID-2, "its chain has several rows")
+
+	before := store.reads()
+	snap, err := g.State(t.Context(), "t")
+	require.NoError(t, err)
+	require.Len(t, snap.State.Log, 600)
+	require.Equal(t, 600, snap.Counters["step"])
+	require.EqualValues(t, 2, store.reads()-before, "store reads for State")
+
+	// A run continuing the thread (here: a new run on the finished thread)
+	// loads it the same way.
+	before = store.reads()
+	_, err = g.UpdateState(t.Context(), "t", growState{Step: 600, Log: snap.State.Log}, "")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, store.reads()-before, "store reads for UpdateState")
+}
+
+// TestHistoryPages lists a thread page by page with HistoryBefore and gets
+// the same snapshots as one whole History, each page costing two reads.
+func TestHistoryPages(t *testing.T) {
+	for _, name := range []string{"values", "encoded"} {
+		t.Run(name, func(t *testing.T) {
+			store := &countingStore{MemoryCheckpointer: &statgraph.MemoryCheckpointer{Encode: name == "encoded"}}
+			const steps = 700
+			g := runGrow(t, store, "t", steps)
+			whole, err := g.History(t.Context(), "t", 0)
+			require.NoError(t, err)
+			require.Len(t, whole, steps+1)
+			for i, s := range whole {
+				require.Len(t, s.State.Log, s.Step, "snapshot %d", i)
+				if i > 0 {
+					require.Equal(t, whole[i-1].CheckpointID-1, s.CheckpointID, "newest first")
+				}
+				require.Equal(t, s.Step, s.Counters["step"], "counters of snapshot %d", i)
+			}
+
+			var paged []statgraph.Snapshot[growState]
+			before := int64(0)
+			for pages := 0; ; pages++ {
+				require.Less(t, pages, 100, "paging does not end")
+				n := store.reads()
+				page, err := g.HistoryBefore(t.Context(), "t", before, 64)
+				require.NoError(t, err)
+				require.LessOrEqual(t, store.reads()-n, int64(2), "store reads for page %d", pages)
+				if len(page) == 0 {
+					break
+				}
+				require.LessOrEqual(t, len(page), 64)
+				paged = append(paged, page...)
+				before = page[len(page)-1].CheckpointID
+			}
+			require.Equal(t, len(whole), len(paged))
+			for i := range whole {
+				require.Equal(t, whole[i], paged[i], "snapshot %d", i)
+			}
+		})
+	}
+}
+
+// TestHistoryMatchesState: every snapshot of History equals what State
+// said when its checkpoint was the latest.
+func TestHistoryMatchesState(t *testing.T) {
+	store := &statgraph.MemoryCheckpointer{Encode: true}
+	g := growGraph(t, store, 300)
+	want := map[int64]statgraph.Snapshot[growState]{}
+	for ev, err := range g.Stream(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(400)) {
+		require.NoError(t, err)
+		if ev.Kind == statgraph.EventCheckpoint {
+			s, err := g.State(t.Context(), "t")
+			require.NoError(t, err)
+			want[s.CheckpointID] = s
+		}
+	}
+	hist, err := g.History(t.Context(), "t", 0)
+	require.NoError(t, err)
+	require.Len(t, hist, len(want))
+	for _, s := range hist {
+		require.Equal(t, want[s.CheckpointID], s, "checkpoint %d", s.CheckpointID)
+	}
+}
+
+// TestCheckpointBytesLinear: with a state that grows by one entry per step,
+// the bytes stored grow linearly with the steps (four times the steps, at
+// most about four times the bytes), not quadratically as with a full state
+// every fixed number of steps.
+func TestCheckpointBytesLinear(t *testing.T) {
+	size := func(steps int) int {
+		store := &statgraph.MemoryCheckpointer{Encode: true}
+		runGrow(t, store, "t", steps)
+		list, err := store.List(t.Context(), "t", 0)
+		require.NoError(t, err)
+		n := 0
+		for _, c := range list {
+			n += len(c.State)
+		}
+		return n
+	}
+	small, large := size(1000), size(4000)
+	t.Logf("state bytes: %d at 1000 steps, %d at 4000", small, large)
+	require.Less(t, large, 5*small, "bytes at 4000 steps over bytes at 1000: "+strconv.FormatFloat(float64(large)/float64(small), 'f', 1, 64))
+}
+
+// TestPrune keeps the last checkpoints of a finished thread (and the rows
+// they are rebuilt from), deletes the rest, and leaves every remaining
+// snapshot loadable and equal to what it was.
+func TestPrune(t *testing.T) {
+	for _, name := range []string{"values", "encoded"} {
+		t.Run(name, func(t *testing.T) {
+			store := &statgraph.MemoryCheckpointer{Encode: name == "encoded"}
+			g := runGrow(t, store, "t", 500)
+			whole, err := g.History(t.Context(), "t", 0)
+			require.NoError(t, err)
+			byID := map[int64]statgraph.Snapshot[growState]{}
+			for _, s := range whole {
+				byID[s.CheckpointID] = s
+			}
+			left := len(whole)
+			for _, keep := range []int{50, 1} {
+				n, err := statgraph.Prune(t.Context(), store, "t", keep)
+				require.NoError(t, err)
+				rest, err := g.History(t.Context(), "t", 0)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, len(rest), keep)
+				require.Equal(t, left-n, len(rest), "checkpoints left after keeping %d", keep)
+				require.Less(t, len(rest), len(whole)/2, "keep %d deleted too little", keep)
+				left = len(rest)
+				for _, s := range rest {
+					require.Equal(t, byID[s.CheckpointID], s, "checkpoint %d after keeping %d", s.CheckpointID, keep)
+				}
+				st, err := g.State(t.Context(), "t")
+				require.NoError(t, err)
+				require.Equal(t, whole[0], st)
+			}
+			// The thread goes on.
+			_, err = g.UpdateState(t.Context(), "t", growState{Step: 1}, "")
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestPruneRefusesUnfinished: a thread that would resume keeps everything.
+func TestPruneRefusesUnfinished(t *testing.T) {
+	store := &statgraph.MemoryCheckpointer{Encode: true}
+	g := growGraph(t, store, 100)
+	_, err := g.Invoke(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(50))
+	require.Error(t, err, "the step limit stops the run")
+	before, err := store.List(t.Context(), "t", 0)
+	require.NoError(t, err)
+	_, err = statgraph.Prune(t.Context(), store, "t", 1)
+	require.ErrorContains(t, err, "has not finished")
+	after, err := store.List(t.Context(), "t", 0)
+	require.NoError(t, err)
+	require.Len(t, after, len(before))
+	_, err = statgraph.Prune(t.Context(), store, "t", 0)
+	require.ErrorContains(t, err, "keep at least")
+}
+
+// TestReadsRowsWithoutBase: checkpoints written before Base existed (Base
+// 0) still load, one Get per ancestor, and Prune refuses them.
+func TestReadsRowsWithoutBase(t *testing.T) {
+	store := &statgraph.MemoryCheckpointer{Encode: true}
+	g := runGrow(t, store, "t", 300)
+	want, err := g.History(t.Context(), "t", 0)
+	require.NoError(t, err)
+	list, err := store.List(t.Context(), "t", 0)
+	require.NoError(t, err)
+	for _, c := range list {
+		c.Base = 0 // as an older statgraph wrote them
+	}
+	st, err := g.State(t.Context(), "t")
+	require.NoError(t, err)
+	require.Equal(t, want[0], st)
+	got, err := g.History(t.Context(), "t", 0)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	_, err = statgraph.Prune(t.Context(), store, "t", 1)
+	require.ErrorContains(t, err, "older statgraph")
+}
