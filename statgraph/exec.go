@@ -14,6 +14,7 @@ type nodeInfo struct {
 	node    string
 	attempt int
 	step    int
+	left    int               // super-steps the run may take after this one
 	resumes map[string][]byte // values given to Resume, by interrupt id
 	calls   int               // Interrupt calls so far in this attempt
 	raised  []Interruption    // interrupts raised by this attempt
@@ -49,6 +50,17 @@ func Attempt(ctx context.Context) int {
 	return 0
 }
 
+// RemainingSteps returns how many more super-steps the run may take after
+// the current one before it ends with ErrStepLimit (0 in its last allowed
+// step), so that a looping node can wrap up in time. Outside a node it
+// returns 0.
+func RemainingSteps(ctx context.Context) int {
+	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
+		return info.left
+	}
+	return 0
+}
+
 // NodeName returns the name of the running node, or "" outside a node.
 func NodeName(ctx context.Context) string {
 	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
@@ -63,6 +75,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	sl.nctx.Context = r.ctx
 	info := &sl.nctx.info
 	info.node, info.step, info.resumes = n.name, r.step, r.resumes
+	info.left = r.cfg.stepLimit - r.step
 	sl.retry = sl.retry[:0]
 	if r.gs != nil && r.beforeExec(sl, n) {
 		return
@@ -162,10 +175,19 @@ func (r *run[S]) call(ctx context.Context, n *node[S], in S, attempt int) (out S
 		defer cancel()
 	}
 	out, err = n.fn(ctx, in)
+	if err == nil && n.timeout > 0 && ctx.Err() != nil {
+		// The node ignored its ctx: its late result is refused.
+		err = lateError(n, ctx.Err())
+	}
 	if err != nil {
 		err = nodeError(n.name, attempt, err)
 	}
 	return out, err
+}
+
+//go:noinline
+func lateError[S any](n *node[S], err error) error {
+	return fmt.Errorf("returned after its WithTimeout(%v) deadline without heeding its ctx; its result is refused: %w", n.timeout, err)
 }
 
 //go:noinline

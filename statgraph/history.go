@@ -81,8 +81,9 @@ func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint, memo map[int64]
 // merged into the latest state (through the reducer, or replacing it when
 // the graph has none), as if node asNode had returned it: the next nodes are
 // the ones asNode's edges lead to. With asNode "" the next nodes stay as
-// they were. The next Invoke on the thread continues from there. It returns
-// the new checkpoint's id.
+// they were. With asNode End nothing runs next: the thread is finished and
+// any pending interrupt dismissed. The next Invoke on the thread continues
+// from there. It returns the new checkpoint's id.
 func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asNode string) (int64, error) {
 	r := g.newRun([]RunOption{WithThread(thread)})
 	r.ctx = ctx
@@ -121,14 +122,18 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 		r.state = update
 	}
 	var ints []Interruption
-	if asNode == "" {
+	switch asNode {
+	case End:
+		// The thread is finished: nothing runs next and any pending
+		// interrupt is dismissed.
+	case "":
 		for _, name := range latest.Next {
 			r.next = append(r.next, g.byName[name])
 		}
 		for _, in := range latest.Interrupts {
 			ints = append(ints, Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload})
 		}
-	} else {
+	default:
 		i, ok := g.byName[asNode]
 		if !ok {
 			return 0, fmt.Errorf("statgraph: UpdateState as node %q: the graph has no such node", asNode)

@@ -124,8 +124,9 @@ func (s *saver[S]) encode(cp *Checkpoint, state S) error {
 
 // restore loads the thread's checkpoint (the latest, or the one chosen with
 // FromCheckpoint) and reports whether the run continues from it. A thread
-// whose latest run finished starts a new run from the input.
-func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
+// whose latest run finished starts a new run from the input; an unfinished
+// one continues with input merged in (see WithThread).
+func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool, error) {
 	s := r.saver
 	latest, err := s.cp.Get(ctx, s.thread, 0)
 	if errors.Is(err, ErrNoCheckpoint) {
@@ -156,6 +157,9 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 		return false, err
 	}
 	r.state, s.prev, s.havePrev = state, state, true
+	if resume == nil && r.cfg.from == 0 && r.g.reducer != nil {
+		r.state = r.g.reducer(state, input)
+	}
 	r.step = c.Step
 	counters, err := loadCounters(ctx, s.cp, c)
 	if err != nil {

@@ -21,8 +21,18 @@ type runConfig struct {
 }
 
 // WithThread names the run's thread. On a graph with a checkpointer the
-// thread keys its checkpoints: a thread with an unfinished run is continued
-// from its latest checkpoint instead of starting again.
+// thread keys its checkpoints and keeps its state across runs:
+//
+//   - a thread whose last run finished starts a new run from Start, with the
+//     input merged into the thread's state through the reducer (a chat's
+//     next message); without a reducer the input replaces the state;
+//   - a thread with an unfinished run (a node failed, or the process
+//     stopped) is continued from its latest checkpoint: with a reducer the
+//     input is merged into the checkpoint's state first (so a zero input
+//     changes nothing); without one the input is ignored, as there is no way
+//     to merge it, and the checkpoint's state is kept;
+//   - a thread paused at an interrupt is an error wrapping ErrInterrupted:
+//     continue it with Resume, or dismiss the pause with UpdateState.
 func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
 
 // WithStepLimit ends the run with ErrStepLimit after n super-steps.
@@ -72,6 +82,7 @@ type run[S any] struct {
 	saver     *saver[S]
 	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
 	skipAhead bool                             // resuming past an interrupt-before: don't pause again
+	paused    bool                             // the last checkpoint saved holds the frontier's pause
 	pending   []PendingWrite                   // updates of nodes already done in the current step
 	gs        *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
 	source    func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
@@ -156,7 +167,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		return fmt.Errorf("statgraph: the graph has a checkpointer: pass WithThread(id) so the run can be saved and resumed")
 	}
 	r.saver = &saver[S]{g: r.g, cp: cp, thread: r.cfg.thread}
-	continued, err := r.restore(ctx, resume)
+	continued, err := r.restore(ctx, input, resume)
 	if err != nil {
 		return err
 	}
@@ -164,9 +175,14 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		if err := r.begin(ctx, input); err != nil {
 			return err
 		}
-		if err := r.saveStep(SourceInput, 0, r.frontier, nil, nil); err != nil {
+		var ints []Interruption
+		if r.g.before != nil {
+			ints = r.pauses(nil, r.frontier)
+		}
+		if err := r.saveStep(SourceInput, 0, r.frontier, nil, ints); err != nil {
 			return err
 		}
+		r.paused = ints != nil
 	}
 	r.emitStart()
 	return nil
@@ -182,6 +198,9 @@ func (r *run[S]) begin(ctx context.Context, input S) error {
 		}
 	}
 	r.state = input
+	if s := r.saver; s != nil && s.havePrev && r.g.reducer != nil {
+		r.state = r.g.reducer(s.prev, input) // a finished thread's next run
+	}
 	if r.gs != nil {
 		r.gs.recordStart(input, 0)
 	}
@@ -307,15 +326,19 @@ func (r *run[S]) superstep() error {
 	if len(r.next) > 1 {
 		slices.Sort(r.next)
 	}
+	var ints []Interruption
+	if r.g.after != nil || r.g.before != nil {
+		ints = r.pauses(r.frontier, r.next)
+	}
 	if r.saver != nil {
-		if err := r.saveStep(SourceLoop, r.step, r.next, nil, nil); err != nil {
+		if err := r.saveStep(SourceLoop, r.step, r.next, nil, ints); err != nil {
 			return err
 		}
+		r.paused = ints != nil
 	}
-	ran := r.frontier
-	r.frontier, r.next = r.next, ran
-	if r.g.after != nil {
-		return r.pauseAfter(ran)
+	r.frontier, r.next = r.next, r.frontier
+	if ints != nil && ints[0].When == "after" {
+		return r.interrupted(ints)
 	}
 	return nil
 }
