@@ -3,6 +3,7 @@ package statgraph
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,7 @@ type Builder[S any] struct {
 	order    []string // node names in the order they were added
 	edges    []edgeSpec
 	branches map[string]*branchSpec[S]
+	joins    []joinSpec
 	reducer  Reducer[S]
 	codec    Codec[S]
 	problems []string
@@ -102,6 +104,9 @@ func (b *Builder[S]) addSpec(method, name string, opts []NodeOption) *nodeSpec[S
 		return nil
 	case name == Start || name == End:
 		b.problem("%s(%q): the name is reserved for the graph's entry or exit", method, name)
+		return nil
+	case strings.HasPrefix(name, "__"):
+		b.problem("%s(%q): names starting with \"__\" are reserved for the engine", method, name)
 		return nil
 	case b.nodes[name] != nil:
 		b.problem("%s(%q): a node with this name already exists", method, name)

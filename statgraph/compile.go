@@ -34,6 +34,7 @@ type Graph[S any] struct {
 	trace   io.Writer
 	single  [][]string    // per node: []string{name}, shared by checkpoints
 	gates   *gateGraph[S] // validators, gates and retry targets; nil without gates
+	joins   []join        // waiting joins (AddJoin)
 }
 
 type node[S any] struct {
@@ -47,6 +48,7 @@ type node[S any] struct {
 	kind    nodeKind
 	val     *validatorNode[S] // kind validatorKind
 	gate    *gateNode[S]      // kind gateKind
+	joinIn  []joinIn          // the waiting joins the node is a source of
 }
 
 type branch[S any] struct {
@@ -205,6 +207,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	for _, n := range append([]*node[S]{&g.start}, g.nodes...) {
 		slices.Sort(n.next)
 	}
+	g.compileJoins(b, resolve, add)
 	g.compileGates(b, add)
 	if len(g.start.next) == 0 && g.start.branch == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
@@ -279,7 +282,7 @@ func (g *Graph[S]) flags(names []string, opt string, add func(string, ...any)) [
 // successors returns every node the node can lead to, static, routed or,
 // for a gate, its failure node (retries are not successors).
 func (n *node[S]) successors() []int {
-	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) {
+	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil {
 		return n.next
 	}
 	out := slices.Clone(n.next)
@@ -290,6 +293,9 @@ func (n *node[S]) successors() []int {
 	}
 	if n.gate != nil && n.gate.failTo >= 0 {
 		out = append(out, n.gate.failTo)
+	}
+	for _, in := range n.joinIn {
+		out = append(out, in.to)
 	}
 	return out
 }

@@ -45,6 +45,9 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 				emit(n.branch.to[k], k)
 			}
 		}
+		for _, in := range n.joinIn {
+			emit(in.to, "join")
+		}
 		if gn := n.gate; gn != nil {
 			if gn.failTo >= 0 {
 				emit(gn.failTo, "exhausted")
@@ -63,7 +66,7 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 }
 
 // Mermaid returns a Mermaid flowchart of the graph. Conditional edges are
-// labelled with their path-map keys; edges back to an earlier node (retry
+// labelled with their path-map keys, a waiting join's edges with "join"; edges back to an earlier node (retry
 // loops) are dashed, and a gate's retry edges are dashed and labelled with
 // their limit ("retry ≤2"). Gates are drawn as hexagons.
 func (g *Graph[S]) Mermaid() string {

@@ -116,6 +116,9 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 			return 0, err
 		}
 	}
+	if _, err := r.loadRecords(ctx, latest); err != nil {
+		return 0, err
+	}
 	if g.reducer != nil {
 		r.state = g.reducer(state, update)
 	} else {

@@ -46,6 +46,9 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		Next:    r.nextNames(next),
 		Pending: pending,
 	}
+	if rec := r.records(); rec != nil {
+		cp.Pending = slices.Concat(pending, rec)
+	}
 	if source != SourceLoop || pending != nil || ints != nil || s.sinceCounters >= FullEvery-1 {
 		cp.Counters = make(map[string]int, len(r.counters))
 		for i, c := range r.counters {
@@ -183,7 +186,9 @@ func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool,
 		r.frontier = append(r.frontier, i)
 	}
 	slices.Sort(r.frontier)
-	r.pending = c.Pending
+	if r.pending, err = r.loadRecords(ctx, c); err != nil {
+		return false, err
+	}
 	if len(c.Resumes) > 0 {
 		r.resumes = maps.Clone(c.Resumes)
 	}

@@ -80,6 +80,7 @@ type run[S any] struct {
 	slots     []slot[S]
 	counters  []int // per node: executions so far
 	saver     *saver[S]
+	joins     joinState // waiting joins' arrivals (join.go)
 	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
 	skipAhead bool                             // resuming past an interrupt-before: don't pause again
 	paused    bool                             // the last checkpoint saved holds the frontier's pause
@@ -375,6 +376,9 @@ func (r *run[S]) merge() error {
 // route follows n's edges on the current state, adding the destinations to
 // r.next once each.
 func (r *run[S]) route(n *node[S]) error {
+	if n.joinIn != nil {
+		r.arrive(n)
+	}
 	for _, t := range n.next {
 		r.add(t)
 	}

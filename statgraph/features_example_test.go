@@ -1,0 +1,51 @@
+package statgraph_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// Research is the state of the examples below: findings appended by
+// parallel branches.
+type Research struct {
+	Findings []string
+	Summary  string
+}
+
+func mergeResearch(cur, upd Research) Research {
+	cur.Findings = statgraph.Append(cur.Findings, upd.Findings)
+	cur.Summary = statgraph.Last(cur.Summary, upd.Summary)
+	return cur
+}
+
+func finding(text string) statgraph.NodeFunc[Research] {
+	return func(context.Context, Research) (Research, error) {
+		return Research{Findings: []string{text}}, nil
+	}
+}
+
+// A waiting join: "write" runs once, after the one-step web search and the
+// three-step paper search have both finished.
+func ExampleBuilder_AddJoin() {
+	b := statgraph.New[Research]().SetReducer(mergeResearch).
+		AddNode("web", finding("web")).
+		AddNode("find", finding("paper found")).
+		AddNode("read", finding("paper read")).
+		AddNode("cite", finding("paper cited")).
+		AddNode("write", func(_ context.Context, r Research) (Research, error) {
+			return Research{Summary: fmt.Sprintf("%d findings", len(r.Findings))}, nil
+		}).
+		AddEdge(statgraph.Start, "web").AddEdge(statgraph.Start, "find").
+		AddEdge("find", "read").AddEdge("read", "cite").
+		AddJoin([]string{"web", "cite"}, "write").
+		AddEdge("write", statgraph.End)
+	g, err := b.Compile()
+	if err != nil {
+		panic(err)
+	}
+	out, _ := g.Invoke(context.Background(), Research{})
+	fmt.Println(out.Summary)
+	// Output: 4 findings
+}
