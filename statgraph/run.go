@@ -80,7 +80,7 @@ type run[S any] struct {
 	slots     []slot[S]
 	counters  []int // per node: executions so far
 	saver     *saver[S]
-	joins     joinState // waiting joins' arrivals (join.go)
+	joins     joinState                        // waiting joins' arrivals (join.go)
 	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
 	skipAhead bool                             // resuming past an interrupt-before: don't pause again
 	paused    bool                             // the last checkpoint saved holds the frontier's pause
