@@ -44,6 +44,7 @@ type Builder[S any] struct {
 	edges    []edgeSpec
 	branches map[string]*branchSpec[S]
 	joins    []joinSpec
+	fans     map[string]*fanSpec[S] // AddSends, by source
 	reducer  Reducer[S]
 	codec    Codec[S]
 	problems []string

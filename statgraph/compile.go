@@ -49,6 +49,7 @@ type node[S any] struct {
 	val     *validatorNode[S] // kind validatorKind
 	gate    *gateNode[S]      // kind gateKind
 	joinIn  []joinIn          // the waiting joins the node is a source of
+	fan     *fanOut[S]        // AddSends
 }
 
 type branch[S any] struct {
@@ -208,6 +209,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		slices.Sort(n.next)
 	}
 	g.compileJoins(b, resolve, add)
+	g.compileFans(b, resolve, nodeOf, add)
 	g.compileGates(b, add)
 	if len(g.start.next) == 0 && g.start.branch == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
@@ -282,7 +284,7 @@ func (g *Graph[S]) flags(names []string, opt string, add func(string, ...any)) [
 // successors returns every node the node can lead to, static, routed or,
 // for a gate, its failure node (retries are not successors).
 func (n *node[S]) successors() []int {
-	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil {
+	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil && n.fan == nil {
 		return n.next
 	}
 	out := slices.Clone(n.next)
@@ -296,6 +298,11 @@ func (n *node[S]) successors() []int {
 	}
 	for _, in := range n.joinIn {
 		out = append(out, in.to)
+	}
+	if n.fan != nil {
+		for _, name := range n.fan.names {
+			out = append(out, n.fan.to[name])
+		}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ type drawEdge struct {
 	from, to string
 	label    string // path-map key of a conditional edge
 	back     bool   // leads back to an earlier node (a retry edge)
+	dashed   bool   // drawn dashed: a Send edge
 }
 
 // edgesForDrawing lists every edge in a fixed order, marking back edges:
@@ -48,6 +49,13 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 		for _, in := range n.joinIn {
 			emit(in.to, "join")
 		}
+		if n.fan != nil {
+			for _, name := range n.fan.names {
+				at := len(out)
+				emit(n.fan.to[name], sendKey)
+				out[at].dashed = true
+			}
+		}
 		if gn := n.gate; gn != nil {
 			if gn.failTo >= 0 {
 				emit(gn.failTo, "exhausted")
@@ -66,9 +74,11 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 }
 
 // Mermaid returns a Mermaid flowchart of the graph. Conditional edges are
-// labelled with their path-map keys, a waiting join's edges with "join"; edges back to an earlier node (retry
-// loops) are dashed, and a gate's retry edges are dashed and labelled with
-// their limit ("retry ≤2"). Gates are drawn as hexagons.
+// labelled with their path-map keys and a waiting join's edges with "join";
+// edges back to an earlier node (retry loops) are dashed, a gate's retry
+// edges are dashed and labelled with their limit ("retry ≤2"), and Send
+// edges (AddSends) are dashed and labelled "send". Gates are drawn as
+// hexagons.
 func (g *Graph[S]) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
@@ -84,7 +94,7 @@ func (g *Graph[S]) Mermaid() string {
 	for _, e := range g.edgesForDrawing() {
 		from, to := mermaidID(e.from), mermaidID(e.to)
 		switch {
-		case e.back && e.label != "":
+		case (e.back || e.dashed) && e.label != "":
 			fmt.Fprintf(&b, "    %s -. %s .-> %s\n", from, e.label, to)
 		case e.back:
 			fmt.Fprintf(&b, "    %s -.-> %s\n", from, to)
@@ -132,6 +142,8 @@ func (g *Graph[S]) DOT() string {
 		}
 		if e.back {
 			attrs = append(attrs, "style=dashed", "constraint=false")
+		} else if e.dashed {
+			attrs = append(attrs, "style=dashed")
 		}
 		fmt.Fprintf(&b, "    %q -> %q", e.from, e.to)
 		if len(attrs) > 0 {

@@ -88,7 +88,11 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 		if r.emit != nil && !r.startAttempt(sl, n, attempt) {
 			return
 		}
-		out, err := r.call(&sl.nctx, n, r.state, attempt)
+		in := &r.state
+		if sl.in != nil {
+			in = sl.in
+		}
+		out, err := r.call(&sl.nctx, n, *in, attempt)
 		if err == nil {
 			sl.out, sl.err = out, nil
 			if r.emit != nil {

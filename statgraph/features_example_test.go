@@ -49,3 +49,32 @@ func ExampleBuilder_AddJoin() {
 	fmt.Println(out.Summary)
 	// Output: 4 findings
 }
+
+// Send as map-reduce: "plan" decides at run time which topics to research,
+// one "research" task per topic, each with its topic as its own input; the
+// tasks run in parallel and "summarise" sees every finding, in send order.
+func ExampleSend() {
+	b := statgraph.New[Research]().SetReducer(mergeResearch).
+		AddNode("plan", func(context.Context, Research) (Research, error) { return Research{}, nil }).
+		AddSends("plan", func(_ context.Context, r Research) []statgraph.Send[Research] {
+			var tasks []statgraph.Send[Research]
+			for _, topic := range []string{"graphs", "queues", "checkpoints"} {
+				tasks = append(tasks, statgraph.Send[Research]{To: "research", Input: Research{Summary: topic}})
+			}
+			return tasks
+		}, "research").
+		AddNode("research", func(_ context.Context, topic Research) (Research, error) {
+			return Research{Findings: []string{"notes on " + topic.Summary}}, nil
+		}).
+		AddNode("summarise", func(_ context.Context, r Research) (Research, error) {
+			return Research{Summary: fmt.Sprint(r.Findings)}, nil
+		}).
+		AddEdge(statgraph.Start, "plan").AddEdge("research", "summarise").AddEdge("summarise", statgraph.End)
+	g, err := b.Compile()
+	if err != nil {
+		panic(err)
+	}
+	out, _ := g.Invoke(context.Background(), Research{})
+	fmt.Println(out.Summary)
+	// Output: [notes on graphs notes on queues notes on checkpoints]
+}

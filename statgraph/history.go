@@ -128,7 +128,8 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	switch asNode {
 	case End:
 		// The thread is finished: nothing runs next and any pending
-		// interrupt is dismissed.
+		// interrupt or Send is dismissed.
+		r.sends = nil
 	case "":
 		for _, name := range latest.Next {
 			r.next = append(r.next, g.byName[name])
@@ -142,9 +143,11 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 			return 0, fmt.Errorf("statgraph: UpdateState as node %q: the graph has no such node", asNode)
 		}
 		r.step = latest.Step
+		r.sends = nil // the pending Sends are replaced by asNode's
 		if err := r.route(g.nodes[i]); err != nil {
 			return 0, err
 		}
+		r.sends, r.nextSends = r.nextSends, nil
 	}
 	if err := r.saveStep(SourceUpdate, latest.Step, r.next, nil, ints); err != nil {
 		return 0, err

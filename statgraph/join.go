@@ -164,11 +164,20 @@ func (r *run[S]) loadJoin(c *Checkpoint, pw PendingWrite) error {
 // records returns the engine's bookkeeping saved with every checkpoint as
 // reserved pending-write entries (their names start with "__", which no
 // node name may): join waiting sets and the inputs of pending Sends.
-func (r *run[S]) records() []PendingWrite {
-	if r.g.joins == nil {
-		return nil
+func (r *run[S]) records() ([]PendingWrite, error) {
+	if r.g.joins == nil && len(r.sends) == 0 {
+		return nil, nil
 	}
-	return r.joinRecords()
+	out := r.joinRecords()
+	if len(r.sends) > 0 {
+		vk, ok := r.saver.cp.(valueKeeper)
+		sends, err := r.sendRecords(ok && vk.keepsValues())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sends...)
+	}
+	return out, nil
 }
 
 // loadRecords restores the bookkeeping saved by records and returns the
@@ -179,6 +188,10 @@ func (r *run[S]) loadRecords(_ context.Context, c *Checkpoint) ([]PendingWrite, 
 		switch {
 		case strings.HasPrefix(pw.Node, joinRecord):
 			if err := r.loadJoin(c, pw); err != nil {
+				return nil, err
+			}
+		case strings.HasPrefix(pw.Node, sendRecord):
+			if err := r.loadSend(c, pw); err != nil {
 				return nil, err
 			}
 		default:

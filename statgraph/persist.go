@@ -43,10 +43,12 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		Step:    step,
 		Source:  source,
 		Created: time.Now().UTC(),
-		Next:    r.nextNames(next),
+		Next:    r.taskNames(next),
 		Pending: pending,
 	}
-	if rec := r.records(); rec != nil {
+	if rec, err := r.records(); err != nil {
+		return err
+	} else if rec != nil {
 		cp.Pending = slices.Concat(pending, rec)
 	}
 	if source != SourceLoop || pending != nil || ints != nil || s.sinceCounters >= FullEvery-1 {
@@ -178,7 +180,10 @@ func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool,
 			return false, err
 		}
 	}
-	for _, name := range c.Next {
+	if r.pending, err = r.loadRecords(ctx, c); err != nil {
+		return false, err
+	}
+	for _, name := range r.unsent(c.Next) {
 		i, ok := r.g.byName[name]
 		if !ok {
 			return false, fmt.Errorf("%w: thread %q checkpoint %d names node %q, which the graph does not have", ErrCorruptCheckpoint, s.thread, c.ID, name)
@@ -186,9 +191,6 @@ func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool,
 		r.frontier = append(r.frontier, i)
 	}
 	slices.Sort(r.frontier)
-	if r.pending, err = r.loadRecords(ctx, c); err != nil {
-		return false, err
-	}
 	if len(c.Resumes) > 0 {
 		r.resumes = maps.Clone(c.Resumes)
 	}
@@ -221,7 +223,7 @@ func (r *run[S]) restorePending() {
 		sl := &r.slots[i]
 		sl.done, sl.err = false, nil
 		for _, pw := range r.pending {
-			if pw.Node != r.g.name(r.frontier[i]) {
+			if pw.Node != r.taskName(i) {
 				continue
 			}
 			if pw.Value != nil {
@@ -244,10 +246,10 @@ func (r *run[S]) pendingWrites() ([]PendingWrite, error) {
 	}
 	for i := range r.slots {
 		sl := &r.slots[i]
-		if sl.err != nil || r.g.nodes[r.frontier[i]].kind != plainNode {
+		if sl.err != nil || r.taskNode(i).kind != plainNode {
 			continue // validators and gates run again: their results live outside the state
 		}
-		pw := PendingWrite{Node: r.g.name(r.frontier[i])}
+		pw := PendingWrite{Node: r.taskName(i)}
 		if keep {
 			pw.Value = sl.out
 		} else {

@@ -81,6 +81,8 @@ type run[S any] struct {
 	counters  []int // per node: executions so far
 	saver     *saver[S]
 	joins     joinState                        // waiting joins' arrivals (join.go)
+	sends     []sendTask[S]                    // the Sends of the current step (send.go)
+	nextSends []sendTask[S]                    // the Sends queued for the next step
 	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
 	skipAhead bool                             // resuming past an interrupt-before: don't pause again
 	paused    bool                             // the last checkpoint saved holds the frontier's pause
@@ -99,6 +101,7 @@ type slot[S any] struct {
 	done  bool      // out is a pending write restored from a checkpoint
 	retry []Event[S]
 	dec   *gateDecision // a gate's decision, from its run to its routing
+	in    *S            // a Send task's own input; nil: the step's state
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
@@ -209,6 +212,7 @@ func (r *run[S]) begin(ctx context.Context, input S) error {
 		return err
 	}
 	r.frontier, r.next = r.next, r.frontier[:0]
+	r.sends, r.nextSends = r.nextSends, nil
 	return nil
 }
 
@@ -228,7 +232,7 @@ func (r *run[S]) names(idx []int) []string {
 
 // loop runs super-steps until the frontier is empty.
 func (r *run[S]) loop() error {
-	for len(r.frontier) > 0 {
+	for len(r.frontier) > 0 || len(r.sends) > 0 {
 		if err := r.ctx.Err(); err != nil {
 			return fmt.Errorf("statgraph: run stopped before step %d: %w", r.step+1, err)
 		}
@@ -254,25 +258,32 @@ func (r *run[S]) loop() error {
 func (r *run[S]) superstep() error {
 	r.step++
 	if r.emit != nil {
-		if !r.emit(Event[S]{Kind: EventStepStart, Step: r.step, Nodes: r.nextNames(r.frontier)}) {
+		if !r.emit(Event[S]{Kind: EventStepStart, Step: r.step, Nodes: r.taskNames(r.frontier)}) {
 			return r.stopped()
 		}
 	}
-	k := len(r.frontier)
+	nf := len(r.frontier)
+	k := nf + len(r.sends)
 	if cap(r.slots) < k {
 		r.slots = append(r.slots[:cap(r.slots)], make([]slot[S], k-cap(r.slots))...)
 	}
 	r.slots = r.slots[:k]
+	for i := range r.slots {
+		r.slots[i].in = nil
+		if i >= nf {
+			r.slots[i].in = &r.sends[i-nf].in
+		}
+	}
 	r.restorePending()
 
 	if k == 1 {
 		if sl := &r.slots[0]; !sl.done {
-			r.exec(sl, r.g.nodes[r.frontier[0]])
+			r.exec(sl, r.taskNode(0))
 		}
 	} else {
 		if r.emit != nil {
-			for i, idx := range r.frontier {
-				if !r.slots[i].done && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: r.g.name(idx), Attempt: 1}) {
+			for i := range r.slots {
+				if !r.slots[i].done && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: r.taskNode(i).name, Attempt: 1}) {
 					return r.stopped()
 				}
 			}
@@ -280,18 +291,18 @@ func (r *run[S]) superstep() error {
 		var wg sync.WaitGroup
 		for i := 1; i < k; i++ {
 			if sl := &r.slots[i]; !sl.done {
-				n := r.g.nodes[r.frontier[i]]
+				n := r.taskNode(i)
 				wg.Go(func() { r.exec(sl, n) })
 			}
 		}
 		if sl := &r.slots[0]; !sl.done {
-			r.exec(sl, r.g.nodes[r.frontier[0]])
+			r.exec(sl, r.taskNode(0))
 		}
 		wg.Wait()
 	}
 	if r.emit != nil && k > 1 {
 		for i := range r.slots {
-			if !r.emitEnd(&r.slots[i], r.frontier[i]) {
+			if !r.emitEnd(&r.slots[i], r.taskNode(i).idx) {
 				return r.stopped()
 			}
 		}
@@ -319,10 +330,19 @@ func (r *run[S]) superstep() error {
 			return err
 		}
 	}
+	if r.sends != nil {
+		if err := r.routeSends(); err != nil {
+			return err
+		}
+	}
 	if r.gs != nil {
 		if err := r.afterGates(); err != nil {
 			return err
 		}
+	}
+	if r.sends != nil || r.nextSends != nil {
+		clear(r.sends) // let the inputs be collected
+		r.sends, r.nextSends = r.nextSends, r.sends[:0]
 	}
 	if len(r.next) > 1 {
 		slices.Sort(r.next)
@@ -352,7 +372,7 @@ func (r *run[S]) merge() error {
 	if r.g.reducer == nil {
 		if len(r.slots) > 1 {
 			return fmt.Errorf("%w: nodes %q and %q ran in the same step and both returned an update; give the graph a reducer with SetReducer",
-				ErrConflictingUpdates, r.g.name(r.frontier[0]), r.g.name(r.frontier[1]))
+				ErrConflictingUpdates, r.taskNode(0).name, r.taskNode(1).name)
 		}
 		r.state = r.slots[0].out
 	} else {
@@ -381,6 +401,11 @@ func (r *run[S]) route(n *node[S]) error {
 	}
 	for _, t := range n.next {
 		r.add(t)
+	}
+	if n.fan != nil {
+		if err := r.sendTo(n); err != nil {
+			return err
+		}
 	}
 	if br := n.branch; br != nil {
 		key := br.router(r.ctx, r.state)
