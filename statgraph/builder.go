@@ -62,6 +62,7 @@ type edgeSpec struct{ from, to string }
 
 type branchSpec[S any] struct {
 	router Router[S]
+	routes func(context.Context, S) []string // AddRoutes; router is nil
 	paths  map[string]string
 	keys   []string // path-map keys, sorted
 }
@@ -137,22 +138,35 @@ func (b *Builder[S]) AddEdge(from, to string) *Builder[S] {
 // keys and the value is the node (or End) to run. A node has at most one
 // router; it may also have plain edges, which are followed as well.
 func (b *Builder[S]) AddConditionalEdges(source string, router Router[S], pathMap map[string]string) *Builder[S] {
+	return b.addBranch("AddConditionalEdges", source, router == nil, &branchSpec[S]{router: router}, pathMap)
+}
+
+// AddRoutes is AddConditionalEdges for a router that may choose several
+// destinations at once: after source runs, every node named by a key the
+// router returns runs in the next super-step (each once; no key means none).
+// A key outside pathMap ends the run with ErrUnknownRoute.
+func (b *Builder[S]) AddRoutes(source string, router func(ctx context.Context, s S) []string, pathMap map[string]string) *Builder[S] {
+	return b.addBranch("AddRoutes", source, router == nil, &branchSpec[S]{routes: router}, pathMap)
+}
+
+func (b *Builder[S]) addBranch(method, source string, nilRouter bool, bs *branchSpec[S], pathMap map[string]string) *Builder[S] {
 	switch {
-	case router == nil:
-		b.problem("AddConditionalEdges(%q): nil router", source)
+	case nilRouter:
+		b.problem("%s(%q): nil router", method, source)
 		return b
 	case len(pathMap) == 0:
-		b.problem("AddConditionalEdges(%q): empty path map; declare every destination the router can choose", source)
+		b.problem("%s(%q): empty path map; declare every destination the router can choose", method, source)
 		return b
 	case b.branches[source] != nil:
-		b.problem("AddConditionalEdges(%q): the node already has conditional edges", source)
+		b.problem("%s(%q): the node already has conditional edges", method, source)
 		return b
 	}
-	paths := make(map[string]string, len(pathMap))
+	bs.paths = make(map[string]string, len(pathMap))
 	for k, v := range pathMap {
-		paths[k] = v
+		bs.paths[k] = v
 	}
-	b.branches[source] = &branchSpec[S]{router: router, paths: paths, keys: sortedKeys(paths)}
+	bs.keys = sortedKeys(bs.paths)
+	b.branches[source] = bs
 	return b
 }
 

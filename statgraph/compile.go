@@ -1,6 +1,7 @@
 package statgraph
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -54,6 +55,7 @@ type node[S any] struct {
 
 type branch[S any] struct {
 	router Router[S]
+	routes func(context.Context, S) []string // AddRoutes; router is nil
 	keys   []string       // path-map keys, sorted
 	to     map[string]int // key -> node index or endIdx
 }
@@ -190,7 +192,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		}
 		// Only valid paths are kept, so that reachability is judged on them
 		// and a bad path is reported once.
-		br := &branch[S]{router: bs.router, to: make(map[string]int, len(bs.paths))}
+		br := &branch[S]{router: bs.router, routes: bs.routes, to: make(map[string]int, len(bs.paths))}
 		for _, k := range bs.keys {
 			to, ok := resolve(bs.paths[k])
 			switch {

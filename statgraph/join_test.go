@@ -82,3 +82,34 @@ func TestJoinCompileErrors(t *testing.T) {
 	_, err = statgraph.New[st]().AddNode("__x", step("x")).Compile()
 	require.ErrorContains(t, err, "reserved for the engine")
 }
+
+// Mirrors LangGraph's test_pregel.py
+// test_in_one_fan_out_state_graph_waiting_edge_multiple_cond_edge: a router
+// returns two destinations, whose branches (of lengths 2 and 1) meet in a
+// waiting join; an undeclared key is refused.
+func TestRouterWithSeveralDestinations(t *testing.T) {
+	var calls counter
+	picks := []string{"analyze", "retrieve2"}
+	b := statgraph.New[st]().SetReducer(appendReducer)
+	for _, name := range []string{"rewrite", "analyze", "retrieve1", "retrieve2", "qa"} {
+		b.AddNode(name, func(context.Context, st) (st, error) {
+			calls.inc(name)
+			return st{Log: []string{name}}, nil
+		})
+	}
+	b.AddEdge(statgraph.Start, "rewrite").
+		AddRoutes("rewrite", func(context.Context, st) []string { return picks },
+			map[string]string{"analyze": "analyze", "retrieve2": "retrieve2", "stop": statgraph.End}).
+		AddEdge("analyze", "retrieve1").
+		AddJoin([]string{"retrieve1", "retrieve2"}, "qa").AddEdge("qa", statgraph.End)
+	g := mustCompile(t, b)
+	out, err := g.Invoke(context.Background(), st{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"rewrite", "analyze", "retrieve2", "retrieve1", "qa"}, out.Log)
+	require.Equal(t, 1, calls.get("qa"))
+
+	picks = []string{"analyze", "nowhere"}
+	_, err = g.Invoke(context.Background(), st{})
+	require.ErrorIs(t, err, statgraph.ErrUnknownRoute)
+	require.ErrorContains(t, err, `routed to "nowhere"`)
+}

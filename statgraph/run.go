@@ -408,17 +408,35 @@ func (r *run[S]) route(n *node[S]) error {
 		}
 	}
 	if br := n.branch; br != nil {
-		key := br.router(r.ctx, r.state)
-		t, ok := br.to[key]
-		if !ok {
-			return fmt.Errorf("%w: node %q routed to %q; its path map has %s", ErrUnknownRoute, n.name, key, strings.Join(br.keys, ", "))
+		if br.routes != nil {
+			return r.followAll(n, br.routes(r.ctx, r.state))
 		}
-		if r.emit != nil {
-			if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: key, To: r.g.name(t)}) {
-				return r.stopped()
-			}
+		return r.follow(n, br.router(r.ctx, r.state))
+	}
+	return nil
+}
+
+// follow adds the destination of n's path-map key to r.next.
+func (r *run[S]) follow(n *node[S], key string) error {
+	br := n.branch
+	t, ok := br.to[key]
+	if !ok {
+		return fmt.Errorf("%w: node %q routed to %q; its path map has %s", ErrUnknownRoute, n.name, key, strings.Join(br.keys, ", "))
+	}
+	if r.emit != nil {
+		if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: key, To: r.g.name(t)}) {
+			return r.stopped()
 		}
-		r.add(t)
+	}
+	r.add(t)
+	return nil
+}
+
+func (r *run[S]) followAll(n *node[S], keys []string) error {
+	for _, key := range keys {
+		if err := r.follow(n, key); err != nil {
+			return err
+		}
 	}
 	return nil
 }
