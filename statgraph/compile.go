@@ -56,8 +56,8 @@ type node[S any] struct {
 type branch[S any] struct {
 	router Router[S]
 	routes func(context.Context, S) []string // AddRoutes; router is nil
-	keys   []string       // path-map keys, sorted
-	to     map[string]int // key -> node index or endIdx
+	keys   []string                          // path-map keys, sorted
+	to     map[string]int                    // key -> node index or endIdx
 }
 
 // CompileOption configures Compile.
