@@ -56,6 +56,7 @@ type nodeSpec[S any] struct {
 	cfg      nodeConfig
 	validate ValidatorFunc[S] // set for a validator
 	gate     *GateConfig[S]   // set for a gate
+	gotos    []string         // a command node's declared destinations
 }
 
 type edgeSpec struct{ from, to string }

@@ -51,6 +51,7 @@ type node[S any] struct {
 	gate    *gateNode[S]      // kind gateKind
 	joinIn  []joinIn          // the waiting joins the node is a source of
 	fan     *fanOut[S]        // AddSends
+	cmd     *commandTo        // AddCommandNode
 }
 
 type branch[S any] struct {
@@ -212,6 +213,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	g.compileJoins(b, resolve, add)
 	g.compileFans(b, resolve, nodeOf, add)
+	g.compileCommands(b, resolve, add)
 	g.compileGates(b, add)
 	if len(g.start.next) == 0 && g.start.branch == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
@@ -286,7 +288,7 @@ func (g *Graph[S]) flags(names []string, opt string, add func(string, ...any)) [
 // successors returns every node the node can lead to, static, routed or,
 // for a gate, its failure node (retries are not successors).
 func (n *node[S]) successors() []int {
-	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil && n.fan == nil {
+	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil && n.fan == nil && n.cmd == nil {
 		return n.next
 	}
 	out := slices.Clone(n.next)
@@ -304,6 +306,11 @@ func (n *node[S]) successors() []int {
 	if n.fan != nil {
 		for _, name := range n.fan.names {
 			out = append(out, n.fan.to[name])
+		}
+	}
+	if n.cmd != nil {
+		for _, name := range n.cmd.names {
+			out = append(out, n.cmd.to[name])
 		}
 	}
 	return out

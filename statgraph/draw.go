@@ -49,6 +49,13 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 		for _, in := range n.joinIn {
 			emit(in.to, "join")
 		}
+		if n.cmd != nil {
+			for _, name := range n.cmd.names {
+				at := len(out)
+				emit(n.cmd.to[name], "")
+				out[at].dashed = true
+			}
+		}
 		if n.fan != nil {
 			for _, name := range n.fan.names {
 				at := len(out)
@@ -76,9 +83,9 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 // Mermaid returns a Mermaid flowchart of the graph. Conditional edges are
 // labelled with their path-map keys and a waiting join's edges with "join";
 // edges back to an earlier node (retry loops) are dashed, a gate's retry
-// edges are dashed and labelled with their limit ("retry ≤2"), and Send
-// edges (AddSends) are dashed and labelled "send". Gates are drawn as
-// hexagons.
+// edges are dashed and labelled with their limit ("retry ≤2"), Send edges
+// (AddSends) are dashed and labelled "send", and a command node's declared
+// destinations (AddCommandNode) are dashed. Gates are drawn as hexagons.
 func (g *Graph[S]) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
@@ -96,7 +103,7 @@ func (g *Graph[S]) Mermaid() string {
 		switch {
 		case (e.back || e.dashed) && e.label != "":
 			fmt.Fprintf(&b, "    %s -. %s .-> %s\n", from, e.label, to)
-		case e.back:
+		case e.back || e.dashed:
 			fmt.Fprintf(&b, "    %s -.-> %s\n", from, to)
 		case e.label != "":
 			fmt.Fprintf(&b, "    %s -- %s --> %s\n", from, e.label, to)

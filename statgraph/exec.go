@@ -16,6 +16,7 @@ type nodeInfo struct {
 	step    int
 	left    int               // super-steps the run may take after this one
 	resumes map[string][]byte // values given to Resume, by interrupt id
+	gotos   []string          // a command node's Goto (command.go)
 	calls   int               // Interrupt calls so far in this attempt
 	raised  []Interruption    // interrupts raised by this attempt
 	gate    *gateInfo         // set only in graphs with gates (gaterun.go)
@@ -84,7 +85,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	// whose stacks would otherwise grow (and be copied) on every step.
 	// Events and retries live in separate functions.
 	for attempt := 1; ; attempt++ {
-		info.attempt, info.calls, info.raised = attempt, 0, nil
+		info.attempt, info.calls, info.raised, info.gotos = attempt, 0, nil, nil
 		if r.emit != nil && !r.startAttempt(sl, n, attempt) {
 			return
 		}

@@ -78,3 +78,29 @@ func ExampleSend() {
 	fmt.Println(out.Summary)
 	// Output: [notes on graphs notes on queues notes on checkpoints]
 }
+
+// Command as a hand-off between two agents: the researcher passes the work
+// to the writer together with its findings, and the writer ends the run.
+func ExampleCommand() {
+	b := statgraph.New[Research]().SetReducer(mergeResearch).
+		AddCommandNode("researcher", func(context.Context, Research) (statgraph.Command[Research], error) {
+			return statgraph.Command[Research]{
+				Update: Research{Findings: []string{"statgraph runs super-steps"}},
+				Goto:   []string{"writer"},
+			}, nil
+		}, []string{"writer"}).
+		AddCommandNode("writer", func(_ context.Context, r Research) (statgraph.Command[Research], error) {
+			return statgraph.Command[Research]{
+				Update: Research{Summary: "article: " + r.Findings[0]},
+				Goto:   []string{statgraph.End},
+			}, nil
+		}, []string{"researcher", statgraph.End}).
+		AddEdge(statgraph.Start, "researcher")
+	g, err := b.Compile()
+	if err != nil {
+		panic(err)
+	}
+	out, _ := g.Invoke(context.Background(), Research{})
+	fmt.Println(out.Summary)
+	// Output: article: statgraph runs super-steps
+}

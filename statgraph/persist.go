@@ -221,8 +221,11 @@ func (r *run[S]) loadPrev(ctx context.Context, c *Checkpoint) error {
 func (r *run[S]) restorePending() {
 	for i := range r.slots {
 		sl := &r.slots[i]
-		sl.done, sl.err = false, nil
+		sl.done, sl.err, sl.nctx.info.gotos = false, nil, nil
 		for _, pw := range r.pending {
+			if r.restoreGoto(i, pw) {
+				continue
+			}
 			if pw.Node != r.taskName(i) {
 				continue
 			}
@@ -260,6 +263,9 @@ func (r *run[S]) pendingWrites() ([]PendingWrite, error) {
 			pw.Update = b
 		}
 		out = append(out, pw)
+		if gw, ok := r.gotoWrite(i); ok {
+			out = append(out, gw)
+		}
 	}
 	return out, nil
 }

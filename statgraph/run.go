@@ -326,6 +326,9 @@ func (r *run[S]) superstep() error {
 		} else {
 			err = r.route(n)
 		}
+		if err == nil && n.cmd != nil {
+			err = r.gotoFrom(n, &r.slots[k])
+		}
 		if err != nil {
 			return err
 		}

@@ -129,8 +129,13 @@ func (r *run[S]) routeSends() error {
 	for _, i := range r.frontier {
 		routed[i] = true
 	}
-	for _, t := range r.sends {
+	for j, t := range r.sends {
 		r.counters[t.node]++
+		if n := r.g.nodes[t.node]; n.cmd != nil {
+			if err := r.gotoFrom(n, &r.slots[len(r.frontier)+j]); err != nil {
+				return err
+			}
+		}
 		if routed[t.node] {
 			continue
 		}
