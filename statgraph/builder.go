@@ -191,8 +191,9 @@ func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
 type NodeOption func(*nodeConfig)
 
 type nodeConfig struct {
-	retry   *RetryPolicy
-	timeout time.Duration
+	retry    *RetryPolicy
+	timeout  time.Duration
+	fallback string // WithFallback
 	// Validator options (gate.go); validatorOpt records that one was given.
 	severity     Severity
 	mode         Mode

@@ -39,19 +39,20 @@ type Graph[S any] struct {
 }
 
 type node[S any] struct {
-	name    string
-	idx     int
-	fn      NodeFunc[S]
-	retry   *RetryPolicy
-	timeout time.Duration
-	next    []int // static successors (endIdx for End), sorted
-	branch  *branch[S]
-	kind    nodeKind
-	val     *validatorNode[S] // kind validatorKind
-	gate    *gateNode[S]      // kind gateKind
-	joinIn  []joinIn          // the waiting joins the node is a source of
-	fan     *fanOut[S]        // AddSends
-	cmd     *commandTo        // AddCommandNode
+	name     string
+	idx      int
+	fn       NodeFunc[S]
+	retry    *RetryPolicy
+	timeout  time.Duration
+	next     []int // static successors (endIdx for End), sorted
+	branch   *branch[S]
+	kind     nodeKind
+	val      *validatorNode[S] // kind validatorKind
+	gate     *gateNode[S]      // kind gateKind
+	joinIn   []joinIn          // the waiting joins the node is a source of
+	fan      *fanOut[S]        // AddSends
+	cmd      *commandTo        // AddCommandNode
+	fallback *int              // WithFallback: the handler's index
 }
 
 type branch[S any] struct {
@@ -214,6 +215,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	g.compileJoins(b, resolve, add)
 	g.compileFans(b, resolve, nodeOf, add)
 	g.compileCommands(b, resolve, add)
+	g.compileFallbacks(b, add)
 	g.compileGates(b, add)
 	if len(g.start.next) == 0 && g.start.branch == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
@@ -288,7 +290,7 @@ func (g *Graph[S]) flags(names []string, opt string, add func(string, ...any)) [
 // successors returns every node the node can lead to, static, routed or,
 // for a gate, its failure node (retries are not successors).
 func (n *node[S]) successors() []int {
-	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil && n.fan == nil && n.cmd == nil {
+	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil && n.fan == nil && n.cmd == nil && n.fallback == nil {
 		return n.next
 	}
 	out := slices.Clone(n.next)
@@ -312,6 +314,9 @@ func (n *node[S]) successors() []int {
 		for _, name := range n.cmd.names {
 			out = append(out, n.cmd.to[name])
 		}
+	}
+	if n.fallback != nil {
+		out = append(out, *n.fallback)
 	}
 	return out
 }

@@ -49,6 +49,11 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 		for _, in := range n.joinIn {
 			emit(in.to, "join")
 		}
+		if n.fallback != nil {
+			at := len(out)
+			emit(*n.fallback, fallbackKey)
+			out[at].dashed = true
+		}
 		if n.cmd != nil {
 			for _, name := range n.cmd.names {
 				at := len(out)

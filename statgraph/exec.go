@@ -17,6 +17,7 @@ type nodeInfo struct {
 	left    int               // super-steps the run may take after this one
 	resumes map[string][]byte // values given to Resume, by interrupt id
 	gotos   []string          // a command node's Goto (command.go)
+	failure error             // for a WithFallback handler: the error handled
 	calls   int               // Interrupt calls so far in this attempt
 	raised  []Interruption    // interrupts raised by this attempt
 	gate    *gateInfo         // set only in graphs with gates (gaterun.go)
@@ -77,6 +78,10 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	info := &sl.nctx.info
 	info.node, info.step, info.resumes = n.name, r.step, r.resumes
 	info.left = r.cfg.stepLimit - r.step
+	info.failure = nil
+	if r.failures != nil {
+		info.failure = r.failures[n.idx]
+	}
 	sl.retry = sl.retry[:0]
 	if r.gs != nil && r.beforeExec(sl, n) {
 		return
@@ -253,6 +258,9 @@ func (r *run[S]) barrierErrors() error {
 		}
 		if errors.Is(sl.err, ErrInterrupted) && len(sl.nctx.info.raised) > 0 {
 			raised = append(raised, sl.nctx.info.raised...)
+			continue
+		}
+		if r.handles(r.taskNode(i), sl) {
 			continue
 		}
 		if failed == nil {

@@ -2,6 +2,7 @@ package statgraph_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/statgraph/statgraph/statgraph"
@@ -103,4 +104,30 @@ func ExampleCommand() {
 	out, _ := g.Invoke(context.Background(), Research{})
 	fmt.Println(out.Summary)
 	// Output: article: statgraph runs super-steps
+}
+
+// An error handler: "fetch" fails on every attempt, so once its retries are
+// used up the run goes to "apologise", which reads the error instead of
+// ending the run with it.
+func ExampleWithFallback() {
+	b := statgraph.New[Research]().SetReducer(mergeResearch).
+		AddNode("fetch", func(context.Context, Research) (Research, error) {
+			return Research{}, fmt.Errorf("source offline")
+		}, statgraph.WithRetry(statgraph.RetryPolicy{MaxAttempts: 2, InitialInterval: 1}),
+			statgraph.WithFallback("apologise")).
+		AddNode("apologise", func(ctx context.Context, _ Research) (Research, error) {
+			var failed *statgraph.NodeError
+			errors.As(statgraph.FallbackError(ctx), &failed)
+			return Research{Summary: "no findings: " + failed.Err.Error()}, nil
+		}).
+		AddNode("write", finding("written")).
+		AddEdge(statgraph.Start, "fetch").AddEdge("fetch", "write").
+		AddEdge("write", statgraph.End).AddEdge("apologise", statgraph.End)
+	g, err := b.Compile()
+	if err != nil {
+		panic(err)
+	}
+	out, err := g.Invoke(context.Background(), Research{})
+	fmt.Println(out.Summary, err)
+	// Output: no findings: source offline <nil>
 }

@@ -129,7 +129,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	case End:
 		// The thread is finished: nothing runs next and any pending
 		// interrupt or Send is dismissed.
-		r.sends = nil
+		r.sends, r.failures = nil, nil
 	case "":
 		for _, name := range latest.Next {
 			r.next = append(r.next, g.byName[name])
@@ -143,7 +143,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 			return 0, fmt.Errorf("statgraph: UpdateState as node %q: the graph has no such node", asNode)
 		}
 		r.step = latest.Step
-		r.sends = nil // the pending Sends are replaced by asNode's
+		r.sends, r.failures = nil, nil // the pending tasks are replaced by asNode's
 		if err := r.route(g.nodes[i]); err != nil {
 			return 0, err
 		}

@@ -165,10 +165,10 @@ func (r *run[S]) loadJoin(c *Checkpoint, pw PendingWrite) error {
 // reserved pending-write entries (their names start with "__", which no
 // node name may): join waiting sets and the inputs of pending Sends.
 func (r *run[S]) records() ([]PendingWrite, error) {
-	if r.g.joins == nil && len(r.sends) == 0 {
+	if r.g.joins == nil && len(r.sends) == 0 && r.failures == nil {
 		return nil, nil
 	}
-	out := r.joinRecords()
+	out := append(r.joinRecords(), r.failureRecords()...)
 	if len(r.sends) > 0 {
 		vk, ok := r.saver.cp.(valueKeeper)
 		sends, err := r.sendRecords(ok && vk.keepsValues())
@@ -188,6 +188,10 @@ func (r *run[S]) loadRecords(_ context.Context, c *Checkpoint) ([]PendingWrite, 
 		switch {
 		case strings.HasPrefix(pw.Node, joinRecord):
 			if err := r.loadJoin(c, pw); err != nil {
+				return nil, err
+			}
+		case strings.HasPrefix(pw.Node, failureRecord):
+			if err := r.loadFailure(c, pw); err != nil {
 				return nil, err
 			}
 		case strings.HasPrefix(pw.Node, sendRecord):

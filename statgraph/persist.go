@@ -221,7 +221,7 @@ func (r *run[S]) loadPrev(ctx context.Context, c *Checkpoint) error {
 func (r *run[S]) restorePending() {
 	for i := range r.slots {
 		sl := &r.slots[i]
-		sl.done, sl.err, sl.nctx.info.gotos = false, nil, nil
+		sl.done, sl.err, sl.handled, sl.nctx.info.gotos = false, nil, false, nil
 		for _, pw := range r.pending {
 			if r.restoreGoto(i, pw) {
 				continue

@@ -68,27 +68,29 @@ func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 // that the slots of a parallel step are written by their own goroutines
 // between the step's start and its barrier.
 type run[S any] struct {
-	g         *Graph[S]
-	cfg       runConfig
-	ctx       context.Context // the run's context; nodes derive from it
-	emit      func(Event[S]) bool
-	state     S
-	step      int
-	frontier  []int
-	next      []int
-	seen      []int // per node: the step it was last added to next
-	slots     []slot[S]
-	counters  []int // per node: executions so far
-	saver     *saver[S]
-	joins     joinState                        // waiting joins' arrivals (join.go)
-	sends     []sendTask[S]                    // the Sends of the current step (send.go)
-	nextSends []sendTask[S]                    // the Sends queued for the next step
-	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
-	skipAhead bool                             // resuming past an interrupt-before: don't pause again
-	paused    bool                             // the last checkpoint saved holds the frontier's pause
-	pending   []PendingWrite                   // updates of nodes already done in the current step
-	gs        *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
-	source    func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
+	g            *Graph[S]
+	cfg          runConfig
+	ctx          context.Context // the run's context; nodes derive from it
+	emit         func(Event[S]) bool
+	state        S
+	step         int
+	frontier     []int
+	next         []int
+	seen         []int // per node: the step it was last added to next
+	slots        []slot[S]
+	counters     []int // per node: executions so far
+	saver        *saver[S]
+	joins        joinState                        // waiting joins' arrivals (join.go)
+	sends        []sendTask[S]                    // the Sends of the current step (send.go)
+	nextSends    []sendTask[S]                    // the Sends queued for the next step
+	failures     map[int]error                    // per fallback node of this step: the error it handles
+	nextFailures map[int]error                    // the same for the next step
+	resumes      map[string][]byte                // interrupt id -> resume value (JSON)
+	skipAhead    bool                             // resuming past an interrupt-before: don't pause again
+	paused       bool                             // the last checkpoint saved holds the frontier's pause
+	pending      []PendingWrite                   // updates of nodes already done in the current step
+	gs           *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
+	source       func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
 }
 
 // slot holds one node's run within a step.
@@ -102,6 +104,8 @@ type slot[S any] struct {
 	retry []Event[S]
 	dec   *gateDecision // a gate's decision, from its run to its routing
 	in    *S            // a Send task's own input; nil: the step's state
+	// handled: the node failed and its WithFallback takes over (err kept).
+	handled bool
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
@@ -321,7 +325,9 @@ func (r *run[S]) superstep() error {
 		r.counters[i]++
 		n := r.g.nodes[i]
 		var err error
-		if n.kind == gateKind {
+		if r.slots[k].handled {
+			err = r.fallBack(n, r.slots[k].err)
+		} else if n.kind == gateKind {
 			err = r.routeGate(n, r.slots[k].dec)
 		} else {
 			err = r.route(n)
@@ -346,6 +352,9 @@ func (r *run[S]) superstep() error {
 	if r.sends != nil || r.nextSends != nil {
 		clear(r.sends) // let the inputs be collected
 		r.sends, r.nextSends = r.nextSends, r.sends[:0]
+	}
+	if r.failures != nil || r.nextFailures != nil {
+		r.failures, r.nextFailures = r.nextFailures, nil
 	}
 	if len(r.next) > 1 {
 		slices.Sort(r.next)
@@ -377,10 +386,14 @@ func (r *run[S]) merge() error {
 			return fmt.Errorf("%w: nodes %q and %q ran in the same step and both returned an update; give the graph a reducer with SetReducer",
 				ErrConflictingUpdates, r.taskNode(0).name, r.taskNode(1).name)
 		}
-		r.state = r.slots[0].out
+		if !r.slots[0].handled {
+			r.state = r.slots[0].out
+		}
 	} else {
 		for i := range r.slots {
-			r.state = r.g.reducer(r.state, r.slots[i].out)
+			if !r.slots[i].handled {
+				r.state = r.g.reducer(r.state, r.slots[i].out)
+			}
 		}
 	}
 	for i := range r.slots {

@@ -92,12 +92,19 @@ func (g *Graph[S]) compileFans(b *Builder[S], resolve func(string) (int, bool), 
 		slices.Sort(f.names)
 		nodeOf(from).fan = f
 	}
+	if len(b.fans) > 0 && b.hasGates() {
+		add("AddSends cannot yet be combined with gates or validators in one graph")
+	}
+}
+
+// hasGates reports whether the graph has a gate or a validator.
+func (b *Builder[S]) hasGates() bool {
 	for _, ns := range b.nodes {
-		if len(b.fans) > 0 && (ns.gate != nil || ns.validate != nil) {
-			add("AddSends cannot yet be combined with gates or validators in one graph")
-			break
+		if ns.gate != nil || ns.validate != nil {
+			return true
 		}
 	}
+	return false
 }
 
 // sendTo queues the tasks of n's fan-out for the next step.
@@ -131,6 +138,12 @@ func (r *run[S]) routeSends() error {
 	}
 	for j, t := range r.sends {
 		r.counters[t.node]++
+		if sl := &r.slots[len(r.frontier)+j]; sl.handled {
+			if err := r.fallBack(r.g.nodes[t.node], sl.err); err != nil {
+				return err
+			}
+			continue
+		}
 		if n := r.g.nodes[t.node]; n.cmd != nil {
 			if err := r.gotoFrom(n, &r.slots[len(r.frontier)+j]); err != nil {
 				return err
