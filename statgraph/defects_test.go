@@ -22,9 +22,9 @@ func chat(t *testing.T, cp statgraph.Checkpointer) *statgraph.Graph[st] {
 	return mustCompile(t, b, statgraph.WithCheckpointer(cp))
 }
 
-// D1. Mirrors LangGraph's test_pregel.py test_in_memory_checkpointer /
-// "thread memory across turns": a second invoke on a finished thread adds
-// its input to the thread's state through the reducer.
+// D1. Mirrors LangGraph's test_pregel.py test_invoke_checkpoint_three
+// (thread memory across invocations, the chat pattern): a second invoke on a
+// finished thread adds its input to the thread's state through the reducer.
 func TestInvokeOnFinishedThreadMergesInputThroughReducer(t *testing.T) {
 	savers(t, func(t *testing.T, cp statgraph.Checkpointer) {
 		g := chat(t, cp)
@@ -61,9 +61,10 @@ func TestInvokeOnUnfinishedThreadMergesInputThenContinues(t *testing.T) {
 	require.Equal(t, []string{"in", "a", "more", "b saw more"}, out.Log)
 }
 
-// D2. Mirrors LangGraph's test_pregel.py test_interrupt_after: the pause
-// after a node is recorded on the step's own checkpoint, so History holds
-// one snapshot per step.
+// D2. Mirrors LangGraph's interrupt_after / interrupt_before as seen in
+// get_state_history (test_pregel.py test_command_with_static_breakpoints
+// checks the history around static breakpoints): the pause is recorded on
+// the step's own checkpoint, so History holds one snapshot per step.
 func TestInterruptAfterWritesOneCheckpointPerStep(t *testing.T) {
 	var calls counter
 	fail := false
@@ -87,9 +88,9 @@ func TestInterruptAfterWritesOneCheckpointPerStep(t *testing.T) {
 	require.Equal(t, "before", hist[1].Interrupts[0].When) // step 2
 }
 
-// D3. Mirrors LangGraph's test_pregel.py test_update_state with as_node
-// END: UpdateState(..., End) dismisses the pending interrupt and finishes
-// the thread.
+// D3. Mirrors LangGraph's update_state(config, values, as_node=END):
+// UpdateState(..., End) dismisses the pending interrupt and finishes the
+// thread.
 func TestUpdateStateAsEndFinishesTheThread(t *testing.T) {
 	var calls counter
 	fail := false
@@ -130,9 +131,8 @@ func TestLateResultAfterTimeoutIsRefused(t *testing.T) {
 	require.Zero(t, out.N)
 }
 
-// Mirrors LangGraph's test_pregel.py test_remaining_steps (the
-// RemainingSteps managed value): a looping node sees the steps left and
-// stops before the limit.
+// Mirrors LangGraph's RemainingSteps managed value
+// (langgraph.managed.is_last_step): a looping node sees the steps left.
 func TestRemainingStepsReadableByNode(t *testing.T) {
 	var seen []int
 	b := statgraph.New[st]().

@@ -34,10 +34,10 @@ func flakyWithFallback(calls *counter, seen *[]string) *statgraph.Builder[st] {
 		AddEdge("recover", statgraph.End).AddEdge("done", statgraph.End)
 }
 
-// Mirrors LangGraph's retry tests (test_pregel.py
-// test_node_retry_policy / pregel.test.ts "should retry"), continued by the
-// error-handler pattern: after the retries are used up the fallback node
-// runs with the error, and the failed node's update and edges are dropped.
+// LangGraph has no node-level error handler; this is its RetryPolicy
+// behaviour (attempts used up) followed by the handler the issue asks for:
+// the fallback node runs with the error, and the failed node's update and
+// edges are dropped.
 func TestFallbackAfterExhaustedRetries(t *testing.T) {
 	var calls counter
 	var seen []string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -166,6 +167,13 @@ func (r *run[S]) pauses(ran, next []int) []Interruption {
 	for _, i := range next {
 		if r.g.before[i] {
 			name := r.g.nodes[i].name
+			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:before:%d", name, r.step+1), Node: name, When: "before"})
+		}
+	}
+	// The nodes of pending Sends pause too, once each.
+	for _, t := range r.sends {
+		name := r.g.nodes[t.node].name
+		if r.g.before[t.node] && !slices.ContainsFunc(ints, func(in Interruption) bool { return in.Node == name }) {
 			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:before:%d", name, r.step+1), Node: name, When: "before"})
 		}
 	}

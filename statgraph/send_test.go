@@ -134,3 +134,25 @@ func TestSendToUndeclaredNode(t *testing.T) {
 	require.ErrorContains(t, err, `AddSends("a"): destination "ghost" is not a node of the graph`)
 	require.False(t, errors.Is(err, statgraph.ErrUnknownRoute))
 }
+
+// Mirrors LangGraph's test_pregel.py test_send_react_interrupt (an
+// interrupt before the node Sends go to): the run pauses before the tasks
+// run and Resume runs each of them once.
+func TestSendPausesBeforeItsNode(t *testing.T) {
+	var calls counter
+	g := mustCompile(t, mapReduce(3, &calls, nil), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()),
+		statgraph.WithInterruptBefore("map"))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("p"))
+	var ie *statgraph.InterruptedError
+	require.ErrorAs(t, err, &ie)
+	require.Len(t, ie.Interrupts, 1)
+	require.Equal(t, "map", ie.Interrupts[0].Node)
+	require.Equal(t, 0, calls.get("map:0"))
+	out, err := g.Resume(ctx, "p", nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"0", "2", "4", "reduced 3"}, out.Log)
+	for i := range 3 {
+		require.Equal(t, 1, calls.get("map:"+strconv.Itoa(i)))
+	}
+}
