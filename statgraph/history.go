@@ -131,7 +131,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 		// interrupt or Send is dismissed.
 		r.sends, r.failures = nil, nil
 	case "":
-		for _, name := range latest.Next {
+		for _, name := range r.unsent(latest.Next) { // the Sends are kept as loaded
 			r.next = append(r.next, g.byName[name])
 		}
 		for _, in := range latest.Interrupts {

@@ -149,9 +149,17 @@ func TestSendPausesBeforeItsNode(t *testing.T) {
 	require.Len(t, ie.Interrupts, 1)
 	require.Equal(t, "map", ie.Interrupts[0].Node)
 	require.Equal(t, 0, calls.get("map:0"))
+
+	// Editing the paused thread keeps its pending Sends, once each.
+	_, err = g.UpdateState(ctx, "p", st{Log: []string{"edited"}}, "")
+	require.NoError(t, err)
+	snap, err := g.State(ctx, "p")
+	require.NoError(t, err)
+	require.Equal(t, []string{"map", "map", "map"}, snap.Next)
+
 	out, err := g.Resume(ctx, "p", nil)
 	require.NoError(t, err)
-	require.Equal(t, []string{"0", "2", "4", "reduced 3"}, out.Log)
+	require.Equal(t, []string{"edited", "0", "2", "4", "reduced 3"}, out.Log)
 	for i := range 3 {
 		require.Equal(t, 1, calls.get("map:"+strconv.Itoa(i)))
 	}
