@@ -427,7 +427,12 @@ func (r *run[S]) route(n *node[S]) error {
 		if br.routes != nil {
 			return r.followAll(n, br.routes(r.ctx, r.state))
 		}
-		return r.follow(n, br.router(r.ctx, r.state))
+		key := br.router(r.ctx, r.state)
+		if t, ok := br.to[key]; ok && r.emit == nil {
+			r.add(t) // the common case, kept inline
+			return nil
+		}
+		return r.follow(n, key)
 	}
 	return nil
 }
