@@ -42,7 +42,10 @@ func (b *Builder[S]) AddCommandNode(name string, fn func(ctx context.Context, s 
 	b.AddNode(name, func(ctx context.Context, s S) (S, error) {
 		c, err := fn(ctx, s)
 		if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok && err == nil {
-			info.gotos = c.Goto
+			if info.extra == nil {
+				info.extra = &taskExtra{}
+			}
+			info.extra.gotos = c.Goto
 		}
 		return c.Update, err
 	}, opts...)
@@ -84,7 +87,7 @@ func (g *Graph[S]) compileCommands(b *Builder[S], resolve func(string) (int, boo
 
 // gotoFrom follows the Goto that command node n returned in slot sl.
 func (r *run[S]) gotoFrom(n *node[S], sl *slot[S]) error {
-	for _, name := range sl.nctx.info.gotos {
+	for _, name := range sl.nctx.info.gotoList() {
 		t, ok := n.cmd.to[name]
 		if !ok {
 			return fmt.Errorf("%w: command node %q went to %q; its declared destinations are %s (AddCommandNode)",
@@ -110,7 +113,7 @@ const gotoRecord = "__goto__:"
 
 // gotoWrite returns the pending-write entry for slot i's Goto, if any.
 func (r *run[S]) gotoWrite(i int) (PendingWrite, bool) {
-	gotos := r.slots[i].nctx.info.gotos
+	gotos := r.slots[i].nctx.info.gotoList()
 	if len(gotos) == 0 {
 		return PendingWrite{}, false
 	}
@@ -126,7 +129,7 @@ func (r *run[S]) restoreGoto(i int, pw PendingWrite) bool {
 	}
 	var gotos []string
 	if json.Unmarshal(pw.Update, &gotos) == nil {
-		r.slots[i].nctx.info.gotos = gotos
+		r.slots[i].nctx.info.extra = &taskExtra{gotos: gotos}
 	}
 	return true
 }

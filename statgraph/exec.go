@@ -16,11 +16,25 @@ type nodeInfo struct {
 	step    int
 	left    int               // super-steps the run may take after this one
 	resumes map[string][]byte // values given to Resume, by interrupt id
-	gotos   []string          // a command node's Goto (command.go)
-	failure error             // for a WithFallback handler: the error handled
+	extra   *taskExtra        // set only for command nodes and fallback handlers
 	calls   int               // Interrupt calls so far in this attempt
 	raised  []Interruption    // interrupts raised by this attempt
 	gate    *gateInfo         // set only in graphs with gates (gaterun.go)
+}
+
+// taskExtra is what only some nodes carry, kept out of line so that every
+// slot stays small.
+type taskExtra struct {
+	gotos   []string // a command node's Goto (command.go)
+	failure error    // for a WithFallback handler: the error handled (fallback.go)
+}
+
+// gotoList returns the Goto a command node returned, if any.
+func (info *nodeInfo) gotoList() []string {
+	if info.extra == nil {
+		return nil
+	}
+	return info.extra.gotos
 }
 
 type infoKey struct{}
@@ -78,9 +92,11 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	info := &sl.nctx.info
 	info.node, info.step, info.resumes = n.name, r.step, r.resumes
 	info.left = r.cfg.stepLimit - r.step
-	info.failure = nil
+	info.extra = nil
 	if r.failures != nil {
-		info.failure = r.failures[n.idx]
+		if err, ok := r.failures[n.idx]; ok {
+			info.extra = &taskExtra{failure: err}
+		}
 	}
 	sl.retry = sl.retry[:0]
 	if r.gs != nil && r.beforeExec(sl, n) {
@@ -90,7 +106,10 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	// whose stacks would otherwise grow (and be copied) on every step.
 	// Events and retries live in separate functions.
 	for attempt := 1; ; attempt++ {
-		info.attempt, info.calls, info.raised, info.gotos = attempt, 0, nil, nil
+		info.attempt, info.calls, info.raised = attempt, 0, nil
+		if info.extra != nil {
+			info.extra.gotos = nil
+		}
 		if r.emit != nil && !r.startAttempt(sl, n, attempt) {
 			return
 		}

@@ -27,7 +27,9 @@ func WithFallback(node string) NodeOption {
 // errors.Join). It returns nil elsewhere, including outside a node.
 func FallbackError(ctx context.Context) error {
 	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-		return info.failure
+		if info.extra != nil {
+			return info.extra.failure
+		}
 	}
 	return nil
 }

@@ -221,7 +221,10 @@ func (r *run[S]) loadPrev(ctx context.Context, c *Checkpoint) error {
 func (r *run[S]) restorePending() {
 	for i := range r.slots {
 		sl := &r.slots[i]
-		sl.done, sl.err, sl.handled, sl.nctx.info.gotos = false, nil, false, nil
+		sl.done, sl.err, sl.handled = false, nil, false
+		if sl.nctx.info.extra != nil {
+			sl.nctx.info.extra = nil
+		}
 		for _, pw := range r.pending {
 			if r.restoreGoto(i, pw) {
 				continue

@@ -95,17 +95,17 @@ type run[S any] struct {
 
 // slot holds one node's run within a step.
 type slot[S any] struct {
-	nctx  nodeCtx
-	out   S
-	err   error
-	dur   time.Duration
-	t0    time.Time // start of the current attempt, when events are on
-	done  bool      // out is a pending write restored from a checkpoint
-	retry []Event[S]
-	dec   *gateDecision // a gate's decision, from its run to its routing
-	in    *S            // a Send task's own input; nil: the step's state
+	nctx nodeCtx
+	out  S
+	err  error
+	dur  time.Duration
+	t0   time.Time // start of the current attempt, when events are on
+	done bool      // out is a pending write restored from a checkpoint
 	// handled: the node failed and its WithFallback takes over (err kept).
 	handled bool
+	retry   []Event[S]
+	dec     *gateDecision // a gate's decision, from its run to its routing
+	in      *S            // a Send task's own input; nil: the step's state
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
