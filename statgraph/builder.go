@@ -3,6 +3,7 @@ package statgraph
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,8 @@ type Builder[S any] struct {
 	order    []string // node names in the order they were added
 	edges    []edgeSpec
 	branches map[string]*branchSpec[S]
+	joins    []joinSpec
+	fans     map[string]*fanSpec[S] // AddSends, by source
 	reducer  Reducer[S]
 	codec    Codec[S]
 	problems []string
@@ -53,12 +56,14 @@ type nodeSpec[S any] struct {
 	cfg      nodeConfig
 	validate ValidatorFunc[S] // set for a validator
 	gate     *GateConfig[S]   // set for a gate
+	gotos    []string         // a command node's declared destinations
 }
 
 type edgeSpec struct{ from, to string }
 
 type branchSpec[S any] struct {
 	router Router[S]
+	routes func(context.Context, S) []string // AddRoutes; router is nil
 	paths  map[string]string
 	keys   []string // path-map keys, sorted
 }
@@ -103,6 +108,9 @@ func (b *Builder[S]) addSpec(method, name string, opts []NodeOption) *nodeSpec[S
 	case name == Start || name == End:
 		b.problem("%s(%q): the name is reserved for the graph's entry or exit", method, name)
 		return nil
+	case strings.HasPrefix(name, "__"):
+		b.problem("%s(%q): names starting with \"__\" are reserved for the engine", method, name)
+		return nil
 	case b.nodes[name] != nil:
 		b.problem("%s(%q): a node with this name already exists", method, name)
 		return nil
@@ -131,22 +139,35 @@ func (b *Builder[S]) AddEdge(from, to string) *Builder[S] {
 // keys and the value is the node (or End) to run. A node has at most one
 // router; it may also have plain edges, which are followed as well.
 func (b *Builder[S]) AddConditionalEdges(source string, router Router[S], pathMap map[string]string) *Builder[S] {
+	return b.addBranch("AddConditionalEdges", source, router == nil, &branchSpec[S]{router: router}, pathMap)
+}
+
+// AddRoutes is AddConditionalEdges for a router that may choose several
+// destinations at once: after source runs, every node named by a key the
+// router returns runs in the next super-step (each once; no key means none).
+// A key outside pathMap ends the run with ErrUnknownRoute.
+func (b *Builder[S]) AddRoutes(source string, router func(ctx context.Context, s S) []string, pathMap map[string]string) *Builder[S] {
+	return b.addBranch("AddRoutes", source, router == nil, &branchSpec[S]{routes: router}, pathMap)
+}
+
+func (b *Builder[S]) addBranch(method, source string, nilRouter bool, bs *branchSpec[S], pathMap map[string]string) *Builder[S] {
 	switch {
-	case router == nil:
-		b.problem("AddConditionalEdges(%q): nil router", source)
+	case nilRouter:
+		b.problem("%s(%q): nil router", method, source)
 		return b
 	case len(pathMap) == 0:
-		b.problem("AddConditionalEdges(%q): empty path map; declare every destination the router can choose", source)
+		b.problem("%s(%q): empty path map; declare every destination the router can choose", method, source)
 		return b
 	case b.branches[source] != nil:
-		b.problem("AddConditionalEdges(%q): the node already has conditional edges", source)
+		b.problem("%s(%q): the node already has conditional edges", method, source)
 		return b
 	}
-	paths := make(map[string]string, len(pathMap))
+	bs.paths = make(map[string]string, len(pathMap))
 	for k, v := range pathMap {
-		paths[k] = v
+		bs.paths[k] = v
 	}
-	b.branches[source] = &branchSpec[S]{router: router, paths: paths, keys: sortedKeys(paths)}
+	bs.keys = sortedKeys(bs.paths)
+	b.branches[source] = bs
 	return b
 }
 
@@ -170,8 +191,9 @@ func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
 type NodeOption func(*nodeConfig)
 
 type nodeConfig struct {
-	retry   *RetryPolicy
-	timeout time.Duration
+	retry    *RetryPolicy
+	timeout  time.Duration
+	fallback string // WithFallback
 	// Validator options (gate.go); validatorOpt records that one was given.
 	severity     Severity
 	mode         Mode

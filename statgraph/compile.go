@@ -1,6 +1,7 @@
 package statgraph
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -34,25 +35,31 @@ type Graph[S any] struct {
 	trace   io.Writer
 	single  [][]string    // per node: []string{name}, shared by checkpoints
 	gates   *gateGraph[S] // validators, gates and retry targets; nil without gates
+	joins   []join        // waiting joins (AddJoin)
 }
 
 type node[S any] struct {
-	name    string
-	idx     int
-	fn      NodeFunc[S]
-	retry   *RetryPolicy
-	timeout time.Duration
-	next    []int // static successors (endIdx for End), sorted
-	branch  *branch[S]
-	kind    nodeKind
-	val     *validatorNode[S] // kind validatorKind
-	gate    *gateNode[S]      // kind gateKind
+	name     string
+	idx      int
+	fn       NodeFunc[S]
+	retry    *RetryPolicy
+	timeout  time.Duration
+	next     []int // static successors (endIdx for End), sorted
+	branch   *branch[S]
+	kind     nodeKind
+	val      *validatorNode[S] // kind validatorKind
+	gate     *gateNode[S]      // kind gateKind
+	joinIn   []joinIn          // the waiting joins the node is a source of
+	fan      *fanOut[S]        // AddSends
+	cmd      *commandTo        // AddCommandNode
+	fallback *int              // WithFallback: the handler's index
 }
 
 type branch[S any] struct {
 	router Router[S]
-	keys   []string       // path-map keys, sorted
-	to     map[string]int // key -> node index or endIdx
+	routes func(context.Context, S) []string // AddRoutes; router is nil
+	keys   []string                          // path-map keys, sorted
+	to     map[string]int                    // key -> node index or endIdx
 }
 
 // CompileOption configures Compile.
@@ -187,7 +194,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		}
 		// Only valid paths are kept, so that reachability is judged on them
 		// and a bad path is reported once.
-		br := &branch[S]{router: bs.router, to: make(map[string]int, len(bs.paths))}
+		br := &branch[S]{router: bs.router, routes: bs.routes, to: make(map[string]int, len(bs.paths))}
 		for _, k := range bs.keys {
 			to, ok := resolve(bs.paths[k])
 			switch {
@@ -202,6 +209,10 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		}
 		nodeOf(from).branch = br
 	}
+	g.compileJoins(b, resolve, add)
+	g.compileFans(b, resolve, nodeOf, add)
+	g.compileCommands(b, resolve, add)
+	g.compileFallbacks(b, add)
 	g.compileGates(b, add)
 	if len(g.start.next) == 0 && g.start.branch == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
@@ -250,7 +261,7 @@ func (g *Graph[S]) flags(names []string, opt string, add func(string, ...any)) [
 // successors returns every node the node can lead to, static, routed or,
 // for a gate, its failure node (retries are not successors).
 func (n *node[S]) successors() []int {
-	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) {
+	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil && n.fan == nil && n.cmd == nil && n.fallback == nil {
 		return n.next
 	}
 	out := slices.Clone(n.next)
@@ -261,6 +272,22 @@ func (n *node[S]) successors() []int {
 	}
 	if n.gate != nil && n.gate.failTo >= 0 {
 		out = append(out, n.gate.failTo)
+	}
+	for _, in := range n.joinIn {
+		out = append(out, in.to)
+	}
+	if n.fan != nil {
+		for _, name := range n.fan.names {
+			out = append(out, n.fan.to[name])
+		}
+	}
+	if n.cmd != nil {
+		for _, name := range n.cmd.names {
+			out = append(out, n.cmd.to[name])
+		}
+	}
+	if n.fallback != nil {
+		out = append(out, *n.fallback)
 	}
 	return out
 }

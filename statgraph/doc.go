@@ -31,12 +31,27 @@
 // saved checkpoints never see each other's writes. Single-node steps run on
 // the caller's goroutine and cost no allocation.
 //
+// # Joins, fan-out, hand-offs
+//
+// A node reached from several nodes runs once per step, but in the step
+// after each of them; AddJoin makes it wait until all of them have run,
+// whatever the lengths of their branches. AddRoutes is a router that may
+// choose several destinations. AddSends fans out over a list known only at
+// run time: each Send runs a node on its own input, and the updates merge in
+// send order (map-reduce). AddCommandNode adds a node that returns a Command:
+// its update together with where to go next. A node can read
+// RemainingSteps to wrap up before the step limit. All of it is saved with
+// the checkpoints, so a resumed run keeps waiting, sending and going where
+// it was.
+//
 // # Failures, retries, cancellation
 //
 // A node's error, or a panic (recovered, with its stack), ends the run with
 // a *NodeError naming the node and attempt. WithRetry retries a node under a
 // RetryPolicy (exponential backoff with jitter; Permanent opts an error out);
-// WithTimeout bounds each attempt; Attempt tells a node which attempt it is.
+// WithTimeout bounds each attempt (a late result is refused); Attempt tells
+// a node which attempt it is. WithFallback names a node that handles the
+// error once retries are used up, reading it with FallbackError.
 // Cancelling the context stops the run promptly: nodes get a context derived
 // from it, and Invoke returns an error wrapping the context's.
 //

@@ -10,6 +10,7 @@ type drawEdge struct {
 	from, to string
 	label    string // path-map key of a conditional edge
 	back     bool   // leads back to an earlier node (a retry edge)
+	dashed   bool   // drawn dashed: a Send edge
 }
 
 // edgesForDrawing lists every edge in a fixed order, marking back edges:
@@ -45,6 +46,28 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 				emit(n.branch.to[k], k)
 			}
 		}
+		for _, in := range n.joinIn {
+			emit(in.to, "join")
+		}
+		if n.fallback != nil {
+			at := len(out)
+			emit(*n.fallback, fallbackKey)
+			out[at].dashed = true
+		}
+		if n.cmd != nil {
+			for _, name := range n.cmd.names {
+				at := len(out)
+				emit(n.cmd.to[name], "")
+				out[at].dashed = true
+			}
+		}
+		if n.fan != nil {
+			for _, name := range n.fan.names {
+				at := len(out)
+				emit(n.fan.to[name], sendKey)
+				out[at].dashed = true
+			}
+		}
 		if gn := n.gate; gn != nil {
 			if gn.failTo >= 0 {
 				emit(gn.failTo, "exhausted")
@@ -63,9 +86,11 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 }
 
 // Mermaid returns a Mermaid flowchart of the graph. Conditional edges are
-// labelled with their path-map keys; edges back to an earlier node (retry
-// loops) are dashed, and a gate's retry edges are dashed and labelled with
-// their limit ("retry ≤2"). Gates are drawn as hexagons.
+// labelled with their path-map keys and a waiting join's edges with "join";
+// edges back to an earlier node (retry loops) are dashed, a gate's retry
+// edges are dashed and labelled with their limit ("retry ≤2"), Send edges
+// (AddSends) are dashed and labelled "send", and a command node's declared
+// destinations (AddCommandNode) are dashed. Gates are drawn as hexagons.
 func (g *Graph[S]) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
@@ -81,9 +106,9 @@ func (g *Graph[S]) Mermaid() string {
 	for _, e := range g.edgesForDrawing() {
 		from, to := mermaidID(e.from), mermaidID(e.to)
 		switch {
-		case e.back && e.label != "":
+		case (e.back || e.dashed) && e.label != "":
 			fmt.Fprintf(&b, "    %s -. %s .-> %s\n", from, e.label, to)
-		case e.back:
+		case e.back || e.dashed:
 			fmt.Fprintf(&b, "    %s -.-> %s\n", from, to)
 		case e.label != "":
 			fmt.Fprintf(&b, "    %s -- %s --> %s\n", from, e.label, to)
@@ -129,6 +154,8 @@ func (g *Graph[S]) DOT() string {
 		}
 		if e.back {
 			attrs = append(attrs, "style=dashed", "constraint=false")
+		} else if e.dashed {
+			attrs = append(attrs, "style=dashed")
 		}
 		fmt.Fprintf(&b, "    %q -> %q", e.from, e.to)
 		if len(attrs) > 0 {

@@ -14,10 +14,27 @@ type nodeInfo struct {
 	node    string
 	attempt int
 	step    int
+	left    int               // super-steps the run may take after this one
 	resumes map[string][]byte // values given to Resume, by interrupt id
+	extra   *taskExtra        // set only for command nodes and fallback handlers
 	calls   int               // Interrupt calls so far in this attempt
 	raised  []Interruption    // interrupts raised by this attempt
 	gate    *gateInfo         // set only in graphs with gates (gaterun.go)
+}
+
+// taskExtra is what only some nodes carry, kept out of line so that every
+// slot stays small.
+type taskExtra struct {
+	gotos   []string // a command node's Goto (command.go)
+	failure error    // for a WithFallback handler: the error handled (fallback.go)
+}
+
+// gotoList returns the Goto a command node returned, if any.
+func (info *nodeInfo) gotoList() []string {
+	if info.extra == nil {
+		return nil
+	}
+	return info.extra.gotos
 }
 
 type infoKey struct{}
@@ -49,12 +66,30 @@ func Attempt(ctx context.Context) int {
 	return 0
 }
 
+// RemainingSteps returns how many more super-steps the run may take after
+// the current one before it ends with ErrStepLimit (0 in its last allowed
+// step), so that a looping node can wrap up in time. Outside a node it
+// returns 0.
+func RemainingSteps(ctx context.Context) int {
+	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
+		return info.left
+	}
+	return 0
+}
+
 // exec runs node n in slot sl, with retries, leaving the update or the error
 // in the slot.
 func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	sl.nctx.Context = r.ctx
 	info := &sl.nctx.info
 	info.node, info.step, info.resumes = n.name, r.step, r.resumes
+	info.left = r.cfg.stepLimit - r.step
+	info.extra = nil
+	if r.failures != nil {
+		if err, ok := r.failures[n.idx]; ok {
+			info.extra = &taskExtra{failure: err}
+		}
+	}
 	sl.retry = sl.retry[:0]
 	if r.gs != nil && r.beforeExec(sl, n) {
 		return
@@ -64,10 +99,17 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	// Events and retries live in separate functions.
 	for attempt := 1; ; attempt++ {
 		info.attempt, info.calls, info.raised = attempt, 0, nil
+		if info.extra != nil {
+			info.extra.gotos = nil
+		}
 		if r.emit != nil && !r.startAttempt(sl, n, attempt) {
 			return
 		}
-		out, err := r.call(&sl.nctx, n, r.state, attempt)
+		in := &r.state
+		if sl.in != nil {
+			in = sl.in
+		}
+		out, err := r.call(&sl.nctx, n, *in, attempt)
 		if err == nil {
 			sl.out, sl.err = out, nil
 			if r.emit != nil {
@@ -154,10 +196,19 @@ func (r *run[S]) call(ctx context.Context, n *node[S], in S, attempt int) (out S
 		defer cancel()
 	}
 	out, err = n.fn(ctx, in)
+	if err == nil && n.timeout > 0 && ctx.Err() != nil {
+		// The node ignored its ctx: its late result is refused.
+		err = lateError(n, ctx.Err())
+	}
 	if err != nil {
 		err = nodeError(n.name, attempt, err)
 	}
 	return out, err
+}
+
+//go:noinline
+func lateError[S any](n *node[S], err error) error {
+	return fmt.Errorf("returned after its WithTimeout(%v) deadline without heeding its ctx; its result is refused: %w", n.timeout, err)
 }
 
 //go:noinline
@@ -218,6 +269,9 @@ func (r *run[S]) barrierErrors() error {
 		}
 		if errors.Is(sl.err, ErrInterrupted) && len(sl.nctx.info.raised) > 0 {
 			raised = append(raised, sl.nctx.info.raised...)
+			continue
+		}
+		if r.handles(r.taskNode(i), sl) {
 			continue
 		}
 		if failed == nil {

@@ -168,8 +168,9 @@ func (g *Graph[S]) snapshotOf(cp *Checkpoint, state S) Snapshot[S] {
 // merged into the latest state (through the reducer, or replacing it when
 // the graph has none), as if node asNode had returned it: the next nodes are
 // the ones asNode's edges lead to. With asNode "" the next nodes stay as
-// they were. The next Invoke on the thread continues from there. It returns
-// the new checkpoint's id.
+// they were. With asNode End nothing runs next: the thread is finished and
+// any pending interrupt dismissed. The next Invoke on the thread continues
+// from there. It returns the new checkpoint's id.
 func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asNode string) (int64, error) {
 	r := g.newRun([]RunOption{WithThread(thread)})
 	r.ctx = ctx
@@ -207,28 +208,38 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 			return 0, err
 		}
 	}
+	if _, err := r.loadRecords(ctx, latest); err != nil {
+		return 0, err
+	}
 	if g.reducer != nil {
 		r.state = g.reducer(state, update)
 	} else {
 		r.state = update
 	}
 	var ints []Interruption
-	if asNode == "" {
-		for _, name := range latest.Next {
+	switch asNode {
+	case End:
+		// The thread is finished: nothing runs next and any pending
+		// interrupt or Send is dismissed.
+		r.sends, r.failures = nil, nil
+	case "":
+		for _, name := range r.unsent(latest.Next) { // the Sends are kept as loaded
 			r.next = append(r.next, g.byName[name])
 		}
 		for _, in := range latest.Interrupts {
 			ints = append(ints, Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload})
 		}
-	} else {
+	default:
 		i, ok := g.byName[asNode]
 		if !ok {
 			return 0, fmt.Errorf("statgraph: UpdateState as node %q: the graph has no such node", asNode)
 		}
 		r.step = latest.Step
+		r.sends, r.failures = nil, nil // the pending tasks are replaced by asNode's
 		if err := r.route(g.nodes[i]); err != nil {
 			return 0, err
 		}
+		r.sends, r.nextSends = r.nextSends, nil
 	}
 	if err := r.saveStep(SourceUpdate, latest.Step, r.next, nil, ints); err != nil {
 		return 0, err

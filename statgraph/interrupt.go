@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -129,41 +130,54 @@ func (r *run[S]) applyResume(c *Checkpoint, arg *resumeArg) error {
 }
 
 // pauseBefore pauses the run if a node of the frontier is flagged with
-// WithInterruptBefore.
+// WithInterruptBefore. The pause is saved with the frontier's checkpoint
+// when the run wrote it (see pauses); otherwise, as when a thread is
+// continued, it is saved now.
 func (r *run[S]) pauseBefore() error {
+	ints := r.pauses(nil, r.frontier)
+	if ints == nil {
+		return nil
+	}
+	if !r.paused {
+		if err := r.saveStep(SourceLoop, r.step, r.frontier, r.pending, ints); err != nil {
+			return err
+		}
+	}
+	return r.interrupted(ints)
+}
+
+// pauses returns the interrupts due after a step that ran the nodes ran and
+// leads to next: a pause after a node of ran flagged with
+// WithInterruptAfter (when anything is left to run), else a pause before
+// the nodes of next flagged with WithInterruptBefore. They are saved on the
+// step's own checkpoint, so that a pause adds no snapshot to the history.
+func (r *run[S]) pauses(ran, next []int) []Interruption {
 	var ints []Interruption
-	for _, i := range r.frontier {
+	if r.g.after != nil && len(next) > 0 {
+		for _, i := range ran {
+			if r.g.after[i] {
+				name := r.g.nodes[i].name
+				ints = append(ints, Interruption{ID: fmt.Sprintf("%s:after:%d", name, r.step), Node: name, When: "after"})
+			}
+		}
+	}
+	if ints != nil || r.g.before == nil {
+		return ints
+	}
+	for _, i := range next {
 		if r.g.before[i] {
 			name := r.g.nodes[i].name
 			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:before:%d", name, r.step+1), Node: name, When: "before"})
 		}
 	}
-	if ints == nil {
-		return nil
-	}
-	if err := r.saveStep(SourceLoop, r.step, r.frontier, r.pending, ints); err != nil {
-		return err
-	}
-	return r.interrupted(ints)
-}
-
-// pauseAfter pauses the run if a node that just ran is flagged with
-// WithInterruptAfter.
-func (r *run[S]) pauseAfter(ran []int) error {
-	var ints []Interruption
-	for _, i := range ran {
-		if r.g.after[i] {
-			name := r.g.nodes[i].name
-			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:after:%d", name, r.step), Node: name, When: "after"})
+	// The nodes of pending Sends pause too, once each.
+	for _, t := range r.sends {
+		name := r.g.nodes[t.node].name
+		if r.g.before[t.node] && !slices.ContainsFunc(ints, func(in Interruption) bool { return in.Node == name }) {
+			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:before:%d", name, r.step+1), Node: name, When: "before"})
 		}
 	}
-	if ints == nil || len(r.frontier) == 0 {
-		return nil
-	}
-	if err := r.saveStep(SourceLoop, r.step, r.frontier, nil, ints); err != nil {
-		return err
-	}
-	return r.interrupted(ints)
+	return ints
 }
 
 func (r *run[S]) interrupted(ints []Interruption) error {

@@ -51,8 +51,13 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		Step:    step,
 		Source:  source,
 		Created: time.Now().UTC(),
-		Next:    r.nextNames(next),
+		Next:    r.taskNames(next),
 		Pending: pending,
+	}
+	if rec, err := r.records(); err != nil {
+		return err
+	} else if rec != nil {
+		cp.Pending = slices.Concat(pending, rec)
 	}
 	if err := s.encode(cp, r.state); err != nil {
 		return err
@@ -138,8 +143,9 @@ func (s *saver[S]) encode(cp *Checkpoint, state S) error {
 
 // restore loads the thread's checkpoint (the latest, or the one chosen with
 // FromCheckpoint) and reports whether the run continues from it. A thread
-// whose latest run finished starts a new run from the input.
-func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
+// whose latest run finished starts a new run from the input; an unfinished
+// one continues with input merged in (see WithThread).
+func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool, error) {
 	s := r.saver
 	latest, err := s.cp.Get(ctx, s.thread, 0)
 	if errors.Is(err, ErrNoCheckpoint) {
@@ -175,6 +181,9 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 	}
 	r.state, s.prev, s.havePrev = state, state, true
 	s.based(c)
+	if resume == nil && r.cfg.from == 0 && r.g.reducer != nil {
+		r.state = r.g.reducer(state, input)
+	}
 	r.step = c.Step
 	counters, err := loadCounters(ctx, chain, c)
 	if err != nil {
@@ -190,7 +199,10 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 			return false, err
 		}
 	}
-	for _, name := range c.Next {
+	if r.pending, err = r.loadRecords(ctx, c); err != nil {
+		return false, err
+	}
+	for _, name := range r.unsent(c.Next) {
 		i, ok := r.g.byName[name]
 		if !ok {
 			return false, fmt.Errorf("%w: thread %q checkpoint %d names node %q, which the graph does not have", ErrCorruptCheckpoint, s.thread, c.ID, name)
@@ -198,7 +210,6 @@ func (r *run[S]) restore(ctx context.Context, resume *resumeArg) (bool, error) {
 		r.frontier = append(r.frontier, i)
 	}
 	slices.Sort(r.frontier)
-	r.pending = c.Pending
 	if len(c.Resumes) > 0 {
 		r.resumes = maps.Clone(c.Resumes)
 	}
@@ -234,9 +245,15 @@ func (r *run[S]) loadPrev(ctx context.Context, c *Checkpoint) error {
 func (r *run[S]) restorePending() {
 	for i := range r.slots {
 		sl := &r.slots[i]
-		sl.done, sl.err = false, nil
+		sl.done, sl.err, sl.handled = false, nil, false
+		if sl.nctx.info.extra != nil {
+			sl.nctx.info.extra = nil
+		}
 		for _, pw := range r.pending {
-			if pw.Node != r.g.name(r.frontier[i]) {
+			if r.restoreGoto(i, pw) {
+				continue
+			}
+			if pw.Node != r.taskName(i) {
 				continue
 			}
 			if pw.Value != nil {
@@ -259,10 +276,10 @@ func (r *run[S]) pendingWrites() ([]PendingWrite, error) {
 	}
 	for i := range r.slots {
 		sl := &r.slots[i]
-		if sl.err != nil || r.g.nodes[r.frontier[i]].kind != plainNode {
+		if sl.err != nil || r.taskNode(i).kind != plainNode {
 			continue // validators and gates run again: their results live outside the state
 		}
-		pw := PendingWrite{Node: r.g.name(r.frontier[i])}
+		pw := PendingWrite{Node: r.taskName(i)}
 		if keep {
 			pw.Value = sl.out
 		} else {
@@ -273,6 +290,9 @@ func (r *run[S]) pendingWrites() ([]PendingWrite, error) {
 			pw.Update = b
 		}
 		out = append(out, pw)
+		if gw, ok := r.gotoWrite(i); ok {
+			out = append(out, gw)
+		}
 	}
 	return out, nil
 }

@@ -21,8 +21,18 @@ type runConfig struct {
 }
 
 // WithThread names the run's thread. On a graph with a checkpointer the
-// thread keys its checkpoints: a thread with an unfinished run is continued
-// from its latest checkpoint instead of starting again.
+// thread keys its checkpoints and keeps its state across runs:
+//
+//   - a thread whose last run finished starts a new run from Start, with the
+//     input merged into the thread's state through the reducer (a chat's
+//     next message); without a reducer the input replaces the state;
+//   - a thread with an unfinished run (a node failed, or the process
+//     stopped) is continued from its latest checkpoint: with a reducer the
+//     input is merged into the checkpoint's state first (so a zero input
+//     changes nothing); without one the input is ignored, as there is no way
+//     to merge it, and the checkpoint's state is kept;
+//   - a thread paused at an interrupt is an error wrapping ErrInterrupted:
+//     continue it with Resume, or dismiss the pause with UpdateState.
 func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
 
 // WithStepLimit ends the run with ErrStepLimit after n super-steps.
@@ -58,35 +68,44 @@ func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 // that the slots of a parallel step are written by their own goroutines
 // between the step's start and its barrier.
 type run[S any] struct {
-	g         *Graph[S]
-	cfg       runConfig
-	ctx       context.Context // the run's context; nodes derive from it
-	emit      func(Event[S]) bool
-	state     S
-	step      int
-	frontier  []int
-	next      []int
-	seen      []int // per node: the step it was last added to next
-	slots     []slot[S]
-	counters  []int // per node: executions so far
-	saver     *saver[S]
-	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
-	skipAhead bool                             // resuming past an interrupt-before: don't pause again
-	pending   []PendingWrite                   // updates of nodes already done in the current step
-	gs        *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
-	source    func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
+	g            *Graph[S]
+	cfg          runConfig
+	ctx          context.Context // the run's context; nodes derive from it
+	emit         func(Event[S]) bool
+	state        S
+	step         int
+	frontier     []int
+	next         []int
+	seen         []int // per node: the step it was last added to next
+	slots        []slot[S]
+	counters     []int // per node: executions so far
+	saver        *saver[S]
+	joins        joinState                        // waiting joins' arrivals (join.go)
+	sends        []sendTask[S]                    // the Sends of the current step (send.go)
+	nextSends    []sendTask[S]                    // the Sends queued for the next step
+	failures     map[int]error                    // per fallback node of this step: the error it handles
+	nextFailures map[int]error                    // the same for the next step
+	resumes      map[string][]byte                // interrupt id -> resume value (JSON)
+	skipAhead    bool                             // resuming past an interrupt-before: don't pause again
+	paused       bool                             // the last checkpoint saved holds the frontier's pause
+	pending      []PendingWrite                   // updates of nodes already done in the current step
+	gs           *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
+	source       func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
 }
 
 // slot holds one node's run within a step.
 type slot[S any] struct {
-	nctx  nodeCtx
-	out   S
-	err   error
-	dur   time.Duration
-	t0    time.Time // start of the current attempt, when events are on
-	done  bool      // out is a pending write restored from a checkpoint
-	retry []Event[S]
-	dec   *gateDecision // a gate's decision, from its run to its routing
+	nctx nodeCtx
+	out  S
+	err  error
+	dur  time.Duration
+	t0   time.Time // start of the current attempt, when events are on
+	done bool      // out is a pending write restored from a checkpoint
+	// handled: the node failed and its WithFallback takes over (err kept).
+	handled bool
+	retry   []Event[S]
+	dec     *gateDecision // a gate's decision, from its run to its routing
+	in      *S            // a Send task's own input; nil: the step's state
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
@@ -156,7 +175,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		return fmt.Errorf("statgraph: the graph has a checkpointer: pass WithThread(id) so the run can be saved and resumed")
 	}
 	r.saver = &saver[S]{g: r.g, cp: cp, thread: r.cfg.thread}
-	continued, err := r.restore(ctx, resume)
+	continued, err := r.restore(ctx, input, resume)
 	if err != nil {
 		return err
 	}
@@ -164,9 +183,14 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		if err := r.begin(ctx, input); err != nil {
 			return err
 		}
-		if err := r.saveStep(SourceInput, 0, r.frontier, nil, nil); err != nil {
+		var ints []Interruption
+		if r.g.before != nil {
+			ints = r.pauses(nil, r.frontier)
+		}
+		if err := r.saveStep(SourceInput, 0, r.frontier, nil, ints); err != nil {
 			return err
 		}
+		r.paused = ints != nil
 	}
 	r.emitStart()
 	return nil
@@ -182,6 +206,9 @@ func (r *run[S]) begin(ctx context.Context, input S) error {
 		}
 	}
 	r.state = input
+	if s := r.saver; s != nil && s.havePrev && r.g.reducer != nil {
+		r.state = r.g.reducer(s.prev, input) // a finished thread's next run
+	}
 	if r.gs != nil {
 		r.gs.recordStart(input, 0)
 	}
@@ -189,6 +216,7 @@ func (r *run[S]) begin(ctx context.Context, input S) error {
 		return err
 	}
 	r.frontier, r.next = r.next, r.frontier[:0]
+	r.sends, r.nextSends = r.nextSends, nil
 	return nil
 }
 
@@ -208,7 +236,7 @@ func (r *run[S]) names(idx []int) []string {
 
 // loop runs super-steps until the frontier is empty.
 func (r *run[S]) loop() error {
-	for len(r.frontier) > 0 {
+	for len(r.frontier) > 0 || len(r.sends) > 0 {
 		if err := r.ctx.Err(); err != nil {
 			return fmt.Errorf("statgraph: run stopped before step %d: %w", r.step+1, err)
 		}
@@ -234,25 +262,32 @@ func (r *run[S]) loop() error {
 func (r *run[S]) superstep() error {
 	r.step++
 	if r.emit != nil {
-		if !r.emit(Event[S]{Kind: EventStepStart, Step: r.step, Nodes: r.nextNames(r.frontier)}) {
+		if !r.emit(Event[S]{Kind: EventStepStart, Step: r.step, Nodes: r.taskNames(r.frontier)}) {
 			return r.stopped()
 		}
 	}
-	k := len(r.frontier)
+	nf := len(r.frontier)
+	k := nf + len(r.sends)
 	if cap(r.slots) < k {
 		r.slots = append(r.slots[:cap(r.slots)], make([]slot[S], k-cap(r.slots))...)
 	}
 	r.slots = r.slots[:k]
+	for i := range r.slots {
+		r.slots[i].in = nil
+		if i >= nf {
+			r.slots[i].in = &r.sends[i-nf].in
+		}
+	}
 	r.restorePending()
 
 	if k == 1 {
 		if sl := &r.slots[0]; !sl.done {
-			r.exec(sl, r.g.nodes[r.frontier[0]])
+			r.exec(sl, r.taskNode(0))
 		}
 	} else {
 		if r.emit != nil {
-			for i, idx := range r.frontier {
-				if !r.slots[i].done && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: r.g.name(idx), Attempt: 1}) {
+			for i := range r.slots {
+				if !r.slots[i].done && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: r.taskNode(i).name, Attempt: 1}) {
 					return r.stopped()
 				}
 			}
@@ -260,18 +295,18 @@ func (r *run[S]) superstep() error {
 		var wg sync.WaitGroup
 		for i := 1; i < k; i++ {
 			if sl := &r.slots[i]; !sl.done {
-				n := r.g.nodes[r.frontier[i]]
+				n := r.taskNode(i)
 				wg.Go(func() { r.exec(sl, n) })
 			}
 		}
 		if sl := &r.slots[0]; !sl.done {
-			r.exec(sl, r.g.nodes[r.frontier[0]])
+			r.exec(sl, r.taskNode(0))
 		}
 		wg.Wait()
 	}
 	if r.emit != nil && k > 1 {
 		for i := range r.slots {
-			if !r.emitEnd(&r.slots[i], r.frontier[i]) {
+			if !r.emitEnd(&r.slots[i], r.taskNode(i).idx) {
 				return r.stopped()
 			}
 		}
@@ -290,12 +325,22 @@ func (r *run[S]) superstep() error {
 		r.counters[i]++
 		n := r.g.nodes[i]
 		var err error
-		if n.kind == gateKind {
+		if r.slots[k].handled {
+			err = r.fallBack(n, r.slots[k].err)
+		} else if n.kind == gateKind {
 			err = r.routeGate(n, r.slots[k].dec)
 		} else {
 			err = r.route(n)
 		}
+		if err == nil && n.cmd != nil {
+			err = r.gotoFrom(n, &r.slots[k])
+		}
 		if err != nil {
+			return err
+		}
+	}
+	if r.sends != nil {
+		if err := r.routeSends(); err != nil {
 			return err
 		}
 	}
@@ -304,18 +349,29 @@ func (r *run[S]) superstep() error {
 			return err
 		}
 	}
+	if r.sends != nil || r.nextSends != nil {
+		clear(r.sends) // let the inputs be collected
+		r.sends, r.nextSends = r.nextSends, r.sends[:0]
+	}
+	if r.failures != nil || r.nextFailures != nil {
+		r.failures, r.nextFailures = r.nextFailures, nil
+	}
 	if len(r.next) > 1 {
 		slices.Sort(r.next)
 	}
+	var ints []Interruption
+	if r.g.after != nil || r.g.before != nil {
+		ints = r.pauses(r.frontier, r.next)
+	}
 	if r.saver != nil {
-		if err := r.saveStep(SourceLoop, r.step, r.next, nil, nil); err != nil {
+		if err := r.saveStep(SourceLoop, r.step, r.next, nil, ints); err != nil {
 			return err
 		}
+		r.paused = ints != nil
 	}
-	ran := r.frontier
-	r.frontier, r.next = r.next, ran
-	if r.g.after != nil {
-		return r.pauseAfter(ran)
+	r.frontier, r.next = r.next, r.frontier
+	if ints != nil && ints[0].When == "after" {
+		return r.interrupted(ints)
 	}
 	return nil
 }
@@ -328,12 +384,16 @@ func (r *run[S]) merge() error {
 	if r.g.reducer == nil {
 		if len(r.slots) > 1 {
 			return fmt.Errorf("%w: nodes %q and %q ran in the same step and both returned an update; give the graph a reducer with SetReducer",
-				ErrConflictingUpdates, r.g.name(r.frontier[0]), r.g.name(r.frontier[1]))
+				ErrConflictingUpdates, r.taskNode(0).name, r.taskNode(1).name)
 		}
-		r.state = r.slots[0].out
+		if !r.slots[0].handled {
+			r.state = r.slots[0].out
+		}
 	} else {
 		for i := range r.slots {
-			r.state = r.g.reducer(r.state, r.slots[i].out)
+			if !r.slots[i].handled {
+				r.state = r.g.reducer(r.state, r.slots[i].out)
+			}
 		}
 	}
 	for i := range r.slots {
@@ -352,21 +412,52 @@ func (r *run[S]) merge() error {
 // route follows n's edges on the current state, adding the destinations to
 // r.next once each.
 func (r *run[S]) route(n *node[S]) error {
+	if n.joinIn != nil {
+		r.arrive(n)
+	}
 	for _, t := range n.next {
 		r.add(t)
 	}
+	if n.fan != nil {
+		if err := r.sendTo(n); err != nil {
+			return err
+		}
+	}
 	if br := n.branch; br != nil {
+		if br.routes != nil {
+			return r.followAll(n, br.routes(r.ctx, r.state))
+		}
 		key := br.router(r.ctx, r.state)
-		t, ok := br.to[key]
-		if !ok {
-			return fmt.Errorf("%w: node %q routed to %q; its path map has %s", ErrUnknownRoute, n.name, key, strings.Join(br.keys, ", "))
+		if t, ok := br.to[key]; ok && r.emit == nil {
+			r.add(t) // the common case, kept inline
+			return nil
 		}
-		if r.emit != nil {
-			if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: key, To: r.g.name(t)}) {
-				return r.stopped()
-			}
+		return r.follow(n, key)
+	}
+	return nil
+}
+
+// follow adds the destination of n's path-map key to r.next.
+func (r *run[S]) follow(n *node[S], key string) error {
+	br := n.branch
+	t, ok := br.to[key]
+	if !ok {
+		return fmt.Errorf("%w: node %q routed to %q; its path map has %s", ErrUnknownRoute, n.name, key, strings.Join(br.keys, ", "))
+	}
+	if r.emit != nil {
+		if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: key, To: r.g.name(t)}) {
+			return r.stopped()
 		}
-		r.add(t)
+	}
+	r.add(t)
+	return nil
+}
+
+func (r *run[S]) followAll(n *node[S], keys []string) error {
+	for _, key := range keys {
+		if err := r.follow(n, key); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,0 +1,135 @@
+package statgraph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Command is what a command node returns (see AddCommandNode): its update
+// together with where the run goes next.
+//
+// Going to a node of a parent graph needs subgraphs, which this package
+// does not have yet; when it does, that will be a further field here, and
+// the engine's hook is the same per-task goto list the run follows below.
+type Command[S any] struct {
+	Update S        // merged like any node's update
+	Goto   []string // nodes (or End) to run next, each declared at AddCommandNode
+}
+
+// AddCommandNode adds a node that decides where the run goes next together
+// with its update (LangGraph's Command(update=..., goto=...)), for hand-offs
+// between agents without a separate router. After the node's step the run
+// follows the node's edges and every node in the returned Goto.
+//
+// destinations declares every node (or End) the node may go to: Compile
+// checks they exist and draws them as dashed edges, and a Goto outside them
+// ends the run with ErrUnknownRoute. When a sibling fails in the same step,
+// the node's Goto is saved with its update, so a resumed run goes the same
+// way without running the node again. opts are as for AddNode.
+func (b *Builder[S]) AddCommandNode(name string, fn func(ctx context.Context, s S) (Command[S], error), destinations []string, opts ...NodeOption) *Builder[S] {
+	if fn == nil {
+		b.problem("AddCommandNode(%q): nil function", name)
+		return b
+	}
+	if len(destinations) == 0 {
+		b.problem("AddCommandNode(%q): no destinations; declare every node the command may go to", name)
+		return b
+	}
+	before := len(b.problems)
+	b.AddNode(name, func(ctx context.Context, s S) (S, error) {
+		c, err := fn(ctx, s)
+		if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok && err == nil {
+			if info.extra == nil {
+				info.extra = &taskExtra{}
+			}
+			info.extra.gotos = c.Goto
+		}
+		return c.Update, err
+	}, opts...)
+	if ns := b.nodes[name]; ns != nil && len(b.problems) == before {
+		ns.gotos = slices.Clone(destinations)
+	}
+	return b
+}
+
+// commandTo is a command node's declared destinations.
+type commandTo struct {
+	to    map[string]int // name -> node index or endIdx
+	names []string       // sorted
+}
+
+// compileCommands resolves the declared destinations of command nodes.
+func (g *Graph[S]) compileCommands(b *Builder[S], resolve func(string) (int, bool), add func(string, ...any)) {
+	for _, n := range g.nodes {
+		ns := b.nodes[n.name]
+		if ns.gotos == nil {
+			continue
+		}
+		c := &commandTo{to: make(map[string]int, len(ns.gotos))}
+		for _, name := range ns.gotos {
+			i, ok := resolve(name)
+			if !ok || i == startIdx {
+				add("AddCommandNode(%q): destination %q is not a node of the graph", n.name, name)
+				continue
+			}
+			if _, dup := c.to[name]; !dup {
+				c.to[name] = i
+				c.names = append(c.names, name)
+			}
+		}
+		slices.Sort(c.names)
+		n.cmd = c
+	}
+}
+
+// gotoFrom follows the Goto that command node n returned in slot sl.
+func (r *run[S]) gotoFrom(n *node[S], sl *slot[S]) error {
+	for _, name := range sl.nctx.info.gotoList() {
+		t, ok := n.cmd.to[name]
+		if !ok {
+			return fmt.Errorf("%w: command node %q went to %q; its declared destinations are %s (AddCommandNode)",
+				ErrUnknownRoute, n.name, name, strings.Join(n.cmd.names, ", "))
+		}
+		if r.emit != nil {
+			if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: gotoKey, To: name}) {
+				return r.stopped()
+			}
+		}
+		r.add(t)
+	}
+	return nil
+}
+
+// gotoKey is the Key of the EventRoute reporting a Command's Goto.
+const gotoKey = "goto"
+
+// gotoRecord prefixes the pending-write entry that saves the Goto of a
+// command node that finished in a step that failed; the task's name
+// follows.
+const gotoRecord = "__goto__:"
+
+// gotoWrite returns the pending-write entry for slot i's Goto, if any.
+func (r *run[S]) gotoWrite(i int) (PendingWrite, bool) {
+	gotos := r.slots[i].nctx.info.gotoList()
+	if len(gotos) == 0 {
+		return PendingWrite{}, false
+	}
+	b, _ := json.Marshal(gotos) // strings always encode
+	return PendingWrite{Node: gotoRecord + r.taskName(i), Update: b}, true
+}
+
+// restoreGoto sets slot i's Goto from a pending-write entry saved by
+// gotoWrite, reporting whether pw was one for slot i.
+func (r *run[S]) restoreGoto(i int, pw PendingWrite) bool {
+	if !strings.HasPrefix(pw.Node, gotoRecord) || pw.Node[len(gotoRecord):] != r.taskName(i) {
+		return false
+	}
+	var gotos []string
+	if json.Unmarshal(pw.Update, &gotos) == nil {
+		r.slots[i].nctx.info.extra = &taskExtra{gotos: gotos}
+	}
+	return true
+}

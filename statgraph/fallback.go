@@ -1,0 +1,117 @@
+package statgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// WithFallback makes node the node's error handler: once the node has
+// failed for good (its RetryPolicy's attempts are used up, or the error is
+// Permanent, a timeout or a panic), the run does not end with the error;
+// the node's update and edges are dropped and node runs in the next
+// super-step instead, where FallbackError returns the error. Interrupts and
+// the run's own cancellation are never handled. The fallback must be a node
+// of the graph (Compile checks it). After a resume from a checkpoint the
+// error keeps its message but not its type.
+func WithFallback(node string) NodeOption {
+	return func(c *nodeConfig) { c.fallback = node }
+}
+
+// FallbackError returns, inside a node running as a WithFallback handler,
+// the error of the node that failed and led to it (several are joined with
+// errors.Join). It returns nil elsewhere, including outside a node.
+func FallbackError(ctx context.Context) error {
+	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
+		if info.extra != nil {
+			return info.extra.failure
+		}
+	}
+	return nil
+}
+
+// compileFallbacks resolves WithFallback onto the nodes.
+func (g *Graph[S]) compileFallbacks(b *Builder[S], add func(string, ...any)) {
+	for _, n := range g.nodes {
+		name := b.nodes[n.name].cfg.fallback
+		if name == "" {
+			continue
+		}
+		i, ok := g.byName[name]
+		if !ok {
+			add("node %q: WithFallback(%q): the graph has no such node", n.name, name)
+			continue
+		}
+		n.fallback = &g.nodes[i].idx
+		if b.hasGates() {
+			add("node %q: WithFallback cannot yet be combined with gates or validators in one graph", n.name)
+		}
+	}
+}
+
+// handles reports whether the failure in slot sl is left to its node's
+// fallback instead of ending the run.
+func (r *run[S]) handles(n *node[S], sl *slot[S]) bool {
+	if n.fallback == nil || r.ctx.Err() != nil || errors.Is(sl.err, ErrInterrupted) {
+		return false
+	}
+	sl.handled = true
+	return true
+}
+
+// fallBack sends the run from the failed node n to its fallback, carrying
+// the error along.
+func (r *run[S]) fallBack(n *node[S], err error) error {
+	to := *n.fallback
+	if r.emit != nil {
+		if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: fallbackKey, To: r.g.name(to), Err: err}) {
+			return r.stopped()
+		}
+	}
+	if r.nextFailures == nil {
+		r.nextFailures = map[int]error{}
+	}
+	if prev := r.nextFailures[to]; prev != nil {
+		err = errors.Join(prev, err)
+	}
+	r.nextFailures[to] = err
+	r.add(to)
+	return nil
+}
+
+// fallbackKey is the Key of the EventRoute reporting a fallback, and the
+// label of fallback edges in drawings.
+const fallbackKey = "on error"
+
+// failureRecord prefixes the pending-write entry that saves the error a
+// fallback node is to handle; the fallback's name follows.
+const failureRecord = "__failure__:"
+
+// failureRecords returns the errors waiting for their fallbacks.
+func (r *run[S]) failureRecords() []PendingWrite {
+	var out []PendingWrite
+	for _, i := range slices.Sorted(maps.Keys(r.failures)) {
+		b, _ := json.Marshal(r.failures[i].Error()) // strings always encode
+		out = append(out, PendingWrite{Node: failureRecord + r.g.nodes[i].name, Update: b})
+	}
+	return out
+}
+
+// loadFailure restores an error saved by failureRecords.
+func (r *run[S]) loadFailure(c *Checkpoint, pw PendingWrite) error {
+	name := strings.TrimPrefix(pw.Node, failureRecord)
+	i, ok := r.g.byName[name]
+	var msg string
+	if !ok || json.Unmarshal(pw.Update, &msg) != nil {
+		return fmt.Errorf("%w: thread %q checkpoint %d: the error saved for fallback %q does not fit the graph", ErrCorruptCheckpoint, c.Thread, c.ID, name)
+	}
+	if r.failures == nil {
+		r.failures = map[int]error{}
+	}
+	r.failures[i] = errors.New(msg)
+	return nil
+}

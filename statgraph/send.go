@@ -1,0 +1,261 @@
+package statgraph
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Send is one task of a run-time fan-out (see AddSends): node To runs in
+// the next super-step on Input instead of the graph's state.
+type Send[S any] struct {
+	To    string
+	Input S
+}
+
+// AddSends makes fan choose, after source runs, any number of tasks for the
+// next super-step, each a node with its own input (map-reduce over a list
+// known only at run time; LangGraph's Send). The tasks run in parallel with
+// the step's other nodes; their updates are merged through the reducer in
+// the order fan returned them, after the updates of the step's plain
+// nodes, so the result does not depend on which task finished first. Every
+// task's node then follows its edges once.
+//
+// destinations declares every node fan may send to; Compile checks them and
+// draws them as dashed "send" edges, and a Send to another node ends the run
+// with ErrUnknownRoute. A node has at most one fan-out. The pending tasks
+// and their inputs are saved with each checkpoint (encoded with the graph's
+// Codec), and when a task fails the updates of the tasks that finished are
+// kept, so a resumed run runs only the unfinished tasks. More than one task
+// per step needs a reducer (SetReducer). Graphs with gates cannot use
+// AddSends yet.
+func (b *Builder[S]) AddSends(source string, fan func(ctx context.Context, s S) []Send[S], destinations ...string) *Builder[S] {
+	switch {
+	case fan == nil:
+		b.problem("AddSends(%q): nil function", source)
+		return b
+	case len(destinations) == 0:
+		b.problem("AddSends(%q): no destinations; declare every node the fan-out can send to", source)
+		return b
+	case b.fans[source] != nil:
+		b.problem("AddSends(%q): the node already has a fan-out", source)
+		return b
+	}
+	if b.fans == nil {
+		b.fans = map[string]*fanSpec[S]{}
+	}
+	b.fans[source] = &fanSpec[S]{fn: fan, to: slices.Clone(destinations)}
+	return b
+}
+
+type fanSpec[S any] struct {
+	fn func(context.Context, S) []Send[S]
+	to []string
+}
+
+// fanOut is a compiled AddSends.
+type fanOut[S any] struct {
+	fn    func(context.Context, S) []Send[S]
+	to    map[string]int // declared destination -> node index
+	names []string       // declared destinations, sorted
+}
+
+// sendTask is a pending Send: the node and its input.
+type sendTask[S any] struct {
+	node int
+	in   S
+}
+
+// compileFans resolves the builder's fan-outs onto their source nodes.
+func (g *Graph[S]) compileFans(b *Builder[S], resolve func(string) (int, bool), nodeOf func(int) *node[S], add func(string, ...any)) {
+	for _, src := range sortedKeys(b.fans) {
+		fs := b.fans[src]
+		from, ok := resolve(src)
+		if !ok || from == endIdx {
+			add("AddSends(%q): unknown node", src)
+			continue
+		}
+		f := &fanOut[S]{fn: fs.fn, to: make(map[string]int, len(fs.to))}
+		for _, name := range fs.to {
+			i, ok := resolve(name)
+			if !ok || i < 0 {
+				add("AddSends(%q): destination %q is not a node of the graph", src, name)
+				continue
+			}
+			if _, dup := f.to[name]; !dup {
+				f.to[name] = i
+				f.names = append(f.names, name)
+			}
+		}
+		slices.Sort(f.names)
+		nodeOf(from).fan = f
+	}
+	if len(b.fans) > 0 && b.hasGates() {
+		add("AddSends cannot yet be combined with gates or validators in one graph")
+	}
+}
+
+// hasGates reports whether the graph has a gate or a validator.
+func (b *Builder[S]) hasGates() bool {
+	for _, ns := range b.nodes {
+		if ns.gate != nil || ns.validate != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sendTo queues the tasks of n's fan-out for the next step.
+func (r *run[S]) sendTo(n *node[S]) error {
+	for _, s := range n.fan.fn(r.ctx, r.state) {
+		t, ok := n.fan.to[s.To]
+		if !ok {
+			return fmt.Errorf("%w: node %q sent to %q; its declared destinations are %s (AddSends)",
+				ErrUnknownRoute, n.name, s.To, strings.Join(n.fan.names, ", "))
+		}
+		if r.emit != nil {
+			if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: sendKey, To: s.To}) {
+				return r.stopped()
+			}
+		}
+		r.nextSends = append(r.nextSends, sendTask[S]{node: t, in: s.Input})
+	}
+	return nil
+}
+
+// sendKey is the Key of the EventRoute reporting a Send, and the label of
+// send edges in drawings.
+const sendKey = "send"
+
+// routeSends follows the edges of the nodes the step's Sends ran, each node
+// once, after counting every task.
+func (r *run[S]) routeSends() error {
+	routed := make([]bool, len(r.g.nodes))
+	for _, i := range r.frontier {
+		routed[i] = true
+	}
+	for j, t := range r.sends {
+		r.counters[t.node]++
+		if sl := &r.slots[len(r.frontier)+j]; sl.handled {
+			if err := r.fallBack(r.g.nodes[t.node], sl.err); err != nil {
+				return err
+			}
+			continue
+		}
+		if n := r.g.nodes[t.node]; n.cmd != nil {
+			if err := r.gotoFrom(n, &r.slots[len(r.frontier)+j]); err != nil {
+				return err
+			}
+		}
+		if routed[t.node] {
+			continue
+		}
+		routed[t.node] = true
+		if err := r.route(r.g.nodes[t.node]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// taskNode returns the node of slot i: a node of the frontier, then one
+// task per Send.
+func (r *run[S]) taskNode(i int) *node[S] {
+	if nf := len(r.frontier); i >= nf {
+		return r.g.nodes[r.sends[i-nf].node]
+	}
+	return r.g.nodes[r.frontier[i]]
+}
+
+// Reserved pending-write names: the input of a pending Send (followed by
+// the node's name) and the update of a Send task that finished in a step
+// that failed (followed by the task's index in the step).
+const (
+	sendRecord = "__send__:"
+	sentRecord = "__sent__:"
+)
+
+// taskName is the name of slot i's update in pending writes.
+func (r *run[S]) taskName(i int) string {
+	if nf := len(r.frontier); i >= nf {
+		return sentRecord + strconv.Itoa(i-nf)
+	}
+	return r.g.name(r.frontier[i])
+}
+
+// taskNames returns the names of the frontier next and of the pending
+// Sends, sorted: a checkpoint's Next.
+func (r *run[S]) taskNames(next []int) []string {
+	if len(r.sends) == 0 {
+		return r.nextNames(next)
+	}
+	out := r.names(next)
+	for _, t := range r.sends {
+		out = append(out, r.g.nodes[t.node].name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sendRecords encodes the pending Sends for a checkpoint, in order.
+func (r *run[S]) sendRecords(keep bool) ([]PendingWrite, error) {
+	out := make([]PendingWrite, 0, len(r.sends))
+	for _, t := range r.sends {
+		pw := PendingWrite{Node: sendRecord + r.g.nodes[t.node].name}
+		if keep {
+			pw.Value = t.in
+		} else {
+			b, err := r.g.codec.Marshal(t.in)
+			if err != nil {
+				return nil, fmt.Errorf("statgraph: encode the input sent to node %q: %w", pw.Node[len(sendRecord):], err)
+			}
+			pw.Update = b
+		}
+		out = append(out, pw)
+	}
+	return out, nil
+}
+
+// loadSend restores a pending Send saved by sendRecords.
+func (r *run[S]) loadSend(c *Checkpoint, pw PendingWrite) error {
+	name := pw.Node[len(sendRecord):]
+	i, ok := r.g.byName[name]
+	if !ok {
+		return fmt.Errorf("%w: thread %q checkpoint %d: a pending Send names node %q, which the graph does not have", ErrCorruptCheckpoint, c.Thread, c.ID, name)
+	}
+	t := sendTask[S]{node: i}
+	if v, isS := pw.Value.(S); isS && pw.Value != nil {
+		t.in = v
+	} else {
+		v, err := r.g.codec.Unmarshal(pw.Update)
+		if err != nil {
+			return fmt.Errorf("%w: thread %q checkpoint %d: the input sent to node %q: %w", ErrCorruptCheckpoint, c.Thread, c.ID, name, err)
+		}
+		t.in = v
+	}
+	r.sends = append(r.sends, t)
+	return nil
+}
+
+// unsent returns next without one occurrence of each pending Send's node:
+// the plain frontier of a checkpoint's Next.
+func (r *run[S]) unsent(next []string) []string {
+	if len(r.sends) == 0 {
+		return next
+	}
+	left := map[string]int{}
+	for _, t := range r.sends {
+		left[r.g.nodes[t.node].name]++
+	}
+	var out []string
+	for _, name := range next {
+		if left[name] > 0 {
+			left[name]--
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
