@@ -177,6 +177,7 @@ type nodeConfig struct {
 	mode         Mode
 	inputKey     any // func(S) string, checked by AddValidator
 	validatorOpt bool
+	sub          drawable // the child graph of a subgraph node (AddSubgraph)
 }
 
 // WithRetry retries the node on error according to p.

@@ -47,6 +47,7 @@ type node[S any] struct {
 	kind    nodeKind
 	val     *validatorNode[S] // kind validatorKind
 	gate    *gateNode[S]      // kind gateKind
+	sub     drawable          // the child graph of a subgraph node
 }
 
 type branch[S any] struct {
@@ -126,7 +127,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	for i, name := range names {
 		ns := b.nodes[name]
-		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout}
+		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout, sub: ns.cfg.sub}
 		g.byName[name] = i
 		g.single = append(g.single, []string{name})
 	}

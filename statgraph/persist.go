@@ -46,7 +46,9 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		Next:    r.nextNames(next),
 		Pending: pending,
 	}
-	if source != SourceLoop || pending != nil || ints != nil || s.sinceCounters >= FullEvery-1 {
+	// A checkpoint that saves a step again (after a failure) stores the
+	// counters: they cannot be derived from its parent's frontier.
+	if source != SourceLoop || pending != nil || ints != nil || step < r.step || s.sinceCounters >= FullEvery-1 {
 		cp.Counters = make(map[string]int, len(r.counters))
 		for i, c := range r.counters {
 			if c > 0 {

@@ -18,6 +18,16 @@ type runConfig struct {
 	stepLimit int
 	trace     io.Writer
 	from      int64 // checkpoint to replay from; 0 = latest
+	// kinds is the set of event kinds a Stream yields (bit k for kind k);
+	// 0 means the default set (streammode.go).
+	kinds uint32
+	// Set for the run of a subgraph (subgraph.go): sub makes cp the run's
+	// checkpointer in place of the graph's own, ns is the subgraph's
+	// namespace path, and sink receives its events.
+	sub  bool
+	cp   Checkpointer
+	ns   string
+	sink eventSink
 }
 
 // WithThread names the run's thread. On a graph with a checkpointer the
@@ -83,10 +93,11 @@ type slot[S any] struct {
 	out   S
 	err   error
 	dur   time.Duration
-	t0    time.Time // start of the current attempt, when events are on
-	done  bool      // out is a pending write restored from a checkpoint
-	retry []Event[S]
+	t0    time.Time     // start of the current attempt, when events are on
+	done  bool          // out is a pending write restored from a checkpoint
+	retry []Event[S]    // events held back to the barrier of a parallel step
 	dec   *gateDecision // a gate's decision, from its run to its routing
+	r     *run[S]       // set when events are on (eventSink)
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
@@ -142,6 +153,10 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 // the thread's checkpoint for a continued one.
 func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 	cp := r.g.cfg.checkpointer
+	if r.cfg.sub {
+		cp = r.cfg.cp
+	}
+	r.cfg.cp = cp
 	if cp == nil {
 		if r.cfg.thread != "" || r.cfg.from != 0 || resume != nil {
 			return fmt.Errorf("%w: WithThread, FromCheckpoint and Resume need a graph compiled WithCheckpointer", ErrNoCheckpointer)
@@ -282,6 +297,9 @@ func (r *run[S]) superstep() error {
 	r.pending = r.pending[:0]
 	r.resumes = nil
 
+	if r.cfg.kinds&(1<<EventNodeUpdate) != 0 && r.emit != nil && !r.emitNodeUpdates() {
+		return r.stopped()
+	}
 	if err := r.merge(); err != nil {
 		return err
 	}

@@ -1,0 +1,55 @@
+package statgraph_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// Review is the state of a review subgraph: a draft and a human's verdict.
+type Review struct {
+	Draft   string
+	Verdict string
+}
+
+// Doc is the state of the parent graph.
+type Doc struct {
+	Text   string
+	Status string
+}
+
+// A compiled graph used as a node: the human review inside the subgraph
+// pauses the whole run, and Resume through the parent continues the child
+// where it stopped.
+func ExampleAddSubgraph() {
+	review, _ := statgraph.New[Review]().
+		AddNode("ask", func(ctx context.Context, r Review) (Review, error) {
+			v, err := statgraph.Interrupt[string](ctx, "approve "+r.Draft+"?")
+			r.Verdict = v
+			return r, err
+		}).
+		AddEdge(statgraph.Start, "ask").AddEdge("ask", statgraph.End).
+		Compile()
+
+	b := statgraph.New[Doc]().
+		AddNode("write", func(_ context.Context, d Doc) (Doc, error) { d.Text = "v1"; return d, nil }).
+		AddEdge(statgraph.Start, "write").AddEdge("write", "review").AddEdge("review", statgraph.End)
+	statgraph.AddSubgraph(b, "review", review,
+		func(d Doc) Review { return Review{Draft: d.Text} },
+		func(d Doc, r Review) Doc { d.Status = r.Verdict; return d })
+	g, _ := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"))
+	var paused *statgraph.InterruptedError
+	if errors.As(err, &paused) {
+		fmt.Println("paused at", paused.Interrupts[0].ID, string(paused.Interrupts[0].Payload))
+	}
+	d, err := g.Resume(ctx, "doc-1", "approved")
+	fmt.Println(d.Text, d.Status, err)
+	// Output:
+	// paused at review|ask:1:0 "approve v1?"
+	// v1 approved <nil>
+}
