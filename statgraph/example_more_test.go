@@ -53,3 +53,39 @@ func ExampleAddSubgraph() {
 	// paused at review|ask:1:0 "approve v1?"
 	// v1 approved <nil>
 }
+
+// Counter is the state of the streaming example.
+type Counter struct{ N int }
+
+// Streaming each node's own update (LangGraph's stream_mode="updates") and
+// the progress a node writes from inside (stream_mode="custom").
+func ExampleWithEvents() {
+	g, _ := statgraph.New[Counter]().
+		AddNode("count", func(ctx context.Context, c Counter) (Counter, error) {
+			progress := statgraph.CustomWriter[string](ctx)
+			for i := 1; i <= 2; i++ {
+				progress(fmt.Sprintf("%d/2", i))
+			}
+			return Counter{N: c.N + 2}, nil
+		}).
+		AddNode("double", func(_ context.Context, c Counter) (Counter, error) { return Counter{N: c.N * 2}, nil }).
+		AddEdge(statgraph.Start, "count").AddEdge("count", "double").AddEdge("double", statgraph.End).
+		Compile()
+	for ev, err := range g.Stream(context.Background(), Counter{N: 1},
+		statgraph.WithEvents(statgraph.EventNodeUpdate, statgraph.EventCustom)) {
+		switch ev.Kind {
+		case statgraph.EventCustom:
+			fmt.Println(ev.Node, "progress", ev.Custom)
+		case statgraph.EventNodeUpdate:
+			fmt.Println(ev.Node, "returned", ev.State.N)
+		case statgraph.EventRunEnd:
+			fmt.Println("final", ev.State.N, err)
+		}
+	}
+	// Output:
+	// count progress 1/2
+	// count progress 2/2
+	// count returned 3
+	// double returned 6
+	// final 6 <nil>
+}
