@@ -89,3 +89,34 @@ func ExampleWithEvents() {
 	// double returned 6
 	// final 6 <nil>
 }
+
+// Time travel: edit the state of a past checkpoint and continue from it.
+// Only the nodes after that checkpoint run again; the old branch stays in
+// the history.
+func ExampleGraph_UpdateState_fork() {
+	g, _ := statgraph.New[Counter]().
+		AddNode("start", func(_ context.Context, c Counter) (Counter, error) { return Counter{N: c.N + 1}, nil }).
+		AddNode("double", func(_ context.Context, c Counter) (Counter, error) {
+			fmt.Println("double runs on", c.N)
+			return Counter{N: c.N * 2}, nil
+		}).
+		AddEdge(statgraph.Start, "start").AddEdge("start", "double").AddEdge("double", statgraph.End).
+		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+	ctx := context.Background()
+	g.Invoke(ctx, Counter{N: 1}, statgraph.WithThread("t"))
+
+	hist, _ := g.History(ctx, "t", 0)
+	var beforeDouble statgraph.Snapshot[Counter]
+	for _, s := range hist {
+		if len(s.Next) == 1 && s.Next[0] == "double" {
+			beforeDouble = s
+		}
+	}
+	g.UpdateState(ctx, "t", Counter{N: 10}, "", statgraph.FromCheckpoint(beforeDouble.CheckpointID))
+	c, err := g.Invoke(ctx, Counter{}, statgraph.WithThread("t"))
+	fmt.Println(c.N, err)
+	// Output:
+	// double runs on 2
+	// double runs on 10
+	// 20 <nil>
+}

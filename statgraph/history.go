@@ -83,8 +83,13 @@ func (g *Graph[S]) snapshot(ctx context.Context, cp *Checkpoint, memo map[int64]
 // the ones asNode's edges lead to. With asNode "" the next nodes stay as
 // they were. The next Invoke on the thread continues from there. It returns
 // the new checkpoint's id.
-func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asNode string) (int64, error) {
-	r := g.newRun([]RunOption{WithThread(thread)})
+//
+// With FromCheckpoint(k) among opts the update is merged into checkpoint
+// k's state instead of the latest, forking the thread there (fork.go): the
+// new checkpoint's parent is k, and the next Invoke re-runs only what
+// follows k.
+func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asNode string, opts ...RunOption) (int64, error) {
+	r := g.newRun(append(opts, WithThread(thread)))
 	r.ctx = ctx
 	n := len(g.nodes)
 	r.seen, r.counters = make([]int, n), make([]int, n)
@@ -96,11 +101,15 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	if err != nil {
 		return 0, fmt.Errorf("statgraph: update state of thread %q: %w", thread, err)
 	}
+	lastID := latest.ID
+	if latest, err = r.forkBase(latest); err != nil {
+		return 0, err
+	}
 	state, err := loadState(ctx, g.cfg.checkpointer, g.codec, latest)
 	if err != nil {
 		return 0, err
 	}
-	r.saver.lastID, r.saver.parent, r.saver.prev, r.saver.havePrev = latest.ID, latest.ID, state, true
+	r.saver.lastID, r.saver.parent, r.saver.prev, r.saver.havePrev = lastID, latest.ID, state, true
 	counters, err := loadCounters(ctx, g.cfg.checkpointer, latest)
 	if err != nil {
 		return 0, err
