@@ -128,6 +128,9 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	for i, name := range names {
 		ns := b.nodes[name]
 		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout, sub: ns.cfg.sub}
+		if ns.cfg.cacheTTL > 0 {
+			g.nodes[i].fn = cached(ns, b.codec)
+		}
 		g.byName[name] = i
 		g.single = append(g.single, []string{name})
 	}
