@@ -26,6 +26,12 @@ type saver[S any] struct {
 	// sinceCounters counts checkpoints written since the last one with
 	// Counters.
 	sinceCounters int
+	// Durability (durability.go): the mode, the steps not saved under
+	// DurabilityExit, and the write in flight under DurabilityAsync.
+	mode     Durability
+	skipped  int
+	boundary int
+	inflight chan error
 }
 
 // valueKeeper is implemented by checkpointers that keep live state values
@@ -48,7 +54,7 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 	}
 	// A checkpoint that saves a step again (after a failure) stores the
 	// counters: they cannot be derived from its parent's frontier.
-	if source != SourceLoop || pending != nil || ints != nil || step < r.step || s.sinceCounters >= FullEvery-1 {
+	if source != SourceLoop || pending != nil || ints != nil || step < r.step || s.skipped > 0 || s.sinceCounters >= FullEvery-1 {
 		cp.Counters = make(map[string]int, len(r.counters))
 		for i, c := range r.counters {
 			if c > 0 {
@@ -77,9 +83,10 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 			return fmt.Errorf("statgraph: encode gate state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 		}
 	}
-	if err := s.cp.Put(r.ctx, cp); err != nil {
-		return fmt.Errorf("statgraph: save checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
+	if err := s.put(r.ctx, cp); err != nil {
+		return err
 	}
+	s.skipped = 0
 	if r.gs != nil {
 		r.gs.stored()
 	}

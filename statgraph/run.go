@@ -28,6 +28,8 @@ type runConfig struct {
 	cp   Checkpointer
 	ns   string
 	sink eventSink
+	// durability says when checkpoints are written (durability.go).
+	durability Durability
 }
 
 // WithThread names the run's thread. On a graph with a checkpointer the
@@ -139,6 +141,9 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 		return zero, err
 	}
 	err := r.loop()
+	if r.saver != nil {
+		err = r.settle(err)
+	}
 	if r.emit != nil {
 		ev := Event[S]{Kind: EventRunEnd, Step: r.step, State: r.state, Err: err, Thread: r.cfg.thread}
 		if r.gs != nil {
@@ -170,7 +175,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 	if r.cfg.thread == "" {
 		return fmt.Errorf("statgraph: the graph has a checkpointer: pass WithThread(id) so the run can be saved and resumed")
 	}
-	r.saver = &saver[S]{g: r.g, cp: cp, thread: r.cfg.thread}
+	r.saver = &saver[S]{g: r.g, cp: cp, thread: r.cfg.thread, mode: r.cfg.durability}
 	continued, err := r.restore(ctx, resume)
 	if err != nil {
 		return err
@@ -326,7 +331,7 @@ func (r *run[S]) superstep() error {
 		slices.Sort(r.next)
 	}
 	if r.saver != nil {
-		if err := r.saveStep(SourceLoop, r.step, r.next, nil, nil); err != nil {
+		if err := r.saveLoop(); err != nil {
 			return err
 		}
 	}

@@ -64,7 +64,7 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 	}
 	parent := info.cfg
 	r := child.newRun(nil)
-	r.cfg.sub, r.cfg.cp, r.cfg.kinds = true, parent.cp, parent.kinds
+	r.cfg.sub, r.cfg.cp, r.cfg.kinds, r.cfg.durability = true, parent.cp, parent.kinds, parent.durability
 	r.cfg.ns = info.node
 	if parent.ns != "" {
 		r.cfg.ns = parent.ns + nsSep + info.node
