@@ -63,6 +63,11 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 		return zero, errors.New("statgraph: a subgraph node ran outside a graph")
 	}
 	parent := info.cfg
+	// The node's ctx is reused by the parent's next steps; what the child
+	// and the store keep of a ctx (database/sql watches it after a query)
+	// gets a context of its own, done when the node returns.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	r := child.newRun(nil)
 	r.cfg.sub, r.cfg.cp, r.cfg.kinds, r.cfg.durability = true, parent.cp, parent.kinds, parent.durability
 	r.cfg.ns = info.node
