@@ -21,8 +21,10 @@ const nsSep = "|"
 // The child runs on the parent's checkpointer, whatever it was compiled
 // with, under its own thread: the parent's thread, the node's name and its
 // execution count, joined by "|" ("t1|review:0"), so every run of the node
-// has its own history, which State and History read like any thread. When
-// the parent has no checkpointer the child runs without one.
+// has its own history: the checkpointer lists it like any thread, and the
+// child graph compiled WithCheckpointer on the same store reads it with
+// State and History. When the parent has no checkpointer the child runs
+// without one.
 //
 // An interrupt inside the child pauses the parent: the parent's
 // *InterruptedError lists it with the ID "name|<child's ID>", and Resume

@@ -115,9 +115,14 @@ func TestSubgraphInterruptResumesThroughParent(t *testing.T) {
 		t.Fatalf("interrupt = %+v, want ID sub|ask:2:0 on node sub with the child's payload", in)
 	}
 	// The child's checkpoints live under its namespace of the thread.
-	hist, err := g.History(ctx, "t|sub:0", 0)
-	if err != nil || len(hist) == 0 {
-		t.Fatalf("child history: %d snapshots, %v", len(hist), err)
+	reader, err := New[childState]().AddNode("ask", func(_ context.Context, s childState) (childState, error) { return s, nil }).
+		AddEdge(Start, "ask").AddEdge("ask", End).Compile(WithCheckpointer(cp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := reader.State(ctx, "t|sub:0")
+	if err != nil || snap.State.Question != "before" || !slices.Equal(snap.Next, []string{"ask"}) || len(snap.Interrupts) != 1 {
+		t.Fatalf("child thread's state = %+v, %v; want question \"before\", waiting at ask", snap, err)
 	}
 
 	var nsEvents []string
