@@ -21,13 +21,13 @@ type runConfig struct {
 	// kinds is the set of event kinds a Stream yields (bit k for kind k);
 	// 0 means the default set (streammode.go).
 	kinds uint32
-	// Set for the run of a subgraph (subgraph.go): sub makes cp the run's
-	// checkpointer in place of the graph's own, ns is the subgraph's
-	// namespace path, and sink receives its events.
-	sub  bool
-	cp   Checkpointer
-	ns   string
-	sink eventSink
+	// cp is the run's checkpointer once the run opened. For the run of a
+	// subgraph (subgraph.go) sub makes cp, the parent's, the run's
+	// checkpointer in place of the graph's own, and ns is the subgraph's
+	// namespace path.
+	sub bool
+	cp  Checkpointer
+	ns  string
 	// durability says when checkpoints are written (durability.go).
 	durability Durability
 }
