@@ -37,7 +37,8 @@ const nsSep = "|"
 // The child's events appear in the parent's Stream and trace with
 // Event.Namespace set to the path of subgraph nodes and no State; its
 // EventRunStart and EventRunEnd are left out (the node's own start and end
-// frame them). Mermaid and DOT draw the child inside a box named after the
+// frame them), and so is its EventInterrupt (the parent reports the pause
+// with the interrupt's full ID). Mermaid and DOT draw the child inside a box named after the
 // node. Errors of the child are the node's errors: retries and timeouts
 // apply to the whole child run.
 func AddSubgraph[P, C any](b *Builder[P], name string, child *Graph[C], in func(P) C, out func(P, C) P, opts ...NodeOption) *Builder[P] {
@@ -77,13 +78,11 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 		r.cfg.ns = parent.ns + nsSep + info.node
 	}
 	if info.sink != nil {
+		// The parent's stream and trace show the child's events; the
+		// child's own tracer, if any, would print them twice.
 		sink, ns := info.sink, r.cfg.ns
-		trace := r.emit
 		r.emit = func(ev Event[C]) bool {
-			if trace != nil {
-				trace(ev)
-			}
-			if ev.Kind == EventRunStart || ev.Kind == EventRunEnd {
+			if ev.Kind == EventRunStart || ev.Kind == EventRunEnd || ev.Kind == EventInterrupt {
 				return true
 			}
 			fe := retype[C, none](ev)

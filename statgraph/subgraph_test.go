@@ -225,3 +225,19 @@ func TestSubgraphWithoutCheckpointer(t *testing.T) {
 		t.Fatalf("DOT does not draw the subgraph as a cluster:\n%s", d)
 	}
 }
+
+// The parent's trace shows the child's nodes by their path.
+func TestSubgraphInParentTrace(t *testing.T) {
+	var f subgraphFixture
+	g := f.parent(t, &MemoryCheckpointer{})
+	var trace strings.Builder
+	g.Invoke(context.Background(), parentState{}, WithThread("tr"), WithTrace(&trace))
+	for _, want := range []string{"s1  sub|prepare", "interrupt      sub|ask:2:0"} {
+		if !strings.Contains(trace.String(), want) {
+			t.Fatalf("trace lacks %q:\n%s", want, trace.String())
+		}
+	}
+	if strings.Contains(trace.String(), "interrupt      ask:") {
+		t.Fatalf("trace shows the child's interrupt twice:\n%s", trace.String())
+	}
+}
