@@ -241,3 +241,42 @@ func TestSubgraphInParentTrace(t *testing.T) {
 		t.Fatalf("trace shows the child's interrupt twice:\n%s", trace.String())
 	}
 }
+
+// Mirrors LangGraph's test_nested_graph_interrupts_parallel: two subgraph
+// nodes in one step both pause; the parent's interrupt lists both, and a
+// ResumeMap answering one leaves the other waiting until it is answered.
+func TestSubgraphParallelInterrupts(t *testing.T) {
+	ctx := context.Background()
+	var f subgraphFixture
+	child := f.child(t)
+	b := New[parentState]().SetReducer(func(cur, up parentState) parentState {
+		cur.Log = append(slices.Clip(cur.Log), up.Log...)
+		return cur
+	}).AddEdge(Start, "left").AddEdge(Start, "right").AddEdge("left", End).AddEdge("right", End)
+	for _, name := range []string{"left", "right"} {
+		AddSubgraph(b, name, child, func(parentState) childState { return childState{Question: name} },
+			func(_ parentState, c childState) parentState {
+				return parentState{Log: []string{name + "=" + c.Answer}}
+			})
+	}
+	g, err := b.Compile(WithCheckpointer(&MemoryCheckpointer{Encode: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.Invoke(ctx, parentState{}, WithThread("p"))
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || len(ie.Interrupts) != 2 || ie.Interrupts[0].ID != "left|ask:2:0" || ie.Interrupts[1].ID != "right|ask:2:0" {
+		t.Fatalf("Invoke: %v, want pauses left|ask:2:0 and right|ask:2:0", err)
+	}
+	_, err = g.Resume(ctx, "p", ResumeMap{"left|ask:2:0": "L"})
+	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 || ie.Interrupts[0].ID != "right|ask:2:0" {
+		t.Fatalf("after answering left: %v, want right still waiting", err)
+	}
+	s, err := g.Resume(ctx, "p", "R")
+	if err != nil || !slices.Equal(s.Log, []string{"left=L", "right=R"}) {
+		t.Fatalf("after answering right: %+v, %v", s, err)
+	}
+	if f.prepare.Load() != 2 || f.finish.Load() != 2 {
+		t.Fatalf("prepare ran %d times, finish %d; want 2 and 2 (once per child)", f.prepare.Load(), f.finish.Load())
+	}
+}
