@@ -93,8 +93,9 @@ func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *B
 	}
 	ns.fn = fn
 	if ns.cfg.validatorOpt {
-		b.problem("AddNode(%q): WithSeverity, WithMode and WithInputKey apply to validators only (AddValidator)", name)
+		b.problem("AddNode(%q): WithSeverity and WithMode apply to validators only (AddValidator)", name)
 	}
+	b.checkCache(ns)
 	return b
 }
 
@@ -199,6 +200,8 @@ type nodeConfig struct {
 	mode         Mode
 	inputKey     any // func(S) string, checked by AddValidator
 	validatorOpt bool
+	sub          drawable      // the child graph of a subgraph node (AddSubgraph)
+	cacheTTL     time.Duration // WithCache
 }
 
 // WithRetry retries the node on error according to p.

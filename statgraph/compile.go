@@ -53,6 +53,7 @@ type node[S any] struct {
 	fan      *fanOut[S]        // AddSends
 	cmd      *commandTo        // AddCommandNode
 	fallback *int              // WithFallback: the handler's index
+	sub      drawable          // the child graph of a subgraph node
 }
 
 type branch[S any] struct {
@@ -134,7 +135,10 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	for i, name := range names {
 		ns := b.nodes[name]
-		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout}
+		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout, sub: ns.cfg.sub}
+		if ns.cfg.cacheTTL > 0 {
+			g.nodes[i].fn = cached(ns, b.codec)
+		}
 		g.byName[name] = i
 		g.single = append(g.single, []string{name})
 	}

@@ -95,7 +95,19 @@
 // Interrupt pauses a run from inside a node and Resume continues it with a
 // value; WithInterruptBefore and WithInterruptAfter pause around nodes.
 // History lists a thread's snapshots, FromCheckpoint replays from any of
-// them, and UpdateState forks a thread with an edited state.
+// them, and UpdateState (with FromCheckpoint, at any of them) forks a thread
+// with an edited state. WithDurability chooses when checkpoints are
+// written: before the next step (sync), while it runs (async), or only when
+// the run stops (exit).
+//
+// # Subgraphs and caching
+//
+// AddSubgraph makes a compiled graph of another state type a node, with
+// typed functions mapping the parent's state in and the child's result
+// back. The child checkpoints under a namespace of the parent's thread; an
+// interrupt inside it pauses the parent, Resume through the parent resumes
+// it, and its events reach the parent's stream. WithCache caches a node's
+// update by its input key for a TTL.
 //
 // # Observing a run
 //
@@ -104,5 +116,7 @@
 // checkpoints, interrupts) as an iter.Seq2; breaking out of the loop cancels
 // the run. WithTrace, or STATGRAPH_TRACE=1 in the environment, prints a
 // readable tree of the run, one line per event. When nobody listens, events
-// cost nothing.
+// cost nothing. WithEvents picks the kinds a Stream yields, among them the
+// opt-in EventNodeUpdate (each node's own update) and EventCustom (values a
+// node writes with CustomWriter: progress, tokens).
 package statgraph

@@ -100,6 +100,12 @@ func (g *Graph[S]) Mermaid() string {
 			fmt.Fprintf(&b, "    %s{{%q}}\n", mermaidID(n.name), n.name)
 			continue
 		}
+		if n.sub != nil { // a box holding the child graph (subgraph.go)
+			fmt.Fprintf(&b, "    subgraph %s[%q]\n", mermaidID(n.name), n.name)
+			n.sub.drawMermaid(&b, n.name+"__", "        ")
+			b.WriteString("    end\n")
+			continue
+		}
 		fmt.Fprintf(&b, "    %s[%q]\n", mermaidID(n.name), n.name)
 	}
 	fmt.Fprintf(&b, "    %s([end])\n", mermaidID(End))
@@ -145,6 +151,9 @@ func (g *Graph[S]) DOT() string {
 	for _, n := range g.nodes {
 		if n.kind == gateKind {
 			fmt.Fprintf(&b, "    %q [shape=hexagon];\n", n.name)
+		}
+		if n.sub != nil {
+			dotCluster(&b, n.sub, n.name, "    ")
 		}
 	}
 	for _, e := range g.edgesForDrawing() {

@@ -25,10 +25,15 @@ const (
 	EventGatePassed    // a gate let the run continue (passed, or skipped on escalation): Node, Gate
 	EventGateRetry     // a gate sent the run back: Node (the gate), To (the target), Gate (with the feedback)
 	EventGateExhausted // a gate's retries are used up and it fails: Node, Gate
+
+	// Opt-in kinds, produced only when a Stream asks for them with
+	// WithEvents (see there).
+	EventNodeUpdate // one node's own update, before the merge: Node, State (the update)
+	EventCustom     // a value written from inside a node with CustomWriter: Node, Custom
 )
 
 var kindNames = [...]string{"", "run_start", "step_start", "node_start", "retry", "node_end", "update", "route", "checkpoint", "interrupt", "run_end",
-	"verdict", "gate_passed", "gate_retry", "gate_exhausted"}
+	"verdict", "gate_passed", "gate_retry", "gate_exhausted", "node_update", "custom"}
 
 func (k EventKind) String() string {
 	if int(k) < len(kindNames) {
@@ -60,4 +65,9 @@ type Event[S any] struct {
 	// the try within its retry context and the feedback that sent it back.
 	Try  int
 	Hint string
+	// Namespace is "" for the graph's own events and the path of subgraph
+	// nodes ("outer|inner") for events of a subgraph run inside it. Such
+	// events carry no State: it is of the subgraph's type.
+	Namespace string
+	Custom    any // EventCustom: the value written, of the writer's type
 }

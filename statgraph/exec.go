@@ -19,6 +19,9 @@ type nodeInfo struct {
 	extra   *taskExtra        // set only for command nodes and fallback handlers
 	calls   int               // Interrupt calls so far in this attempt
 	raised  []Interruption    // interrupts raised by this attempt
+	count   int               // the node's executions before this one
+	cfg     *runConfig        // the run's configuration (subgraphs read it)
+	sink    eventSink         // where events raised inside the node go; nil without events
 	gate    *gateInfo         // set only in graphs with gates (gaterun.go)
 }
 
@@ -90,6 +93,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 			info.extra = &taskExtra{failure: err}
 		}
 	}
+	info.count, info.cfg = r.counters[n.idx], &r.cfg
 	sl.retry = sl.retry[:0]
 	if r.gs != nil && r.beforeExec(sl, n) {
 		return
@@ -129,6 +133,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 //go:noinline
 func (r *run[S]) startAttempt(sl *slot[S], n *node[S], attempt int) bool {
 	sl.t0 = time.Now()
+	sl.r, sl.nctx.info.sink = r, sl
 	if len(r.slots) == 1 && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: attempt}) {
 		sl.err = r.stopped()
 		return false

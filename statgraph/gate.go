@@ -231,9 +231,10 @@ func WithMode(m Mode) NodeOption {
 // WithInputKey declares what a validator's check depends on, e.g. a hash of
 // the workspace tree. Under RerunFailedOnly a passing validator whose key is
 // unchanged is not run again. key must be cheap and must not change the
-// state. Only for AddValidator, with the graph's state type.
+// state. For AddValidator, or for AddNode together with WithCache (the
+// cache key), with the graph's state type.
 func WithInputKey[S any](key func(s S) string) NodeOption {
-	return func(c *nodeConfig) { c.inputKey, c.validatorOpt = key, true }
+	return func(c *nodeConfig) { c.inputKey = key }
 }
 
 // AddValidator adds a validator node: it runs fn, whose Verdict goes to the

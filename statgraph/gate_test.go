@@ -161,7 +161,7 @@ func TestGateCompileErrors(t *testing.T) {
 		{"validator without gate and misplaced options", func() *statgraph.Builder[code] {
 			return base().AddNode("x", markDone, statgraph.WithSeverity(statgraph.SeverityLow)).
 				AddEdge("lint", "x").AddEdge("x", statgraph.End)
-		}, []string{`validator "lint" feeds no gate`, `edge lint -> gate: unknown node "gate"`, `AddNode("x"): WithSeverity, WithMode and WithInputKey apply to validators only`}},
+		}, []string{`validator "lint" feeds no gate`, `edge lint -> gate: unknown node "gate"`, `AddNode("x"): WithSeverity and WithMode apply to validators only`}},
 		{"escalation without checkpointer, no retry target", func() *statgraph.Builder[code] {
 			return base().AddGate("gate", statgraph.GateConfig[code]{Validators: []string{"lint"}, OnExhausted: statgraph.Escalate}).AddEdge("gate", statgraph.End)
 		}, []string{`AddGate("gate"): no RetryTarget`, `gate "gate" escalates on exhaustion`}},

@@ -171,8 +171,13 @@ func (g *Graph[S]) snapshotOf(cp *Checkpoint, state S) Snapshot[S] {
 // they were. With asNode End nothing runs next: the thread is finished and
 // any pending interrupt dismissed. The next Invoke on the thread continues
 // from there. It returns the new checkpoint's id.
-func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asNode string) (int64, error) {
-	r := g.newRun([]RunOption{WithThread(thread)})
+//
+// With FromCheckpoint(k) among opts the update is merged into checkpoint
+// k's state instead of the latest, forking the thread there (fork.go): the
+// new checkpoint's parent is k, and the next Invoke re-runs only what
+// follows k.
+func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asNode string, opts ...RunOption) (int64, error) {
+	r := g.newRun(append(opts, WithThread(thread)))
 	r.ctx = ctx
 	n := len(g.nodes)
 	r.seen, r.counters = make([]int, n), make([]int, n)
@@ -184,6 +189,10 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	if err != nil {
 		return 0, fmt.Errorf("statgraph: update state of thread %q: %w", thread, err)
 	}
+	lastID := latest.ID
+	if latest, err = r.forkBase(latest); err != nil {
+		return 0, err
+	}
 	chain, err := readChain(ctx, g.cfg.checkpointer, latest)
 	if err != nil {
 		return 0, err
@@ -192,7 +201,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	if err != nil {
 		return 0, err
 	}
-	r.saver.lastID, r.saver.parent, r.saver.prev, r.saver.havePrev = latest.ID, latest.ID, state, true
+	r.saver.lastID, r.saver.parent, r.saver.prev, r.saver.havePrev = lastID, latest.ID, state, true
 	r.saver.based(latest)
 	counters, err := loadCounters(ctx, chain, latest)
 	if err != nil {

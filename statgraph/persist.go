@@ -28,6 +28,12 @@ type saver[S any] struct {
 	// The checkpoints where the chains of the next checkpoint's state,
 	// counters and gate state start (0: unknown); see Checkpoint.Base.
 	stateBase, countersBase, extraBase int64
+	// Durability (durability.go): the mode, the steps not saved under
+	// DurabilityExit, and the write in flight under DurabilityAsync.
+	mode     Durability
+	skipped  int
+	boundary int
+	inflight chan error
 }
 
 // based sets the chain starts after a load of checkpoint c, which the next
@@ -63,7 +69,9 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		return err
 	}
 	full := !cp.Delta && cp.Value == nil // a full state: counters with it, so Base stays at it
-	if full || source != SourceLoop || pending != nil || ints != nil || s.sinceCounters >= countersEvery-1 {
+	// A checkpoint that saves a step again (after a failure) stores the
+	// counters: they cannot be derived from its parent's frontier.
+	if full || source != SourceLoop || pending != nil || ints != nil || step < r.step || s.skipped > 0 || s.sinceCounters >= countersEvery-1 {
 		cp.Counters = make(map[string]int, len(r.counters))
 		for i, c := range r.counters {
 			if c > 0 {
@@ -94,9 +102,10 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		}
 		cp.Base = min(cp.Base, s.extraBase)
 	}
-	if err := s.cp.Put(r.ctx, cp); err != nil {
-		return fmt.Errorf("statgraph: save checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
+	if err := s.put(r.ctx, cp); err != nil {
+		return err
 	}
+	s.skipped = 0
 	if r.gs != nil {
 		r.gs.stored()
 	}

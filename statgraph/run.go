@@ -18,6 +18,18 @@ type runConfig struct {
 	stepLimit int
 	trace     io.Writer
 	from      int64 // checkpoint to replay from; 0 = latest
+	// kinds is the set of event kinds a Stream yields (bit k for kind k);
+	// 0 means the default set (streammode.go).
+	kinds uint32
+	// cp is the run's checkpointer once the run opened. For the run of a
+	// subgraph (subgraph.go) sub makes cp, the parent's, the run's
+	// checkpointer in place of the graph's own, and ns is the subgraph's
+	// namespace path.
+	sub bool
+	cp  Checkpointer
+	ns  string
+	// durability says when checkpoints are written (durability.go).
+	durability Durability
 }
 
 // WithThread names the run's thread. On a graph with a checkpointer the
@@ -103,9 +115,10 @@ type slot[S any] struct {
 	done bool      // out is a pending write restored from a checkpoint
 	// handled: the node failed and its WithFallback takes over (err kept).
 	handled bool
-	retry   []Event[S]
+	retry   []Event[S]    // events held back to the barrier of a parallel step
 	dec     *gateDecision // a gate's decision, from its run to its routing
 	in      *S            // a Send task's own input; nil: the step's state
+	r       *run[S]       // set when events are on (eventSink)
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
@@ -147,6 +160,9 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 		return zero, err
 	}
 	err := r.loop()
+	if r.saver != nil {
+		err = r.settle(err)
+	}
 	if r.emit != nil {
 		ev := Event[S]{Kind: EventRunEnd, Step: r.step, State: r.state, Err: err, Thread: r.cfg.thread}
 		if r.gs != nil {
@@ -161,6 +177,10 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 // the thread's checkpoint for a continued one.
 func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 	cp := r.g.cfg.checkpointer
+	if r.cfg.sub {
+		cp = r.cfg.cp
+	}
+	r.cfg.cp = cp
 	if cp == nil {
 		if r.cfg.thread != "" || r.cfg.from != 0 || resume != nil {
 			return fmt.Errorf("%w: WithThread, FromCheckpoint and Resume need a graph compiled WithCheckpointer", ErrNoCheckpointer)
@@ -174,7 +194,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 	if r.cfg.thread == "" {
 		return fmt.Errorf("statgraph: the graph has a checkpointer: pass WithThread(id) so the run can be saved and resumed")
 	}
-	r.saver = &saver[S]{g: r.g, cp: cp, thread: r.cfg.thread}
+	r.saver = &saver[S]{g: r.g, cp: cp, thread: r.cfg.thread, mode: r.cfg.durability}
 	continued, err := r.restore(ctx, input, resume)
 	if err != nil {
 		return err
@@ -317,6 +337,9 @@ func (r *run[S]) superstep() error {
 	r.pending = r.pending[:0]
 	r.resumes = nil
 
+	if r.cfg.kinds&(1<<EventNodeUpdate) != 0 && r.emit != nil && !r.emitNodeUpdates() {
+		return r.stopped()
+	}
 	if err := r.merge(); err != nil {
 		return err
 	}
@@ -364,7 +387,7 @@ func (r *run[S]) superstep() error {
 		ints = r.pauses(r.frontier, r.next)
 	}
 	if r.saver != nil {
-		if err := r.saveStep(SourceLoop, r.step, r.next, nil, ints); err != nil {
+		if err := r.saveLoop(ints); err != nil {
 			return err
 		}
 		r.paused = ints != nil

@@ -36,6 +36,9 @@ func (g *Graph[S]) stream(ctx context.Context, input S, resume *resumeArg, opts 
 			if stopped {
 				return false
 			}
+			if !r.cfg.wants(ev.Kind) {
+				return true
+			}
 			var err error
 			if ev.Kind == EventRunEnd {
 				err = ev.Err

@@ -31,6 +31,9 @@ func newTracer[S any](w io.Writer, g *Graph[S]) *tracer[S] {
 
 func (t *tracer[S]) event(ev Event[S]) bool {
 	var line string
+	if ev.Namespace != "" && ev.Node != "" {
+		ev.Node = ev.Namespace + "|" + ev.Node // a subgraph's node, named by its path
+	}
 	switch ev.Kind {
 	case EventRunStart:
 		t.t0 = time.Now()

@@ -1,0 +1,86 @@
+package statgraph
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// WithCache caches the node's update by its input for ttl (LangGraph's
+// CachePolicy): while an entry is fresh, a run that reaches the node with
+// an input of the same key takes the cached update instead of running the
+// node. The key is WithInputKey's function when the node has one, else the
+// state encoded with the graph's codec; a key of "" is not cached. Only
+// successful updates are cached; errors and interrupts are not.
+//
+// The cache belongs to the compiled graph: it is shared by all its runs and
+// threads, lives in memory (nothing survives the process), and is safe for
+// concurrent use. Expired entries are dropped when their key is looked up
+// again. A cache hit still reports EventNodeStart and EventNodeEnd.
+func WithCache(ttl time.Duration) NodeOption {
+	return func(c *nodeConfig) { c.cacheTTL = ttl }
+}
+
+// checkCache checks a plain node's cache options.
+func (b *Builder[S]) checkCache(ns *nodeSpec[S]) {
+	switch {
+	case ns.cfg.cacheTTL < 0:
+		b.problem("AddNode(%q): negative cache TTL %v", ns.name, ns.cfg.cacheTTL)
+	case ns.cfg.inputKey == nil:
+	case ns.cfg.cacheTTL == 0:
+		b.problem("AddNode(%q): WithInputKey on a node is its cache key: add WithCache(ttl), or use AddValidator", ns.name)
+	default:
+		if _, ok := ns.cfg.inputKey.(func(S) string); !ok {
+			b.problem("AddNode(%q): WithInputKey takes a func(%T) string", ns.name, *new(S))
+		}
+	}
+}
+
+// cacheNow is the cache's clock; tests replace it.
+var cacheNow = time.Now
+
+type cacheEntry[S any] struct {
+	out     S
+	expires time.Time
+}
+
+// cached wraps the function of node ns in its cache. codec, when the node
+// has no input key, encodes the key (nil means JSON).
+func cached[S any](ns *nodeSpec[S], codec Codec[S]) NodeFunc[S] {
+	key, _ := ns.cfg.inputKey.(func(S) string)
+	if key == nil {
+		if codec == nil {
+			codec = JSONCodec[S]()
+		}
+		key = func(s S) string {
+			b, err := codec.Marshal(s)
+			if err != nil {
+				return "" // not cacheable
+			}
+			return string(b)
+		}
+	}
+	fn, ttl := ns.fn, ns.cfg.cacheTTL
+	var mu sync.Mutex
+	entries := map[string]cacheEntry[S]{}
+	return func(ctx context.Context, s S) (S, error) {
+		k := key(s)
+		if k != "" {
+			mu.Lock()
+			e, ok := entries[k]
+			if ok && cacheNow().Before(e.expires) {
+				mu.Unlock()
+				return e.out, nil
+			}
+			delete(entries, k)
+			mu.Unlock()
+		}
+		out, err := fn(ctx, s)
+		if err == nil && k != "" {
+			mu.Lock()
+			entries[k] = cacheEntry[S]{out: out, expires: cacheNow().Add(ttl)}
+			mu.Unlock()
+		}
+		return out, err
+	}
+}

@@ -1,0 +1,108 @@
+package statgraph
+
+import "context"
+
+// defaultKinds are the event kinds a Stream yields without WithEvents:
+// everything except the opt-in kinds.
+const defaultKinds = ^uint32(0) &^ (1<<EventNodeUpdate | 1<<EventCustom)
+
+// WithEvents chooses the kinds of event a Stream yields; EventRunEnd, which
+// carries the run's error, is always yielded. It maps LangGraph's stream
+// modes onto event kinds:
+//
+//   - values: EventUpdate, the state after each step's merge;
+//   - updates: EventNodeUpdate, each node's own update before the merge
+//     (for a node restored from a pending write too);
+//   - custom: EventCustom, values a node writes with CustomWriter
+//     (progress, tokens);
+//   - debug: every lifecycle kind, which is what Stream yields without
+//     this option.
+//
+// EventNodeUpdate and EventCustom are produced only when asked for here, so
+// that a run that does not want them pays nothing for them. Events of a
+// subgraph are filtered the same way. Without Stream (Invoke with
+// WithTrace) the option has no effect.
+func WithEvents(kinds ...EventKind) RunOption {
+	return func(c *runConfig) {
+		c.kinds = 0
+		for _, k := range kinds {
+			c.kinds |= 1 << k
+		}
+	}
+}
+
+// CustomWriter returns a function that streams values of type T from inside
+// a running node, each as an EventCustom whose Custom field holds the value
+// (type-assert it back to T). Outside a node, or when the run's Stream did
+// not ask for EventCustom with WithEvents, it returns a function that does
+// nothing.
+//
+// Call the writer only from the node's own goroutine and before the node
+// returns. A node running alone in its step has its values yielded at once;
+// in a step where several nodes run in parallel they are yielded at the
+// step's barrier, before the node's EventNodeEnd.
+func CustomWriter[T any](ctx context.Context) func(T) {
+	info, ok := ctx.Value(infoKey{}).(*nodeInfo)
+	if !ok || info.sink == nil || info.cfg.kinds&(1<<EventCustom) == 0 {
+		return func(T) {}
+	}
+	sink, node, step := info.sink, info.node, info.step
+	return func(v T) {
+		sink.forward(Event[none]{Kind: EventCustom, Node: node, Step: step, Custom: v})
+	}
+}
+
+// none is the state type of events forwarded across a type boundary (from
+// a subgraph, or written by CustomWriter).
+type none = struct{}
+
+// eventSink takes events raised inside a running node. The slot of the node
+// implements it.
+type eventSink interface {
+	forward(ev Event[none]) bool
+}
+
+// forward yields ev now when the node runs alone in its step, or holds it
+// back to the step's barrier (see emitEnd) when it runs in parallel.
+func (sl *slot[S]) forward(ev Event[none]) bool {
+	r := sl.r
+	out := retype[none, S](ev)
+	if len(r.slots) == 1 {
+		return r.emit(out)
+	}
+	sl.retry = append(sl.retry, out)
+	return true
+}
+
+// retype copies an event to another state type, leaving State zero.
+func retype[A, B any](ev Event[A]) Event[B] {
+	return Event[B]{
+		Kind: ev.Kind, Step: ev.Step, Nodes: ev.Nodes, Node: ev.Node, Attempt: ev.Attempt,
+		Duration: ev.Duration, Delay: ev.Delay, Err: ev.Err, Key: ev.Key, To: ev.To,
+		CheckpointID: ev.CheckpointID, Interrupts: ev.Interrupts, Thread: ev.Thread,
+		Verdict: ev.Verdict, Gate: ev.Gate, Warnings: ev.Warnings, Try: ev.Try, Hint: ev.Hint,
+		Namespace: ev.Namespace, Custom: ev.Custom,
+	}
+}
+
+// emitNodeUpdates yields each node's own update of the step, in node-name
+// order, before the merge folds them into the state.
+func (r *run[S]) emitNodeUpdates() bool {
+	for i := range r.slots {
+		if !r.emit(Event[S]{Kind: EventNodeUpdate, Step: r.step, Node: r.g.name(r.frontier[i]), State: r.slots[i].out}) {
+			return false
+		}
+	}
+	return true
+}
+
+// wants reports whether a Stream asked for events of kind k.
+func (c *runConfig) wants(k EventKind) bool {
+	if k == EventRunEnd {
+		return true
+	}
+	if c.kinds == 0 {
+		return defaultKinds&(1<<k) != 0
+	}
+	return c.kinds&(1<<k) != 0
+}
