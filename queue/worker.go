@@ -229,6 +229,12 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		if res.Commit, err = m.commit(ctx, ur.Branch); err != nil {
 			return fmt.Errorf("unit %s: its published branch %s: %w", a.Unit, ur.Branch, err)
 		}
+		// The staged commit goes to the remote (as work in progress) before
+		// it is staged, so that a worker taking over a cut-off publication
+		// finds it there instead of running the unit again.
+		if err := m.push(ctx, res.Commit, wip); err != nil {
+			return fmt.Errorf("unit %s: %w", a.Unit, err)
+		}
 		if err := stage(ctx, w.Pool, a, token, res); errors.Is(err, ErrFenced) {
 			w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
 			return nil
@@ -295,6 +301,12 @@ func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token 
 	if got, err := m.remoteCommit(ctx, r.Branch); err != nil {
 		return false, err
 	} else if got != r.Commit {
+		if !m.has(ctx, r.Commit) {
+			// The attempt that staged it pushed it as work in progress.
+			if err := m.fetch(ctx, []string{"statgraph-wip/" + a.Key + "/" + a.Unit}); err != nil {
+				return false, err
+			}
+		}
 		if !m.has(ctx, r.Commit) {
 			w.logf("unit %s (%s): an earlier attempt staged its result but its commit is neither on the remote nor here; the unit runs again", a.Unit, a.Key)
 			return false, nil
