@@ -70,10 +70,22 @@ func (w *Workspace) publish(ctx context.Context, tip plumbing.Hash) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if old == tip {
-		return nil
+	if old != tip {
+		if err := w.moveRef(ctx, src, common, old, tip); err != nil {
+			return err
+		}
 	}
-	return w.moveRef(ctx, common, old, tip)
+	// Read the branch back (the object reads were checked as they were
+	// walked: what the source lacked is in the pack just written).
+	got := "no such branch"
+	if ref, err := src.Storer.Reference(w.branch); err == nil {
+		got = ref.Hash().String()
+	}
+	if got != tip.String() {
+		return fmt.Errorf("%w: %s in %s is at %s, not at the workspace's commit %s; call Finish to publish it",
+			ErrNotPublished, w.branch.Short(), w.source, got, tip)
+	}
+	return nil
 }
 
 // sourceGitDirs returns the source's git directory and the common git
@@ -384,7 +396,7 @@ func syncDir(dir string) error {
 // protocol. A lock left by a killed process is removed once it has not
 // changed for refLockSettle (see removeStaleLock); a branch that moved
 // meanwhile is an error, and nothing is changed.
-func (w *Workspace) moveRef(ctx context.Context, common string, old, tip plumbing.Hash) error {
+func (w *Workspace) moveRef(ctx context.Context, src *git.Repository, common string, old, tip plumbing.Hash) error {
 	path := filepath.Join(common, filepath.FromSlash(w.branch.String()))
 	lock := path + ".lock"
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -407,11 +419,8 @@ func (w *Workspace) moveRef(ctx context.Context, common string, old, tip plumbin
 			os.Remove(lock)
 		}
 	}()
-	// Under the lock, the branch must still be where it was read.
-	src, err := openSource(w.source)
-	if err != nil {
-		return err
-	}
+	// Under the lock, the branch must still be where it was read (go-git
+	// reads a ref from disk on every call).
 	now := plumbing.ZeroHash
 	if ref, err := src.Storer.Reference(w.branch); err == nil {
 		now = ref.Hash()
@@ -433,26 +442,4 @@ func (w *Workspace) moveRef(ctx context.Context, common string, old, tip plumbin
 	}
 	done = true
 	return syncDir(filepath.Dir(path))
-}
-
-// verifyPublished checks, in this process, what publish wrote: the branch
-// in the source is at tip, and the source (opened afresh, so that it sees
-// the new pack) can read tip's commit and tree.
-func (w *Workspace) verifyPublished(tip plumbing.Hash) error {
-	src, err := openSource(w.source)
-	if err != nil {
-		return err
-	}
-	got := "no such branch"
-	if ref, err := src.Storer.Reference(w.branch); err == nil {
-		got = ref.Hash().String()
-	}
-	if got != tip.String() {
-		return fmt.Errorf("%w: %s in %s is at %s, not at the workspace's commit %s; call Finish to publish it",
-			ErrNotPublished, w.branch.Short(), w.source, got, tip)
-	}
-	if !readableCommit(src, tip) {
-		return fmt.Errorf("%w: %s in %s cannot be read; call Finish to publish it again", ErrNotPublished, w.branch.Short(), w.source)
-	}
-	return nil
 }
