@@ -22,10 +22,11 @@ import (
 // the order git itself writes, so that a kill at any moment leaves the
 // source consistent: first the objects the source lacks, as one pack
 // written under a temporary name, fsynced and renamed, with its index
-// renamed last (see writePack); then the branch, under git's lock-file protocol (<ref>.lock created exclusively,
-// the new value written and fsynced, renamed over the ref, the directory
-// fsynced). No git process is started, and the cost does not grow with the
-// number of branches the source has (git fetch lists them all).
+// renamed last (see writePack); then the branch, under git's lock-file
+// protocol (<ref>.lock created exclusively, the new value written and
+// fsynced, renamed over the ref, the directory fsynced). No git process is
+// started, and the cost does not grow with the number of branches the
+// source has (git fetch lists them all). No reflog entry is written.
 
 // publish moves the task branch in the source to tip, writing the objects
 // it needs first. It applies Finish's rules (see Finish).
