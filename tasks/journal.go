@@ -42,25 +42,67 @@ type journal struct {
 // journalPath is where the plan's journal lives.
 func journalPath(stateDir string) string { return filepath.Join(stateDir, "results.journal") }
 
+// ApplyJournal applies to f, in memory only, the outcomes that a run of
+// plan made durable in its results journal but not yet in the tasks file
+// (a run that is going on, or one that was killed), and returns how many
+// it applied. It writes nothing and needs no lock, so a reader such as
+// statgraph status shows what the next run would start from. The rules
+// are those of the dispatcher's replay: an outcome applies only to a unit
+// still runnable in f, and a torn last line is ignored. It fails only when
+// the journal exists and cannot be read.
+func ApplyJournal(f *File, plan Plan) (int, error) {
+	applied, _, err := replayJournal(journalPath(plan.Dir), f)
+	return applied, err
+}
+
+// SettleJournal brings the results journal of plan into f and empties it:
+// it applies the journal's outcomes, saves f when that changed it, and then
+// truncates the journal and fsyncs the truncation. Every command that
+// changes statuses in the tasks file outside a run (statgraph reset, run
+// --retry-failed) calls it first, holding the file's Lock, so that an
+// outcome only in the journal is seen by the change, and an old outcome
+// can never be applied again over it (a reset task would otherwise come
+// back failed from the journal). When f cannot be saved now (the user's
+// edit in progress does not parse), the journal is kept and the error says
+// so; nothing is lost. Not safe for concurrent use with other writers of
+// f.
+func SettleJournal(f *File, plan Plan) error {
+	path := journalPath(plan.Dir)
+	applied, entries, err := replayJournal(path, f)
+	if err != nil || entries == 0 {
+		return err
+	}
+	if applied > 0 {
+		wrote, err := f.save()
+		if err != nil {
+			return err
+		}
+		if !wrote {
+			return fmt.Errorf("tasks: %s cannot be saved while it does not parse (an edit in progress?); the outcomes of the last run are kept in %s: finish the edit and try again", f.Path, path)
+		}
+	}
+	return truncateDurably(path, nil)
+}
+
 // replayJournal applies the outcomes a killed run left in the journal at
-// path to f (in memory) and returns how many it applied. An outcome is
-// applied only to a unit whose status in the file is still runnable (the
-// run that recorded it had the unit in progress), so a status the user
-// changed since wins. A torn last line (the kill hit the append) is
-// ignored: its unit had not been reported finished. A missing journal is
-// an empty one.
-func replayJournal(path string, f *File) (int, error) {
+// path to f (in memory) and returns how many it applied and how many
+// entries the journal holds. An outcome is applied only to a unit whose
+// status in the file is still runnable (the run that recorded it had the
+// unit in progress), so a status the user changed since wins. A torn last
+// line (the kill hit the append) is ignored: its unit had not been
+// reported finished. A missing journal is an empty one.
+func replayJournal(path string, f *File) (applied, entries int, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read the results journal %s: %w", path, err)
+		return 0, 0, fmt.Errorf("read the results journal %s: %w", path, err)
 	}
-	applied := 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
 	for sc.Scan() {
+		entries++
 		var e journalEntry
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
@@ -73,7 +115,7 @@ func replayJournal(path string, f *File) (int, error) {
 			applied++
 		}
 	}
-	return applied, nil
+	return applied, entries, nil
 }
 
 // add queues unit id's outcome r; flush makes it durable.
@@ -94,6 +136,11 @@ func (j *journal) flush() error {
 			return fmt.Errorf("results journal: %w", err)
 		}
 		j.f = f
+		// The journal's name must survive a power loss as well as its
+		// lines: fsync the directory that holds it, once per run.
+		if err := syncDir(filepath.Dir(j.path)); err != nil {
+			return fmt.Errorf("results journal %s: %w", j.path, err)
+		}
 	}
 	if _, err := j.f.Write(j.buf.Bytes()); err != nil {
 		return fmt.Errorf("results journal %s: %w", j.path, err)
@@ -106,18 +153,42 @@ func (j *journal) flush() error {
 	return nil
 }
 
-// clear empties the journal after a save wrote everything it holds. It is
-// not fsynced: a journal that comes back after a crash only repeats what
-// the file already says.
+// clear empties the journal after a save wrote everything it holds, and
+// fsyncs the truncation: an emptied journal must stay empty after a power
+// loss, since an old outcome replayed over a unit reset since would undo
+// the reset.
 func (j *journal) clear() error {
 	if j.n == 0 {
 		return nil
 	}
-	j.n = 0
-	if j.f == nil {
-		return os.Truncate(j.path, 0)
+	if err := truncateDurably(j.path, j.f); err != nil {
+		return err
 	}
-	return j.f.Truncate(0)
+	j.n = 0
+	return nil
+}
+
+// truncateDurably empties the journal at path (through f when it is open)
+// and fsyncs it. A missing journal is left missing.
+func truncateDurably(path string, f *os.File) error {
+	if f == nil {
+		g, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("empty the results journal %s: %w", path, err)
+		}
+		defer g.Close()
+		f = g
+	}
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("empty the results journal %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("empty the results journal %s: %w", path, err)
+	}
+	return nil
 }
 
 // close closes the journal file.

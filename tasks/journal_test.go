@@ -60,3 +60,33 @@ func TestDispatcherAppliesTheJournalOfAKilledRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, strings.TrimSpace(string(rest)), "the journal is emptied once tasks.json holds its outcomes")
 }
+
+// When the journal's outcomes cannot be written into tasks.json at the
+// start of a run (the user's edit in progress does not parse), the journal
+// keeps them: emptying it then would lose them for good.
+func TestDispatcherKeepsTheJournalWhileTheFileCannotTakeIt(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	gitRepo(t, dir, map[string]string{
+		"tasks.json": `{"tasks": [{"id": 1, "title": "finished before the kill", "status": "in-progress"}]}`,
+	})
+	journal := `{"id":"1","status":"done","retry_count":1}` + "\n"
+	jpath := filepath.Join(state, "results.journal")
+	require.NoError(t, os.WriteFile(jpath, []byte(journal), 0o600))
+	path := filepath.Join(dir, "tasks.json")
+	f, err := tasks.Load(path, "")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(`{"tasks": [{"id": 1, "title": "half`), 0o644))
+
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	d := &tasks.Dispatcher{File: f, StateDir: state, Checkpointer: st, NoSandbox: true}
+	sum, err := d.Run(ctx)
+	require.NoError(t, err)
+	require.Len(t, sum.Units, 1)
+	require.Equal(t, tasks.StatusDone, sum.Units[0].Status)
+	rest, err := os.ReadFile(jpath)
+	require.NoError(t, err)
+	require.Equal(t, journal, string(rest), "the outcome stays in the journal until tasks.json takes it")
+}

@@ -47,16 +47,26 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	removeStaleTemps(d.File.Path)
 	jr := &journal{path: journalPath(plan.Dir)}
 	defer jr.close()
-	if n, err := replayJournal(jr.path, d.File); err != nil {
+	applied, entries, err := replayJournal(jr.path, d.File)
+	if err != nil {
 		return Summary{}, err
-	} else if n > 0 {
-		if err := d.File.Save(); err != nil {
+	}
+	jr.n = entries
+	// held: the file could not take the replayed outcomes yet (the user's
+	// edit in progress does not parse); the journal keeps them until the
+	// loop's first save that writes.
+	held := false
+	if applied > 0 {
+		wrote, err := d.File.save()
+		if err != nil {
 			return Summary{}, err
 		}
-		jr.n = n
+		held = !wrote
 	}
-	if err := jr.clear(); err != nil {
-		return Summary{}, err
+	if !held {
+		if err := jr.clear(); err != nil {
+			return Summary{}, err
+		}
 	}
 	jobs := d.Jobs
 	if jobs <= 0 {
@@ -84,7 +94,7 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var runErr error
-	sv := saver{file: d.File}
+	sv := saver{file: d.File, dirty: held}
 	// schedule blocks the units whose dependencies failed and marks the
 	// ready ones in progress, in memory, and returns the units to start.
 	schedule := func() ([]string, error) {

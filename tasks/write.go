@@ -356,6 +356,12 @@ func writeAtomic(path string, data []byte) (err error) {
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
+	return syncDir(dir)
+}
+
+// syncDir fsyncs directory dir, making the names created or renamed in it
+// durable.
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

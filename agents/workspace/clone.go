@@ -19,6 +19,13 @@ import (
 // openSource opens the user's repository read-only in spirit: nothing here
 // writes to it.
 func openSource(source string) (*git.Repository, error) {
+	// A pack left without its index by a killed publish makes go-git
+	// refuse every object read: index it first (see repairOrphanPacks).
+	if _, common, err := sourceGitDirs(source); err == nil {
+		if err := repairOrphanPacks(filepath.Join(common, "objects", "pack")); err != nil {
+			return nil, fmt.Errorf("workspace: source repository %s: %w", source, err)
+		}
+	}
 	repo, err := git.PlainOpenWithOptions(source, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: open source repository %s: %w; Source must be the top directory of a git repository", ErrNotRepository, source, err)

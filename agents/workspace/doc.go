@@ -23,10 +23,10 @@
 // Finish publishes the branch into the source repository (a fast-forward of
 // the task branch, never the checked-out branch) for the user to review
 // and merge with ordinary git. Publishing is the one step that writes into
-// the user's repository, so it is git's own fetch (run through the git
-// program), which writes objects under temporary names, fsyncs and renames
-// them and moves the ref under a lock: a kill -9 at any moment leaves the
-// repository passing git fsck, and Finish called again completes it.
+// the user's repository, so it writes as git's fetch does (in-process, see
+// publish.go): objects under temporary names, fsynced and renamed, then the
+// ref under git's lock file: a kill -9 at any moment leaves the repository
+// passing git fsck, and Finish called again completes it.
 // CheckPublished tells whether the branch is there and readable. The package is a sub-package of agents because
 // it depends only on go-git and the standard library and is useful on its
 // own, for example to tests that need a scratch clone.

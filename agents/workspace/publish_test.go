@@ -3,7 +3,9 @@ package workspace
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,23 +37,55 @@ func TestCheckPublishedAndRepublish(t *testing.T) {
 	gitRun(t, src, "fsck", "--full")
 }
 
-func TestFinishDropsAnotherUnreadableTaskBranch(t *testing.T) {
+// Another task's branch pointing at a missing commit (left by an older,
+// not crash-safe publish) is not this publish's business: Finish reads no
+// other branch, publishes, and leaves that one to its own task's Finish.
+func TestFinishIgnoresAnotherUnreadableTaskBranch(t *testing.T) {
 	ctx := context.Background()
 	src := newSource(t)
 	w := prepare(t, Options{Source: src, TaskID: "q", Root: t.TempDir()})
 	require.NoError(t, w.FS().WriteFile("a.txt", "changed\n"))
 	_, _, err := w.Commit(ctx, 1, "change a")
 	require.NoError(t, err)
-	// Another task's branch pointing at a missing commit stops git's fetch
-	// ("bad object"); Finish drops it and publishes.
 	other := filepath.Join(src, ".git", "refs", "heads", "statgraph", "other")
 	require.NoError(t, os.MkdirAll(filepath.Dir(other), 0o755))
 	require.NoError(t, os.WriteFile(other, []byte("0123456789012345678901234567890123456789\n"), 0o644))
 
 	require.NoError(t, w.Finish(ctx))
 	require.NoError(t, w.CheckPublished(ctx))
-	assert.NoFileExists(t, other, "the unreadable branch was dropped")
-	gitRun(t, src, "fsck", "--full")
+	assert.FileExists(t, other, "another task's branch is left alone")
+	require.NoError(t, os.Remove(other))
+	gitRun(t, src, "fsck", "--strict")
+}
+
+// A publish killed between renaming its pack and renaming the pack's index
+// (statgraph's, or git's own fetch) leaves a pack without an index. git
+// ignores it, but go-git then refuses to read any object of the source, so
+// every later Prepare failed. Opening the source indexes such a pack.
+func TestPrepareIndexesAPackLeftWithoutIndex(t *testing.T) {
+	src := newSource(t)
+	blob := gitRun(t, src, "hash-object", "-w", "--stdin", "--path", "x.txt")
+	cmd := exec.Command("git", "pack-objects", "-q", filepath.Join(src, ".git", "objects", "pack", "pack"))
+	cmd.Dir = src
+	cmd.Stdin = strings.NewReader(blob + "\n")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	name := "pack-" + strings.TrimSpace(string(out))
+	idx := filepath.Join(src, ".git", "objects", "pack", name+".idx")
+	want, err := os.ReadFile(idx)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(idx))
+
+	w := prepare(t, Options{Source: src, TaskID: "o", Root: t.TempDir()})
+	require.NoError(t, w.FS().WriteFile("a.txt", "changed\n"))
+	_, _, err = w.Commit(context.Background(), 1, "change a")
+	require.NoError(t, err)
+	require.NoError(t, w.Finish(context.Background()))
+	got, err := os.ReadFile(idx)
+	require.NoError(t, err, "the pack has its index again")
+	assert.Equal(t, want, got, "the same index git wrote")
+	gitRun(t, src, "fsck", "--strict")
+	assert.Equal(t, "blob", gitRun(t, src, "cat-file", "-t", blob))
 }
 
 func TestFinishRemovesItsOwnStaleBranchLock(t *testing.T) {

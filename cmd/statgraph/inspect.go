@@ -67,6 +67,11 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	// Outcomes a run made durable only in its results journal (it is going
+	// on, or was killed) count: applied in memory, nothing is written.
+	if _, err := tasks.ApplyJournal(f, plan); err != nil {
+		return err
+	}
 	var g *statgraph.Graph[agents.TaskState]
 	if _, err := os.Stat(store); err == nil {
 		st, err := openStore(ctx, store)

@@ -62,7 +62,7 @@ Usage:
   statgraph validate [--tag T] [tasks.json]
   statgraph status [--tag T] [--store F] [--json] [tasks.json]
   statgraph history [--file tasks.json] [--store F] [--no-diff] [--json] <task-id>
-  statgraph reset [--file tasks.json] [--tag T] <task-id>...   send failed or blocked tasks back to pending
+  statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot]
   statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [tasks.json]
   statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/statgraph/statgraph/internal/printable"
@@ -16,6 +17,7 @@ func cmdReset(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("reset", stderr)
 	tag := fs.String("tag", "", "claude-task-master tag to use in a tagged tasks file (default master)")
 	file := fs.String("file", "tasks.json", "the tasks file")
+	repo := fs.String("repo", "", "git repository the tasks change (default: the tasks file's directory)")
 	ids, err := parse(fs, args, 1<<20)
 	if err != nil {
 		return err
@@ -32,6 +34,20 @@ func cmdReset(args []string, stdout, stderr io.Writer) error {
 		return usageError{err.Error()}
 	}
 	defer lock.Unlock()
+	// A killed run may have left outcomes only in its results journal:
+	// they go into the file first (a task failed there can be reset), and
+	// the journal is emptied so that none of them comes back over the reset.
+	dir := *repo
+	if dir == "" {
+		dir = filepath.Dir(*file)
+	}
+	plan, err := tasks.NewPlan(dir, *file, *tag)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if err := tasks.SettleJournal(f, plan); err != nil {
+		return err
+	}
 	done, err := f.Reset(ids...)
 	switch {
 	case errors.Is(err, tasks.ErrNoTask) || errors.Is(err, tasks.ErrNotResettable):

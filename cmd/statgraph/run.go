@@ -189,6 +189,11 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitUsage, usageError{err.Error()}
 	}
 	defer lock.Unlock()
+	// The last run's outcomes that are only in its results journal (it was
+	// killed) go into the file first, so that --retry-failed sees them.
+	if err := tasks.SettleJournal(f, plan); err != nil {
+		return exitFailed, err
+	}
 	if *retryFailed {
 		reportReset(stderr, f.ResetFailed())
 	}
