@@ -20,6 +20,7 @@ type effectTask struct {
 	retries   int    // max_retries; 0 leaves the default
 	passOn    int    // the attempt whose tests pass; 0 means never
 	execSleep string // how long the executor sleeps after logging, for sleep(1)
+	execGate  string // when set, the executor then waits until this file exists
 	testSleep string // how long the tests sleep after logging; "" is 0.2
 }
 
@@ -30,7 +31,8 @@ type effectTask struct {
 const noSandbox = "--no-sandbox"
 
 // effectsTasksJSON returns a tasks.json for ts logging to logPath. The
-// executor of task i logs "exec <i> <attempt>", sleeps, and writes
+// executor of task i logs "exec <i> <attempt>", sleeps, waits for its
+// gate file when it has one, and writes
 // "attempt <k>" to work-<i>.txt (overwriting, so a repeated attempt leaves
 // the same tree); the tests log "verify <i> <k>", sleep 0.2 s and pass when
 // work-<i>.txt says the passing attempt.
@@ -52,7 +54,11 @@ func effectsTasksJSON(t testing.TB, logPath string, ts []effectTask) string {
 		if sleep == "" {
 			sleep = "0.2"
 		}
-		exec := fmt.Sprintf(`echo "exec $1 $2" >> '%s'; sleep %s; echo "attempt $2" > "work-$1.txt"`, logPath, sleep)
+		gate := ""
+		if e.execGate != "" {
+			gate = fmt.Sprintf(`while [ ! -e '%s' ]; do sleep 0.05; done; `, e.execGate)
+		}
+		exec := fmt.Sprintf(`echo "exec $1 $2" >> '%s'; sleep %s; %secho "attempt $2" > "work-$1.txt"`, logPath, sleep, gate)
 		pass := "false"
 		if e.passOn > 0 {
 			pass = fmt.Sprintf(`grep -qx "attempt %d" work-%d.txt`, e.passOn, e.id)

@@ -93,11 +93,17 @@ func TestCtrlC(t *testing.T) {
 func TestSecondRunRefused(t *testing.T) {
 	t.Parallel()
 	log := filepath.Join(t.TempDir(), "effects.log")
-	dir := newRepo(t, map[string]string{"tasks.json": effectsTasksJSON(t, log, []effectTask{{id: 1, passOn: 1, execSleep: "1"}})})
+	// The first run's executor holds until the refused runs are done, so
+	// tasks.json stays as the first run left it when the executor started
+	// (status in_progress) however slow the machine: the file is written
+	// again only after a verification (retry_count) and at the end.
+	gate := filepath.Join(t.TempDir(), "release")
+	dir := newRepo(t, map[string]string{"tasks.json": effectsTasksJSON(t, log, []effectTask{{id: 1, passOn: 1, execSleep: "0", execGate: gate}})})
 	file := filepath.Join(dir, "tasks.json")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	defer func() { _ = os.WriteFile(gate, nil, 0o644) }() // release it when an assertion stops the test early
 	first, stdout, stderr := command(ctx, dir, "run", noSandbox, "tasks.json")
 	require.NoError(t, first.Start())
 	waitForLines(t, log, 1, time.Minute)
@@ -114,6 +120,7 @@ func TestSecondRunRefused(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(before), string(after), "%s changed tasks.json", cmd)
 	}
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 
 	r := wait(t, first.Wait(), stdout, stderr)
 	assert.Equal(t, 0, r.code, "the first run finishes\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)

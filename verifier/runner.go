@@ -92,7 +92,8 @@ type Result struct {
 // Run runs c in its own process group and waits for it. On timeout or when
 // ctx is done the whole group gets SIGTERM and, after Grace, SIGKILL; when the
 // main process ends, any process left in its group is killed, so nothing Run
-// starts outlives it. A non-zero exit, a timeout and a cancellation are
+// starts outlives it; for a sandboxed command Run also waits (at most 30 s)
+// until every process of its PID namespace has exited. A non-zero exit, a timeout and a cancellation are
 // reported in the Result with a nil error; the error is non-nil only when the
 // command is malformed or cannot be started (it names the program and why;
 // for a sandboxed command whose sandbox cannot be set up it wraps
@@ -122,6 +123,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	defer pr.Close()
 
 	env := inheritedEnv(c.AllowEnv)
+	var infoR, infoW *os.File
 	if c.Sandbox != nil {
 		var senv []string
 		if argv, senv, err = c.Sandbox.wrap(argv, c.Dir); err != nil {
@@ -129,6 +131,14 @@ func Run(ctx context.Context, c Command) (Result, error) {
 			return Result{}, err
 		}
 		env = append(env, senv...)
+		// bwrap names the first process of the command's PID namespace
+		// on this pipe, so that Run can wait for the namespace to empty.
+		if infoR, infoW, err = os.Pipe(); err != nil {
+			pw.Close()
+			return Result{}, fmt.Errorf("verifier: cannot start %s: creating sandbox info pipe: %w", argv[0], err)
+		}
+		defer infoR.Close()
+		argv = withInfoFD(argv)
 	}
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
@@ -137,6 +147,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if infoW != nil {
+		cmd.ExtraFiles = []*os.File{infoW}
+	}
 	var signalled atomic.Bool
 	var killTimer *time.Timer
 	cmd.Cancel = func() error {
@@ -150,11 +163,19 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.WaitDelay = grace
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if infoW != nil {
+		infoW.Close() // bwrap holds its own copy
+	}
+	if err != nil {
 		pw.Close()
 		return Result{}, fmt.Errorf("verifier: cannot start %q in %s: %w", argv[0], dirName(c.Dir), err)
 	}
 	pw.Close() // The children hold their own copies; EOF comes when all are gone.
+	var ns *pidNamespace
+	if infoR != nil {
+		ns = followNamespace(infoR)
+	}
 
 	out := newCapBuffer(c.maxOutput())
 	copied := make(chan struct{})
@@ -170,6 +191,11 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	if killTimer != nil {
 		killTimer.Stop()
+	}
+	if ns != nil {
+		// A stopped bwrap leaves its namespace to be killed; the check's
+		// processes are all gone when Run returns.
+		ns.end(nsDrain)
 	}
 	select {
 	case <-copied:

@@ -27,8 +27,10 @@ import (
 //     and its environment (/proc/<pid>/environ) are out of reach;
 //   - when the command ends, times out or is cancelled, or when the calling
 //     process dies (SIGKILL included), every process inside is killed: the
-//     namespace's first process dies with bwrap (--die-with-parent) and the
-//     kernel kills the rest of a PID namespace with it;
+//     namespace's first process dies with bwrap (--die-with-parent, and Run
+//     kills it itself after a timeout or cancellation, since bwrap arms that
+//     signal late) and the kernel kills the rest of a PID namespace with it.
+//     Run returns only once they are all gone (waiting at most 30 s);
 //   - without Network, only a private loopback interface exists;
 //   - the process runs in a new session, so it cannot push keystrokes into
 //     the caller's terminal.

@@ -229,6 +229,8 @@ func TestSandboxTimeoutLeavesNoProcesses(t *testing.T) {
 			res, err := Run(ctx, c)
 			require.NoError(t, err)
 			assert.True(t, res.TimedOut || res.Canceled, "%+v", res)
+			// Checked at once: Run returns only when they are gone.
+			assert.Empty(t, marked(marker), "background children outlived Run after the %s", how)
 			assert.Empty(t, survivors(t, marker), "background children survived the %s", how)
 		})
 	}
