@@ -23,7 +23,10 @@ import (
 // concurrent use: git commands that change refs run one at a time.
 type mirror struct {
 	remote, dir string
-	mu          sync.Mutex
+	// head is the ref the mirror's HEAD names (the remote's default
+	// branch when cloned); it never changes, so it is read once.
+	head string
+	mu   sync.Mutex
 }
 
 // mirrors hands out one mirror per remote.
@@ -60,7 +63,11 @@ func (ms *mirrors) get(ctx context.Context, remote string) (*mirror, error) {
 	if ms.m == nil {
 		ms.m = map[string]*mirror{}
 	}
-	m := &mirror{remote: remote, dir: dir}
+	head, err := git(ctx, dir, "symbolic-ref", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	m := &mirror{remote: remote, dir: dir, head: strings.TrimSpace(head)}
 	ms.m[remote] = m
 	return m, nil
 }
@@ -71,11 +78,7 @@ func (ms *mirrors) get(ctx context.Context, remote string) (*mirror, error) {
 func (m *mirror) fetch(ctx context.Context, branches []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	head, err := git(ctx, m.dir, "symbolic-ref", "HEAD")
-	if err != nil {
-		return err
-	}
-	specs := []string{"+HEAD:" + strings.TrimSpace(head)}
+	specs := []string{"+HEAD:" + m.head}
 	if len(branches) > 0 {
 		args := []string{"ls-remote", "--heads", m.remote}
 		for _, b := range branches {
@@ -109,10 +112,30 @@ func (m *mirror) push(ctx context.Context, commit, branch string) error {
 	return nil
 }
 
-// commit returns the commit branch points to in the mirror.
+// commit returns the commit branch points to in the mirror: read from its
+// loose ref file (as publishing writes it, renamed into place under git's
+// lock protocol), or by git when the ref is packed or not a plain hash.
 func (m *mirror) commit(ctx context.Context, branch string) (string, error) {
+	if b, err := os.ReadFile(filepath.Join(m.dir, ".git", "refs", "heads", filepath.FromSlash(branch))); err == nil {
+		if h := strings.TrimSpace(string(b)); isHash(h) {
+			return h, nil
+		}
+	}
 	out, err := git(ctx, m.dir, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
 	return strings.TrimSpace(out), err
+}
+
+// isHash reports whether s is a full SHA-1 or SHA-256 object name.
+func isHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // has reports whether the mirror holds commit.

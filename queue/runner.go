@@ -35,10 +35,12 @@ type Runner struct {
 	// TasksFile is the path of the tasks file on this machine; its saved
 	// bytes go into each job.
 	TasksFile string
-	// Poll is how often a waiting unit's row is read; 0 means 200ms.
+	// Poll is how often the rows of the waiting units are read (one query
+	// for all of them); 0 means 200ms. Set it before the first RunUnit.
 	Poll time.Duration
 
 	client *river.Client[pgx.Tx]
+	waiters
 }
 
 // NewRunner returns a Runner inserting jobs through pool.
@@ -170,37 +172,38 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 	return nil
 }
 
-// wait polls the unit's row until its result is recorded or ctx ends.
+// wait waits until the unit's result is recorded or ctx ends. The
+// unit's row is read by the Runner's one poll loop (see waiters.go) with
+// every other waiting unit's, one query per Poll for all of them; whether
+// the unit's job is still alive is checked every 25 polls.
 func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Result, string, error) {
-	poll := r.Poll
-	if poll <= 0 {
-		poll = 200 * time.Millisecond
-	}
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for i := 0; ; i++ {
-		g, res, err := latest(ctx, r.Pool, pid, id)
-		if err == nil && g == gen && res != nil {
-			return res.taskResult(), res.Branch, nil
-		}
-		if err != nil && ctx.Err() == nil {
-			return tasks.Result{}, "", err
-		}
-		if i%25 == 0 && err == nil { // about every 5 s: is the job still alive?
+	key := waitKey{plan: pid, unit: id, gen: gen}
+	ch := r.subscribe(key)
+	defer r.unsubscribe(key)
+	alive := time.NewTicker(25 * r.poll()) // about every 5 s: is the job still alive?
+	defer alive.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return tasks.Result{}, "", fmt.Errorf("stopped while unit %s runs on a worker; run statgraph run --queue again to wait for it: %w", id, ctx.Err())
+		case o := <-ch:
+			if o.err != nil {
+				if ctx.Err() == nil {
+					return tasks.Result{}, "", o.err
+				}
+				continue
+			}
+			return o.res.taskResult(), o.res.Branch, nil
+		case <-alive.C:
 			// Read after the result: a worker records the result before
 			// River completes the job, so a result recorded meanwhile is
-			// seen on the next round.
+			// seen here.
 			if ended, err := r.jobEnded(ctx, pid, id, gen); err == nil && ended {
 				if g2, res2, err := latest(ctx, r.Pool, pid, id); err == nil && g2 == gen && res2 != nil {
 					return res2.taskResult(), res2.Branch, nil
 				}
 				return tasks.Result{}, "", errJobEnded
 			}
-		}
-		select {
-		case <-ctx.Done():
-			return tasks.Result{}, "", fmt.Errorf("stopped while unit %s runs on a worker; run statgraph run --queue again to wait for it: %w", id, ctx.Err())
-		case <-t.C:
 		}
 	}
 }
