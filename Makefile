@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test fmt-check vet race bench bench-peers demo clean sandbox-deps
+.PHONY: build test test-scale fmt-check vet race bench bench-peers demo clean sandbox-deps
 
 build:
 	$(GO) build -o bin/statgraph ./cmd/statgraph
@@ -13,6 +13,7 @@ fmt-check:
 
 vet:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags scale ./tests/
 
 # The sandbox statgraph runs checks and agent CLIs in is bubblewrap (bwrap):
 # installed here when missing and we are root on a Debian-like machine,
@@ -30,6 +31,14 @@ race: sandbox-deps
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 test: fmt-check vet race
+
+# The scale-out end-to-end suite (tests/queue*_test.go, build tag "scale"):
+# a coordinator and worker processes on a real PostgreSQL
+# (STATGRAPH_TEST_POSTGRES, see README "Scale out"), workers killed with
+# kill -9 and stalled past their lease. Minutes long, so apart from `make
+# test`; CI (.ci/run) runs both.
+test-scale: sandbox-deps
+	$(GO) test -race -count=1 -timeout 20m -tags scale -run 'TestQueue' ./tests/
 
 bench:
 	$(GO) run ./tests/bench/w1 1000 200

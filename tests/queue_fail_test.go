@@ -1,3 +1,5 @@
+//go:build scale
+
 package tests
 
 // Scale-out under failure: workers kill -9'd mid-unit and mid-publish, a

@@ -1,3 +1,5 @@
+//go:build scale
+
 package tests
 
 // End-to-end tests of scale-out: a coordinator (statgraph run --queue) and
