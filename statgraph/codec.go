@@ -205,34 +205,35 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 	}
 	// owned marks the fields whose array this call made: appends go there.
 	owned := map[int]bool{}
+	var entries []deltaEntry
 	for di, delta := range deltas {
-		var d deltaDoc
-		if err := json.Unmarshal(delta, &d); err != nil {
+		var err error
+		if entries, err = p.entries(delta, entries[:0]); err != nil {
 			return out, di, fmt.Errorf("statgraph: JSONCodec: decoding delta: %w", err)
 		}
-		for name, raw := range d.Set {
-			f := p.field(name)
-			if f == nil {
-				continue // like encoding/json, ignore fields the type does not have
+		for _, e := range entries {
+			f := e.f
+			if e.appending {
+				continue
 			}
 			v := reflect.New(f.typ)
-			if err := json.Unmarshal(raw, v.Interface()); err != nil {
-				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", name, p.typ, err)
+			if err := json.Unmarshal(e.raw, v.Interface()); err != nil {
+				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", f.name, p.typ, err)
 			}
 			ov.Field(f.index).Set(v.Elem())
 			owned[f.index] = f.kind == deltaSlice // a fresh slice: appending to it writes nothing shared
 		}
-		for name, raw := range d.Append {
-			f := p.field(name)
-			if f == nil {
-				continue // like encoding/json, ignore fields the type does not have
+		for _, e := range entries {
+			f := e.f
+			if !e.appending {
+				continue
 			}
 			if f.kind != deltaSlice {
-				return out, di, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", name, p.typ)
+				return out, di, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", f.name, p.typ)
 			}
 			v := reflect.New(f.typ)
-			if err := json.Unmarshal(raw, v.Interface()); err != nil {
-				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding elements appended to field %s of %v: %w", name, p.typ, err)
+			if err := json.Unmarshal(e.raw, v.Interface()); err != nil {
+				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding elements appended to field %s of %v: %w", f.name, p.typ, err)
 			}
 			base, added := ov.Field(f.index), v.Elem()
 			if owned[f.index] {
@@ -286,32 +287,35 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 		}
 		return m
 	}
+	var entries []deltaEntry
 	for _, delta := range deltas {
-		var d deltaDoc
-		if json.Unmarshal(delta, &d) != nil {
+		var err error
+		if entries, err = p.entries(delta, entries[:0]); err != nil {
 			return out, false
 		}
-		for name, raw := range d.Set {
-			if f := p.field(name); f != nil {
-				// Decoded now, as one by one would, so a bad value
-				// is found even when a later delta sets the field again.
-				v := reflect.New(f.typ)
-				if json.Unmarshal(raw, v.Interface()) != nil {
-					return out, false
-				}
-				m := get(f)
-				if len(m.app) > 0 && json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ).Interface()) != nil {
-					return out, false // elements this value replaces do not decode
-				}
-				m.set, m.app = v.Elem(), m.app[:0]
-			}
-		}
-		for name, raw := range d.Append {
-			f := p.field(name)
-			if f == nil {
+		for _, e := range entries {
+			f := e.f
+			if e.appending {
 				continue
 			}
-			raw = bytes.TrimSpace(raw)
+			// Decoded now, as one by one would, so a bad value
+			// is found even when a later delta sets the field again.
+			v := reflect.New(f.typ)
+			if json.Unmarshal(e.raw, v.Interface()) != nil {
+				return out, false
+			}
+			m := get(f)
+			if len(m.app) > 0 && json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ).Interface()) != nil {
+				return out, false // elements this value replaces do not decode
+			}
+			m.set, m.app = v.Elem(), m.app[:0]
+		}
+		for _, e := range entries {
+			f := e.f
+			if !e.appending {
+				continue
+			}
+			raw := bytes.TrimSpace(e.raw)
 			if f.kind != deltaSlice || len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
 				return out, false
 			}
