@@ -92,7 +92,7 @@ type run[S any] struct {
 	slots        []slot[S]
 	counters     []int // per node: executions so far
 	saver        *saver[S]
-	writes       taskWrites                       // failures to store a task's update (writes.go)
+	writes       *taskWrites                      // failures to store a task's update (writes.go); nil until a step stores one
 	joins        joinState                        // waiting joins' arrivals (join.go)
 	sends        []sendTask[S]                    // the Sends of the current step (send.go)
 	nextSends    []sendTask[S]                    // the Sends queued for the next step
@@ -314,16 +314,18 @@ func (r *run[S]) superstep() error {
 			}
 		}
 		put := r.putsWrites()
+		if put && r.writes == nil {
+			r.writes = new(taskWrites)
+		}
 		var wg sync.WaitGroup
 		for i := 1; i < k; i++ {
 			if sl := &r.slots[i]; !sl.done {
 				n := r.taskNode(i)
-				wg.Go(func() {
-					r.exec(sl, n)
-					if put {
-						r.putWrite(i)
-					}
-				})
+				if put {
+					wg.Go(func() { r.exec(sl, n); r.putWrite(i) })
+				} else {
+					wg.Go(func() { r.exec(sl, n) }) // captures only what it needs: steps without writes allocate as before
+				}
 			}
 		}
 		if sl := &r.slots[0]; !sl.done {
