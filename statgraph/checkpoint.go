@@ -88,7 +88,10 @@ type Checkpoint struct {
 	// Next is the frontier: the nodes to run in the next super-step, sorted.
 	Next []string
 	// Pending holds the updates of nodes that finished in a step where a
-	// sibling failed, so that a resume does not run them again.
+	// sibling failed, so that a resume does not run them again; in a step
+	// with two or more tasks, each task's update is also appended to the
+	// step's starting checkpoint as the task finishes (PutWrites), so that
+	// a crash mid-step loses only the unfinished tasks.
 	Pending []PendingWrite
 	// Counters holds per-node execution counts, so that counts survive a
 	// resume. To keep a step's checkpoint small the engine writes them only
