@@ -39,6 +39,14 @@ type Checkpointer interface {
 	// it to apply retention (see Graph.Prune) only once every checkpoint it
 	// keeps can be loaded without the removed ones.
 	DeleteBefore(ctx context.Context, thread string, id int64) (int, error)
+	// PutWrites appends writes to the Pending of checkpoint id of thread,
+	// so that Get, List and Range return them with it. The engine calls it
+	// from the goroutine of each task of a step with two or more tasks, as
+	// soon as the task finishes, against the checkpoint the step started
+	// from: implementations must be safe for concurrent use and durable to
+	// the degree Put is. A checkpoint that does not exist is an error
+	// wrapping ErrNoCheckpoint.
+	PutWrites(ctx context.Context, thread string, id int64, writes []PendingWrite) error
 }
 
 // Checkpoint sources, recorded in Checkpoint.Source.
@@ -80,7 +88,10 @@ type Checkpoint struct {
 	// Next is the frontier: the nodes to run in the next super-step, sorted.
 	Next []string
 	// Pending holds the updates of nodes that finished in a step where a
-	// sibling failed, so that a resume does not run them again.
+	// sibling failed, so that a resume does not run them again; in a step
+	// with two or more tasks, each task's update is also appended to the
+	// step's starting checkpoint as the task finishes (PutWrites), so that
+	// a crash mid-step loses only the unfinished tasks.
 	Pending []PendingWrite
 	// Counters holds per-node execution counts, so that counts survive a
 	// resume. To keep a step's checkpoint small the engine writes them only

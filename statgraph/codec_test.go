@@ -461,6 +461,10 @@ func (s *codecTestStore) DeleteBefore(context.Context, string, int64) (int, erro
 	return 0, errors.New("not used")
 }
 
+func (s *codecTestStore) PutWrites(context.Context, string, int64, []PendingWrite) error {
+	return errors.New("not used")
+}
+
 // codecTestChain stores a full checkpoint 1 with Count=1 and deltas 2..4
 // each adding 1 to Count and one History entry.
 func codecTestChain(t *testing.T) (*codecTestStore, DeltaCodec[codecTestState]) {

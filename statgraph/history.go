@@ -280,3 +280,6 @@ func (noCheckpointer) DeleteThread(context.Context, string) error { return ErrNo
 func (noCheckpointer) DeleteBefore(context.Context, string, int64) (int, error) {
 	return 0, ErrNoCheckpointer
 }
+func (noCheckpointer) PutWrites(context.Context, string, int64, []PendingWrite) error {
+	return ErrNoCheckpointer
+}

@@ -130,3 +130,20 @@ func (m *MemoryCheckpointer) DeleteThread(_ context.Context, thread string) erro
 	delete(m.threads, thread)
 	return nil
 }
+
+// PutWrites appends writes to the Pending of checkpoint id of thread. The
+// stored checkpoint is replaced by a copy, so that checkpoints returned
+// earlier do not change.
+func (m *MemoryCheckpointer) PutWrites(_ context.Context, thread string, id int64, writes []PendingWrite) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list := m.threads[thread]
+	i, found := slices.BinarySearchFunc(list, id, func(cp *Checkpoint, id int64) int { return cmp.Compare(cp.ID, id) })
+	if !found {
+		return fmt.Errorf("thread %q checkpoint %d: %w", thread, id, ErrNoCheckpoint)
+	}
+	c := *list[i]
+	c.Pending = slices.Concat(c.Pending, writes)
+	list[i] = &c
+	return nil
+}

@@ -279,29 +279,13 @@ func (r *run[S]) restorePending() {
 // pendingWrites encodes the updates of the slots that finished.
 func (r *run[S]) pendingWrites() ([]PendingWrite, error) {
 	var out []PendingWrite
-	keep := false
-	if vk, ok := r.saver.cp.(valueKeeper); ok {
-		keep = vk.keepsValues()
-	}
+	keep := r.keepsValues()
 	for i := range r.slots {
-		sl := &r.slots[i]
-		if sl.err != nil || r.taskNode(i).kind != plainNode {
-			continue // validators and gates run again: their results live outside the state
+		ws, err := r.slotWrites(i, keep)
+		if err != nil {
+			return nil, err
 		}
-		pw := PendingWrite{Node: r.taskName(i)}
-		if keep {
-			pw.Value = sl.out
-		} else {
-			b, err := r.g.codec.Marshal(sl.out)
-			if err != nil {
-				return nil, fmt.Errorf("statgraph: encode update of node %q: %w", pw.Node, err)
-			}
-			pw.Update = b
-		}
-		out = append(out, pw)
-		if gw, ok := r.gotoWrite(i); ok {
-			out = append(out, gw)
-		}
+		out = append(out, ws...)
 	}
 	return out, nil
 }

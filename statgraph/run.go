@@ -92,6 +92,7 @@ type run[S any] struct {
 	slots        []slot[S]
 	counters     []int // per node: executions so far
 	saver        *saver[S]
+	writes       *taskWrites                      // failures to store a task's update (writes.go); nil until a step stores one
 	joins        joinState                        // waiting joins' arrivals (join.go)
 	sends        []sendTask[S]                    // the Sends of the current step (send.go)
 	nextSends    []sendTask[S]                    // the Sends queued for the next step
@@ -312,17 +313,33 @@ func (r *run[S]) superstep() error {
 				}
 			}
 		}
+		put := r.putsWrites()
+		if put && r.writes == nil {
+			r.writes = new(taskWrites)
+		}
 		var wg sync.WaitGroup
 		for i := 1; i < k; i++ {
 			if sl := &r.slots[i]; !sl.done {
 				n := r.taskNode(i)
-				wg.Go(func() { r.exec(sl, n) })
+				if put {
+					wg.Go(func() { r.exec(sl, n); r.putWrite(i) })
+				} else {
+					wg.Go(func() { r.exec(sl, n) }) // captures only what it needs: steps without writes allocate as before
+				}
 			}
 		}
 		if sl := &r.slots[0]; !sl.done {
 			r.exec(sl, r.taskNode(0))
+			if put {
+				r.putWrite(0)
+			}
 		}
 		wg.Wait()
+		if put {
+			if err := r.writeErr(); err != nil {
+				return err
+			}
+		}
 	}
 	if r.emit != nil && k > 1 {
 		for i := range r.slots {

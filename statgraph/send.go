@@ -27,8 +27,9 @@ type Send[S any] struct {
 // draws them as dashed "send" edges, and a Send to another node ends the run
 // with ErrUnknownRoute. A node has at most one fan-out. The pending tasks
 // and their inputs are saved with each checkpoint (encoded with the graph's
-// Codec), and when a task fails the updates of the tasks that finished are
-// kept, so a resumed run runs only the unfinished tasks. More than one task
+// Codec), and each task's update is stored as soon as it finishes (under
+// DurabilitySync), so a run resumed after a failure or a crash runs only
+// the unfinished tasks. More than one task
 // per step needs a reducer (SetReducer). Graphs with gates cannot use
 // AddSends yet.
 func (b *Builder[S]) AddSends(source string, fan func(ctx context.Context, s S) []Send[S], destinations ...string) *Builder[S] {

@@ -33,6 +33,7 @@ func Run(t *testing.T, open Open) {
 		{"PutDuplicate", testPutDuplicate},
 		{"Range", testRange},
 		{"DeleteBefore", testDeleteBefore},
+		{"PutWrites", testPutWrites},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentReadersOfOneThread", testConcurrentReadersOfOneThread},
 		{"GraphResumeAfterFailure", testResumeAfterFailure},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/internal/rowenc"
 )
 
 // Range and DeleteBefore serve the paged History and the retention that
@@ -38,4 +39,23 @@ func (s *Store) DeleteBefore(ctx context.Context, thread string, id int64) (int,
 		return 0, fmt.Errorf("postgres: deleting checkpoints before %d of thread %q from %s: %w", id, thread, s.where, err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// PutWrites appends writes to the pending writes of checkpoint id of
+// thread in one statement, durable when it returns as Put is. Safe for
+// concurrent use. A checkpoint that does not exist gives an error wrapping
+// statgraph.ErrNoCheckpoint.
+func (s *Store) PutWrites(ctx context.Context, thread string, id int64, writes []statgraph.PendingWrite) error {
+	text, err := rowenc.EncodeWrites(writes)
+	if err != nil || text == "" {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, s.putWrites, thread, id, text)
+	if err != nil {
+		return fmt.Errorf("postgres: saving pending writes of checkpoint %d of thread %q in %s: %w", id, thread, s.where, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: thread %q has no checkpoint %d in %s: %w", thread, id, s.where, statgraph.ErrNoCheckpoint)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/internal/rowenc"
 )
 
 // DefaultSchema is the Postgres schema the store's tables live in unless
@@ -29,7 +30,7 @@ type Store struct {
 	where    string // schema, database and server, for error messages
 
 	// SQL of the store's statements, with the schema's name filled in.
-	put, addThread, findThread, del, selectRows string
+	put, addThread, findThread, del, putWrites, selectRows string
 
 	tids sync.Map // thread name -> int64 thread number; never changes once set
 }
@@ -96,6 +97,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 		addThread:  "INSERT INTO " + q + ".threads (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
 		findThread: "SELECT tid FROM " + q + ".threads WHERE name = $1",
 		del:        "DELETE FROM " + q + ".checkpoints WHERE tid = (SELECT tid FROM " + q + ".threads WHERE name = $1)",
+		putWrites: "UPDATE " + q + ".checkpoints SET pending = " + rowenc.AppendSQL("$3::text") +
+			" WHERE tid = (SELECT tid FROM " + q + ".threads WHERE name = $1) AND id = $2",
 		selectRows: "SELECT c." + strings.ReplaceAll(columns[len("tid, "):], ", ", ", c.") +
 			" FROM " + q + ".threads t JOIN " + q + ".checkpoints c ON c.tid = t.tid WHERE t.name = $1",
 	}, nil

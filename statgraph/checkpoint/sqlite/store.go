@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/internal/rowenc"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -25,8 +26,8 @@ type Store struct {
 	writer *sql.DB // one connection: Put and DeleteThread
 	reader *sql.DB // query-only connections: Get and List
 
-	// Prepared statements: the first five on writer, the others on reader.
-	put, addThread, findThread, del, delBefore, get, list, rng *sql.Stmt
+	// Prepared statements: the first six on writer, the others on reader.
+	put, addThread, findThread, del, delBefore, putWrites, get, list, rng *sql.Stmt
 
 	tids sync.Map // thread name -> int64 thread number; never changes once set
 }
@@ -135,6 +136,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{s.writer, &s.findThread, "SELECT tid FROM threads WHERE name = ?"},
 		{s.writer, &s.del, "DELETE FROM checkpoints WHERE key BETWEEN (SELECT tid FROM threads WHERE name = ?1) << 32 AND ((SELECT tid FROM threads WHERE name = ?1) << 32) | 4294967295"},
 		{s.writer, &s.delBefore, "DELETE FROM checkpoints WHERE key BETWEEN (SELECT tid FROM threads WHERE name = ?1) << 32 AND ((SELECT tid FROM threads WHERE name = ?1) << 32) | (?2 - 1)"},
+		{s.writer, &s.putWrites, "UPDATE checkpoints SET pending = " + rowenc.AppendSQL("?3") + " WHERE key = ((SELECT tid FROM threads WHERE name = ?1) << 32) | ?2"},
 		{s.reader, &s.get, "SELECT " + selected + " FROM threads t, checkpoints c WHERE t.name = ? AND c.key = (t.tid << 32) | ?"},
 		{s.reader, &s.list, "SELECT " + selected + " FROM threads t, checkpoints c WHERE t.name = ? AND " + threadRange + " ORDER BY c.key DESC LIMIT ?"},
 		{s.reader, &s.rng, "SELECT " + selected + " FROM threads t, checkpoints c WHERE t.name = ? AND c.key BETWEEN (t.tid << 32) | ? AND (t.tid << 32) | ? ORDER BY c.key DESC LIMIT ?"},
@@ -153,7 +155,7 @@ func (s *Store) prepare(ctx context.Context) error {
 // Close fail. Close is not safe to call concurrently with other methods.
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.put, s.addThread, s.findThread, s.del, s.delBefore, s.get, s.list, s.rng} {
+	for _, st := range []*sql.Stmt{s.put, s.addThread, s.findThread, s.del, s.delBefore, s.putWrites, s.get, s.list, s.rng} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -353,6 +355,30 @@ func (s *Store) DeleteBefore(ctx context.Context, thread string, id int64) (int,
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
+}
+
+// PutWrites appends writes to the pending writes of checkpoint id of
+// thread in one statement, durable when it returns as Put is. It rewrites
+// the checkpoint's row, so a step of n tasks writes O(n) rows. Safe for
+// concurrent use (writes are serialised on the store's one writer
+// connection). A checkpoint that does not exist gives an error wrapping
+// statgraph.ErrNoCheckpoint.
+func (s *Store) PutWrites(ctx context.Context, thread string, id int64, writes []statgraph.PendingWrite) error {
+	text, err := rowenc.EncodeWrites(writes)
+	if err != nil || text == "" {
+		return err
+	}
+	if id < 1 || id > maxID {
+		return fmt.Errorf("sqlite: thread %q has no checkpoint %d in %s: %w", thread, id, s.path, statgraph.ErrNoCheckpoint)
+	}
+	res, err := s.putWrites.ExecContext(ctx, thread, id, text)
+	if err != nil {
+		return fmt.Errorf("sqlite: saving pending writes of checkpoint %d of thread %q in %s: %w", id, thread, s.path, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("sqlite: thread %q has no checkpoint %d in %s: %w", thread, id, s.path, statgraph.ErrNoCheckpoint)
+	}
+	return nil
 }
 
 // Vacuum rewrites the file without the pages freed by deletions (VACUUM),

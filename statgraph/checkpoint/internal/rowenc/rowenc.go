@@ -200,3 +200,18 @@ func jsonText(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
+
+// EncodeWrites returns writes as stored in the pending column, a JSON
+// array that AppendSQL appends to the column's array.
+func EncodeWrites(writes []statgraph.PendingWrite) (string, error) {
+	c, err := Encode(&statgraph.Checkpoint{Pending: writes})
+	return c.Pending, err
+}
+
+// AppendSQL is the SQL expression (for SQLite and Postgres) of the pending
+// column with the elements of the JSON array arg (as from EncodeWrites)
+// appended: both are arrays as encoding/json writes them, so their texts
+// join without parsing.
+func AppendSQL(arg string) string {
+	return "CASE WHEN pending IS NULL THEN " + arg + " ELSE substr(pending, 1, length(pending) - 1) || ',' || substr(" + arg + ", 2) END"
+}

@@ -1,0 +1,90 @@
+package statgraph
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Each task of a step with two or more tasks (parallel nodes, Sends) has
+// its update stored against the step's checkpoint as soon as it finishes
+// (Checkpointer.PutWrites), so that a process killed in the middle of the
+// step resumes with only the unfinished tasks. A step with one task writes
+// nothing extra: its checkpoint follows at once.
+
+// taskWrites collects the first failure to store a task's update, from the
+// goroutines of a step's tasks.
+type taskWrites struct {
+	mu  sync.Mutex
+	err error
+}
+
+// putsWrites reports whether the step about to run stores each finished
+// task's update at once: it has two or more tasks, the run saves every
+// step (DurabilitySync), and the checkpoint the step starts from is stored.
+func (r *run[S]) putsWrites() bool {
+	s := r.saver
+	return s != nil && len(r.slots) > 1 && s.mode == DurabilitySync && s.skipped == 0 && s.lastID > 0 && s.parent == s.lastID
+}
+
+// putWrite stores the update of slot i, if its task succeeded, against the
+// step's checkpoint. It runs on the task's goroutine; a failure is kept for
+// writeErr.
+func (r *run[S]) putWrite(i int) {
+	if r.slots[i].err != nil {
+		return
+	}
+	ws, err := r.slotWrites(i, r.keepsValues())
+	if err == nil && len(ws) > 0 {
+		s := r.saver
+		if err = s.cp.PutWrites(r.ctx, s.thread, s.lastID, ws); err != nil {
+			err = fmt.Errorf("statgraph: save the update of task %q against checkpoint %d of thread %q: %w", ws[0].Node, s.lastID, s.thread, err)
+		}
+	}
+	if err != nil {
+		r.writes.mu.Lock()
+		if r.writes.err == nil {
+			r.writes.err = err
+		}
+		r.writes.mu.Unlock()
+	}
+}
+
+// writeErr returns the first failure of putWrite in the step and resets it.
+func (r *run[S]) writeErr() error {
+	r.writes.mu.Lock()
+	defer r.writes.mu.Unlock()
+	err := r.writes.err
+	r.writes.err = nil
+	return err
+}
+
+// keepsValues reports whether the run's checkpointer keeps live values.
+func (r *run[S]) keepsValues() bool {
+	vk, ok := r.saver.cp.(valueKeeper)
+	return ok && vk.keepsValues()
+}
+
+// slotWrites returns the pending-write entries of slot i's update: the
+// update and, for a command node, its Goto. Validators and gates have none:
+// they run again, as their results live outside the state.
+func (r *run[S]) slotWrites(i int, keep bool) ([]PendingWrite, error) {
+	sl := &r.slots[i]
+	if sl.err != nil || r.taskNode(i).kind != plainNode {
+		return nil, nil
+	}
+	pw := PendingWrite{Node: r.taskName(i)}
+	if keep {
+		pw.Value = sl.out
+	} else {
+		b, err := r.g.codec.Marshal(sl.out)
+		if err != nil {
+			return nil, fmt.Errorf("statgraph: encode update of node %q: %w", pw.Node, err)
+		}
+		pw.Update = b
+	}
+	out := []PendingWrite{pw}
+	if gw, ok := r.gotoWrite(i); ok {
+		out = append(out, gw)
+	}
+	return out, nil
+}
