@@ -14,15 +14,14 @@ type nodeInfo struct {
 	node    string
 	attempt int
 	step    int
-	left    int               // super-steps the run may take after this one
-	resumes map[string][]byte // values given to Resume, by interrupt id
-	extra   *taskExtra        // set only for command nodes and fallback handlers
-	calls   int               // Interrupt calls so far in this attempt
-	raised  []Interruption    // interrupts raised by this attempt
-	count   int               // the node's executions before this one
-	cfg     *runConfig        // the run's configuration (subgraphs read it)
-	sink    eventSink         // where events raised inside the node go; nil without events
-	gate    *gateInfo         // set only in graphs with gates (gaterun.go)
+	resumes map[string][]byte      // values given to Resume, by interrupt id
+	extra   *taskExtra             // set only for command nodes and fallback handlers
+	calls   int                    // Interrupt calls so far in this attempt
+	raised  []Interruption         // interrupts raised by this attempt
+	count   int                    // the node's executions before this one
+	cfg     *runConfig             // the run's configuration (subgraphs read it)
+	sink    func(Event[none]) bool // takes events raised inside the node; nil without events
+	gate    *gateInfo              // set only in graphs with gates (gaterun.go)
 }
 
 // taskExtra is what only some nodes carry, kept out of line so that every
@@ -75,7 +74,7 @@ func Attempt(ctx context.Context) int {
 // returns 0.
 func RemainingSteps(ctx context.Context) int {
 	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-		return info.left
+		return info.cfg.stepLimit - info.step
 	}
 	return 0
 }
@@ -86,15 +85,16 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	sl.nctx.Context = r.ctx
 	info := &sl.nctx.info
 	info.node, info.step, info.resumes = n.name, r.step, r.resumes
-	info.left = r.cfg.stepLimit - r.step
 	info.extra = nil
-	if r.failures != nil {
-		if err, ok := r.failures[n.idx]; ok {
+	if q := r.tq; q != nil && q.failures != nil {
+		if err, ok := q.failures[n.idx]; ok {
 			info.extra = &taskExtra{failure: err}
 		}
 	}
 	info.count, info.cfg = r.counters[n.idx], &r.cfg
-	sl.retry = sl.retry[:0]
+	if sl.ev != nil {
+		sl.ev.retry = sl.ev.retry[:0]
+	}
 	if r.gs != nil && r.beforeExec(sl, n) {
 		return
 	}
@@ -132,8 +132,12 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 //
 //go:noinline
 func (r *run[S]) startAttempt(sl *slot[S], n *node[S], attempt int) bool {
-	sl.t0 = time.Now()
-	sl.r, sl.nctx.info.sink = r, sl
+	if sl.ev == nil {
+		sl.ev = &slotEvents[S]{r: r}
+		sl.ev.sink = sl.ev.forward
+	}
+	sl.ev.t0 = time.Now()
+	sl.nctx.info.sink = sl.ev.sink
 	if len(r.slots) == 1 && !r.emit(Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: attempt}) {
 		sl.err = r.stopped()
 		return false
@@ -146,7 +150,7 @@ func (r *run[S]) startAttempt(sl *slot[S], n *node[S], attempt int) bool {
 //
 //go:noinline
 func (r *run[S]) endAttempt(sl *slot[S], n *node[S]) {
-	sl.dur = time.Since(sl.t0)
+	sl.dur = time.Since(sl.ev.t0)
 	if len(r.slots) == 1 {
 		r.emitEnd(sl, n.idx)
 	}
@@ -170,7 +174,7 @@ func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) boo
 		return false
 	}
 	if r.emit != nil {
-		sl.dur = time.Since(sl.t0)
+		sl.dur = time.Since(sl.ev.t0)
 	}
 	delay := p.backoff().Delay(attempt)
 	ev := Event[S]{Kind: EventRetry, Step: r.step, Node: n.name, Attempt: attempt, Delay: delay, Err: err}
@@ -178,8 +182,8 @@ func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) boo
 		if r.emit != nil {
 			r.emit(ev)
 		}
-	} else {
-		sl.retry = append(sl.retry, ev)
+	} else if r.emit != nil {
+		sl.ev.retry = append(sl.ev.retry, ev)
 	}
 	if serr := Sleep(r.ctx, delay); serr != nil {
 		sl.err = fmt.Errorf("statgraph: node %q: stopped while waiting to retry: %w", n.name, serr)
@@ -246,9 +250,11 @@ func (r *run[S]) emitEnd(sl *slot[S], idx int) bool {
 	if sl.done {
 		return true
 	}
-	for _, ev := range sl.retry {
-		if !r.emit(ev) {
-			return false
+	if sl.ev != nil {
+		for _, ev := range sl.ev.retry {
+			if !r.emit(ev) {
+				return false
+			}
 		}
 	}
 	ev := Event[S]{Kind: EventNodeEnd, Step: r.step, Node: r.g.name(idx), Attempt: sl.nctx.info.attempt, Duration: sl.dur, Err: sl.err}

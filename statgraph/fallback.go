@@ -72,13 +72,14 @@ func (r *run[S]) fallBack(n *node[S], err error) error {
 			return r.stopped()
 		}
 	}
-	if r.nextFailures == nil {
-		r.nextFailures = map[int]error{}
+	q := r.queue()
+	if q.nextFailures == nil {
+		q.nextFailures = map[int]error{}
 	}
-	if prev := r.nextFailures[to]; prev != nil {
+	if prev := q.nextFailures[to]; prev != nil {
 		err = errors.Join(prev, err)
 	}
-	r.nextFailures[to] = err
+	q.nextFailures[to] = err
 	r.add(to)
 	return nil
 }
@@ -94,8 +95,9 @@ const failureRecord = "__failure__:"
 // failureRecords returns the errors waiting for their fallbacks.
 func (r *run[S]) failureRecords() []PendingWrite {
 	var out []PendingWrite
-	for _, i := range slices.Sorted(maps.Keys(r.failures)) {
-		b, _ := json.Marshal(r.failures[i].Error()) // strings always encode
+	failures := r.failureMap()
+	for _, i := range slices.Sorted(maps.Keys(failures)) {
+		b, _ := json.Marshal(failures[i].Error()) // strings always encode
 		out = append(out, PendingWrite{Node: failureRecord + r.g.nodes[i].name, Update: b})
 	}
 	return out
@@ -109,9 +111,10 @@ func (r *run[S]) loadFailure(c *Checkpoint, pw PendingWrite) error {
 	if !ok || json.Unmarshal(pw.Update, &msg) != nil {
 		return fmt.Errorf("%w: thread %q checkpoint %d: the error saved for fallback %q does not fit the graph", ErrCorruptCheckpoint, c.Thread, c.ID, name)
 	}
-	if r.failures == nil {
-		r.failures = map[int]error{}
+	q := r.queue()
+	if q.failures == nil {
+		q.failures = map[int]error{}
 	}
-	r.failures[i] = errors.New(msg)
+	q.failures[i] = errors.New(msg)
 	return nil
 }

@@ -230,7 +230,9 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	case End:
 		// The thread is finished: nothing runs next and any pending
 		// interrupt or Send is dismissed.
-		r.sends, r.failures = nil, nil
+		if q := r.tq; q != nil {
+			q.sends, q.failures = nil, nil
+		}
 	case "":
 		for _, name := range r.unsent(latest.Next) { // the Sends are kept as loaded
 			r.next = append(r.next, g.byName[name])
@@ -244,11 +246,15 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 			return 0, fmt.Errorf("statgraph: UpdateState as node %q: the graph has no such node", asNode)
 		}
 		r.step = latest.Step
-		r.sends, r.failures = nil, nil // the pending tasks are replaced by asNode's
+		if q := r.tq; q != nil { // the pending tasks are replaced by asNode's
+			q.sends, q.failures = nil, nil
+		}
 		if err := r.route(g.nodes[i]); err != nil {
 			return 0, err
 		}
-		r.sends, r.nextSends = r.nextSends, nil
+		if q := r.tq; q != nil {
+			q.sends, q.nextSends = q.nextSends, nil
+		}
 	}
 	if err := r.saveStep(SourceUpdate, latest.Step, r.next, nil, ints); err != nil {
 		return 0, err

@@ -171,7 +171,7 @@ func (r *run[S]) pauses(ran, next []int) []Interruption {
 		}
 	}
 	// The nodes of pending Sends pause too, once each.
-	for _, t := range r.sends {
+	for _, t := range r.sendList() {
 		name := r.g.nodes[t.node].name
 		if r.g.before[t.node] && !slices.ContainsFunc(ints, func(in Interruption) bool { return in.Node == name }) {
 			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:before:%d", name, r.step+1), Node: name, When: "before"})

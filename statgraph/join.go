@@ -84,12 +84,19 @@ type joinState struct {
 	count   []int    // per join: sources arrived
 }
 
+// joinTable returns the run's join state, allocating it on first use so
+// that runs of graphs without joins do not carry it.
+func (r *run[S]) joinTable() *joinState {
+	if r.joins == nil {
+		n := len(r.g.joins)
+		r.joins = &joinState{arrived: make([][]bool, n), count: make([]int, n)}
+	}
+	return r.joins
+}
+
 // arrive records that n ran and adds the joins it completes to r.next.
 func (r *run[S]) arrive(n *node[S]) {
-	js := &r.joins
-	if js.arrived == nil {
-		js.arrived, js.count = make([][]bool, len(r.g.joins)), make([]int, len(r.g.joins))
-	}
+	js := r.joinTable()
 	for _, in := range n.joinIn {
 		jn := &r.g.joins[in.j]
 		if js.arrived[in.j] == nil {
@@ -114,6 +121,9 @@ const joinRecord = "__join__:"
 // joinRecords returns the waiting sets to save with a checkpoint, one entry
 // per join with sources arrived, holding their names as JSON.
 func (r *run[S]) joinRecords() []PendingWrite {
+	if r.joins == nil {
+		return nil
+	}
 	var out []PendingWrite
 	for j, arrived := range r.joins.arrived {
 		if r.joins.count[j] == 0 {
@@ -142,10 +152,7 @@ func (r *run[S]) loadJoin(c *Checkpoint, pw PendingWrite) error {
 	if err != nil || j < 0 || j >= len(r.g.joins) {
 		return fmt.Errorf("%w: thread %q checkpoint %d: join record %q does not fit the graph's %d joins", ErrCorruptCheckpoint, c.Thread, c.ID, pw.Node, len(r.g.joins))
 	}
-	js := &r.joins
-	if js.arrived == nil {
-		js.arrived, js.count = make([][]bool, len(r.g.joins)), make([]int, len(r.g.joins))
-	}
+	js := r.joinTable()
 	from := r.g.joins[j].from
 	js.arrived[j], js.count[j] = make([]bool, len(from)), 0
 	for _, name := range names {
@@ -165,11 +172,11 @@ func (r *run[S]) loadJoin(c *Checkpoint, pw PendingWrite) error {
 // reserved pending-write entries (their names start with "__", which no
 // node name may): join waiting sets and the inputs of pending Sends.
 func (r *run[S]) records() ([]PendingWrite, error) {
-	if r.g.joins == nil && len(r.sends) == 0 && r.failures == nil {
+	if r.g.joins == nil && len(r.sendList()) == 0 && r.failureMap() == nil {
 		return nil, nil
 	}
 	out := append(r.joinRecords(), r.failureRecords()...)
-	if len(r.sends) > 0 {
+	if len(r.sendList()) > 0 {
 		vk, ok := r.saver.cp.(valueKeeper)
 		sends, err := r.sendRecords(ok && vk.keepsValues())
 		if err != nil {

@@ -80,30 +80,27 @@ func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 // that the slots of a parallel step are written by their own goroutines
 // between the step's start and its barrier.
 type run[S any] struct {
-	g            *Graph[S]
-	cfg          runConfig
-	ctx          context.Context // the run's context; nodes derive from it
-	emit         func(Event[S]) bool
-	state        S
-	step         int
-	frontier     []int
-	next         []int
-	seen         []int // per node: the step it was last added to next
-	slots        []slot[S]
-	counters     []int // per node: executions so far
-	saver        *saver[S]
-	writes       *taskWrites                      // failures to store a task's update (writes.go); nil until a step stores one
-	joins        joinState                        // waiting joins' arrivals (join.go)
-	sends        []sendTask[S]                    // the Sends of the current step (send.go)
-	nextSends    []sendTask[S]                    // the Sends queued for the next step
-	failures     map[int]error                    // per fallback node of this step: the error it handles
-	nextFailures map[int]error                    // the same for the next step
-	resumes      map[string][]byte                // interrupt id -> resume value (JSON)
-	skipAhead    bool                             // resuming past an interrupt-before: don't pause again
-	paused       bool                             // the last checkpoint saved holds the frontier's pause
-	pending      []PendingWrite                   // updates of nodes already done in the current step
-	gs           *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
-	source       func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
+	g         *Graph[S]
+	cfg       runConfig
+	ctx       context.Context // the run's context; nodes derive from it
+	emit      func(Event[S]) bool
+	state     S
+	step      int
+	frontier  []int
+	next      []int
+	seen      []int // per node: the step it was last added to next
+	slots     []slot[S]
+	counters  []int // per node: executions so far
+	saver     *saver[S]
+	writes    *taskWrites                      // failures to store a task's update (writes.go); nil until a step stores one
+	joins     *joinState                       // waiting joins' arrivals (join.go); nil until a join is reached
+	tq        *taskQueue[S]                    // Sends and fallback errors (send.go); nil until used
+	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
+	skipAhead bool                             // resuming past an interrupt-before: don't pause again
+	paused    bool                             // the last checkpoint saved holds the frontier's pause
+	pending   []PendingWrite                   // updates of nodes already done in the current step
+	gs        *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
+	source    func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
 }
 
 // slot holds one node's run within a step.
@@ -112,14 +109,22 @@ type slot[S any] struct {
 	out  S
 	err  error
 	dur  time.Duration
-	t0   time.Time // start of the current attempt, when events are on
-	done bool      // out is a pending write restored from a checkpoint
+	done bool // out is a pending write restored from a checkpoint
 	// handled: the node failed and its WithFallback takes over (err kept).
 	handled bool
-	retry   []Event[S]    // events held back to the barrier of a parallel step
-	dec     *gateDecision // a gate's decision, from its run to its routing
-	in      *S            // a Send task's own input; nil: the step's state
-	r       *run[S]       // set when events are on (eventSink)
+	dec     *gateDecision  // a gate's decision, from its run to its routing
+	in      *S             // a Send task's own input; nil: the step's state
+	ev      *slotEvents[S] // set on the slot's first attempt with events on
+}
+
+// slotEvents is what a slot needs only when the run emits events, kept out
+// of line so that plain runs keep small slots. The run's slots are reused
+// from step to step, so each is allocated once per slot and run.
+type slotEvents[S any] struct {
+	r     *run[S]
+	t0    time.Time                 // start of the current attempt
+	retry []Event[S]                // events held back to the barrier of a parallel step
+	sink  func(ev Event[none]) bool // forward, as the node's nodeInfo.sink
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
@@ -237,7 +242,9 @@ func (r *run[S]) begin(ctx context.Context, input S) error {
 		return err
 	}
 	r.frontier, r.next = r.next, r.frontier[:0]
-	r.sends, r.nextSends = r.nextSends, nil
+	if q := r.tq; q != nil {
+		q.sends, q.nextSends = q.nextSends, nil
+	}
 	return nil
 }
 
@@ -257,7 +264,7 @@ func (r *run[S]) names(idx []int) []string {
 
 // loop runs super-steps until the frontier is empty.
 func (r *run[S]) loop() error {
-	for len(r.frontier) > 0 || len(r.sends) > 0 {
+	for len(r.frontier) > 0 || len(r.sendList()) > 0 {
 		if err := r.ctx.Err(); err != nil {
 			return fmt.Errorf("statgraph: run stopped before step %d: %w", r.step+1, err)
 		}
@@ -288,7 +295,7 @@ func (r *run[S]) superstep() error {
 		}
 	}
 	nf := len(r.frontier)
-	k := nf + len(r.sends)
+	k := nf + len(r.sendList())
 	if cap(r.slots) < k {
 		r.slots = append(r.slots[:cap(r.slots)], make([]slot[S], k-cap(r.slots))...)
 	}
@@ -296,7 +303,7 @@ func (r *run[S]) superstep() error {
 	for i := range r.slots {
 		r.slots[i].in = nil
 		if i >= nf {
-			r.slots[i].in = &r.sends[i-nf].in
+			r.slots[i].in = &r.sendList()[i-nf].in
 		}
 	}
 	r.restorePending()
@@ -379,7 +386,7 @@ func (r *run[S]) superstep() error {
 			return err
 		}
 	}
-	if r.sends != nil {
+	if r.sendList() != nil {
 		if err := r.routeSends(); err != nil {
 			return err
 		}
@@ -389,13 +396,7 @@ func (r *run[S]) superstep() error {
 			return err
 		}
 	}
-	if r.sends != nil || r.nextSends != nil {
-		clear(r.sends) // let the inputs be collected
-		r.sends, r.nextSends = r.nextSends, r.sends[:0]
-	}
-	if r.failures != nil || r.nextFailures != nil {
-		r.failures, r.nextFailures = r.nextFailures, nil
-	}
+	r.nextTasks()
 	if len(r.next) > 1 {
 		slices.Sort(r.next)
 	}

@@ -69,6 +69,48 @@ type sendTask[S any] struct {
 	in   S
 }
 
+// taskQueue holds a run's Sends and the errors waiting for fallbacks, kept
+// out of line so that runs of graphs using neither do not carry them.
+type taskQueue[S any] struct {
+	sends        []sendTask[S] // the Sends of the current step
+	nextSends    []sendTask[S] // the Sends queued for the next step
+	failures     map[int]error // per fallback node of this step: the error it handles
+	nextFailures map[int]error // the same for the next step
+}
+
+// queue returns the run's task queue, allocating it on first use.
+func (r *run[S]) queue() *taskQueue[S] {
+	if r.tq == nil {
+		r.tq = new(taskQueue[S])
+	}
+	return r.tq
+}
+
+// sendList returns the Sends of the current step.
+func (r *run[S]) sendList() []sendTask[S] {
+	if r.tq == nil {
+		return nil
+	}
+	return r.tq.sends
+}
+
+// failureMap returns the errors the fallbacks of the current step handle.
+func (r *run[S]) failureMap() map[int]error {
+	if r.tq == nil {
+		return nil
+	}
+	return r.tq.failures
+}
+
+// nextTasks makes the queued Sends and failures those of the next step.
+func (r *run[S]) nextTasks() {
+	if q := r.tq; q != nil {
+		clear(q.sends) // let the inputs be collected
+		q.sends, q.nextSends = q.nextSends, q.sends[:0]
+		q.failures, q.nextFailures = q.nextFailures, nil
+	}
+}
+
 // compileFans resolves the builder's fan-outs onto their source nodes.
 func (g *Graph[S]) compileFans(b *Builder[S], resolve func(string) (int, bool), nodeOf func(int) *node[S], add func(string, ...any)) {
 	for _, src := range sortedKeys(b.fans) {
@@ -121,7 +163,8 @@ func (r *run[S]) sendTo(n *node[S]) error {
 				return r.stopped()
 			}
 		}
-		r.nextSends = append(r.nextSends, sendTask[S]{node: t, in: s.Input})
+		q := r.queue()
+		q.nextSends = append(q.nextSends, sendTask[S]{node: t, in: s.Input})
 	}
 	return nil
 }
@@ -137,7 +180,7 @@ func (r *run[S]) routeSends() error {
 	for _, i := range r.frontier {
 		routed[i] = true
 	}
-	for j, t := range r.sends {
+	for j, t := range r.sendList() {
 		r.counters[t.node]++
 		if sl := &r.slots[len(r.frontier)+j]; sl.handled {
 			if err := r.fallBack(r.g.nodes[t.node], sl.err); err != nil {
@@ -165,7 +208,7 @@ func (r *run[S]) routeSends() error {
 // task per Send.
 func (r *run[S]) taskNode(i int) *node[S] {
 	if nf := len(r.frontier); i >= nf {
-		return r.g.nodes[r.sends[i-nf].node]
+		return r.g.nodes[r.sendList()[i-nf].node]
 	}
 	return r.g.nodes[r.frontier[i]]
 }
@@ -189,11 +232,11 @@ func (r *run[S]) taskName(i int) string {
 // taskNames returns the names of the frontier next and of the pending
 // Sends, sorted: a checkpoint's Next.
 func (r *run[S]) taskNames(next []int) []string {
-	if len(r.sends) == 0 {
+	if len(r.sendList()) == 0 {
 		return r.nextNames(next)
 	}
 	out := r.names(next)
-	for _, t := range r.sends {
+	for _, t := range r.sendList() {
 		out = append(out, r.g.nodes[t.node].name)
 	}
 	slices.Sort(out)
@@ -202,8 +245,8 @@ func (r *run[S]) taskNames(next []int) []string {
 
 // sendRecords encodes the pending Sends for a checkpoint, in order.
 func (r *run[S]) sendRecords(keep bool) ([]PendingWrite, error) {
-	out := make([]PendingWrite, 0, len(r.sends))
-	for _, t := range r.sends {
+	out := make([]PendingWrite, 0, len(r.sendList()))
+	for _, t := range r.sendList() {
 		pw := PendingWrite{Node: sendRecord + r.g.nodes[t.node].name}
 		if keep {
 			pw.Value = t.in
@@ -236,18 +279,19 @@ func (r *run[S]) loadSend(c *Checkpoint, pw PendingWrite) error {
 		}
 		t.in = v
 	}
-	r.sends = append(r.sends, t)
+	q := r.queue()
+	q.sends = append(q.sends, t)
 	return nil
 }
 
 // unsent returns next without one occurrence of each pending Send's node:
 // the plain frontier of a checkpoint's Next.
 func (r *run[S]) unsent(next []string) []string {
-	if len(r.sends) == 0 {
+	if len(r.sendList()) == 0 {
 		return next
 	}
 	left := map[string]int{}
-	for _, t := range r.sends {
+	for _, t := range r.sendList() {
 		left[r.g.nodes[t.node].name]++
 	}
 	var out []string

@@ -48,7 +48,7 @@ func CustomWriter[T any](ctx context.Context) func(T) {
 	}
 	sink, node, step := info.sink, info.node, info.step
 	return func(v T) {
-		sink.forward(Event[none]{Kind: EventCustom, Node: node, Step: step, Custom: v})
+		sink(Event[none]{Kind: EventCustom, Node: node, Step: step, Custom: v})
 	}
 }
 
@@ -56,21 +56,15 @@ func CustomWriter[T any](ctx context.Context) func(T) {
 // a subgraph, or written by CustomWriter).
 type none = struct{}
 
-// eventSink takes events raised inside a running node. The slot of the node
-// implements it.
-type eventSink interface {
-	forward(ev Event[none]) bool
-}
-
 // forward yields ev now when the node runs alone in its step, or holds it
 // back to the step's barrier (see emitEnd) when it runs in parallel.
-func (sl *slot[S]) forward(ev Event[none]) bool {
-	r := sl.r
+func (se *slotEvents[S]) forward(ev Event[none]) bool {
+	r := se.r
 	out := retype[none, S](ev)
 	if len(r.slots) == 1 {
 		return r.emit(out)
 	}
-	sl.retry = append(sl.retry, out)
+	se.retry = append(se.retry, out)
 	return true
 }
 

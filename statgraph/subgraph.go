@@ -91,7 +91,7 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 			} else {
 				fe.Namespace = ns + nsSep + fe.Namespace
 			}
-			return sink.forward(fe)
+			return sink(fe)
 		}
 	}
 	if parent.cp == nil {
