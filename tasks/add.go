@@ -1,0 +1,71 @@
+package tasks
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// AddTask appends one task, given as the JSON object a task has in the
+// file (task-master's fields and statgraph's own), to the tasks list of
+// the file at path and tag ("" means DefaultTag), and returns its id and
+// the file as written. An object without "id" gets the next free integer
+// id (one more than the largest integer id of a top-level task).
+//
+// The new file is validated exactly as Load validates one: when the object
+// is not a JSON object, or the file with it has any problem (a duplicate
+// id, a dependency on no task, a bad field), AddTask returns the error (a
+// *ValidationError for validation problems) and writes nothing. Otherwise
+// it writes the file atomically (as Save does), keeping every other byte's
+// meaning, members' order and the file's indentation.
+//
+// The caller holds the file's Lock, so that no run writes it meanwhile;
+// AddTask itself is not safe for concurrent use on one path.
+func AddTask(path, tag string, task []byte) (string, *File, error) {
+	f, err := Load(path, tag)
+	if err != nil {
+		return "", nil, err
+	}
+	obj, serr := parseTree(bytes.TrimSpace(task))
+	if serr != nil {
+		return "", nil, fmt.Errorf("tasks: the new task is not valid JSON: %s at byte %d", serr.msg, serr.off)
+	}
+	if obj.kind != kindObject {
+		return "", nil, fmt.Errorf("tasks: the new task is %s %s; want a JSON object such as {\"title\": \"...\"}", article(obj.kind), obj.kind)
+	}
+	if obj.get("id") == nil {
+		obj.members = append([]member{{key: "id", keyRaw: marshalString("id"), keyOff: -1, val: intNode(nextID(f))}}, obj.members...)
+	}
+	list := f.root.get("tasks")
+	if f.Tagged {
+		list = f.root.get(f.Tag).get("tasks")
+	}
+	list.elems = append(list.elems, obj)
+	var buf bytes.Buffer
+	if f.bom {
+		buf.Write(utf8BOM)
+	}
+	render(&buf, f.root, f.indent, 0)
+	if f.eol {
+		buf.WriteByte('\n')
+	}
+	nf, err := Parse(path, buf.Bytes(), tag)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := writeAtomic(path, buf.Bytes()); err != nil {
+		return "", nil, fmt.Errorf("tasks: add a task to %s: %w", path, err)
+	}
+	return nf.Tasks[len(nf.Tasks)-1].ID, nf, nil
+}
+
+// nextID is one more than the largest integer id of f's top-level tasks.
+func nextID(f *File) int {
+	max := 0
+	for _, t := range f.Tasks {
+		if n, err := strconv.Atoi(t.ID); err == nil && n > max {
+			max = n
+		}
+	}
+	return max + 1
+}
