@@ -44,6 +44,10 @@ func ValidStatus(s string) bool {
 	return false
 }
 
+// Statuses returns every status ValidStatus accepts (besides ""), in the
+// order messages show them; the slice is the caller's.
+func Statuses() []string { return append([]string(nil), statuses...) }
+
 // IsDone reports whether a task with status s counts as finished for the
 // tasks that depend on it: done, or tm-core's completed.
 func IsDone(s string) bool { return s == StatusDone || s == StatusCompleted }
