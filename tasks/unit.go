@@ -44,6 +44,11 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		if r, ok := infraResult(t, state, err); ok {
 			return finish(r, "")
 		}
+		// Stopped before the graph ran (preparing the workspace or the
+		// graph): the unit did not fail, it continues on the next run.
+		if ctx.Err() != nil {
+			return finish(Result{Status: StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, "")
+		}
 		now := time.Now().UTC()
 		hist := slices.Clone(state.ErrorHistory)
 		hist = append(hist, fmt.Sprintf("Error: %v", err))
