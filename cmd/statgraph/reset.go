@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
+	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -25,37 +25,24 @@ func cmdReset(args []string, stdout, stderr io.Writer) error {
 	if len(ids) == 0 {
 		return usagef("reset: give the ids of the failed or blocked tasks to send back to pending, e.g. statgraph reset 3 4.2 (or use statgraph run --retry-failed)")
 	}
-	f, err := load(*file, *tag, stderr)
-	if err != nil {
+	if _, err := load(*file, *tag, stderr); err != nil {
 		return err
 	}
-	lock, err := tasks.Lock(*file)
+	// control.Reset takes the lock and first brings a killed run's results
+	// journal into the file (a task failed only there can be reset), so
+	// that none of its outcomes comes back over the reset.
+	c, err := control.Open(control.Options{File: *file, Tag: *tag, Repo: *repo})
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	defer lock.Unlock()
-	// A killed run may have left outcomes only in its results journal:
-	// they go into the file first (a task failed there can be reset), and
-	// the journal is emptied so that none of them comes back over the reset.
-	dir := *repo
-	if dir == "" {
-		dir = filepath.Dir(*file)
-	}
-	plan, err := tasks.NewPlan(dir, *file, *tag)
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	if err := tasks.SettleJournal(f, plan); err != nil {
-		return err
-	}
-	done, err := f.Reset(ids...)
+	defer c.Close()
+	done, err := c.Reset(ids...)
 	switch {
+	case errors.Is(err, control.ErrRunning):
+		return usageError{strings.TrimPrefix(err.Error(), control.ErrRunning.Error()+": ")}
 	case errors.Is(err, tasks.ErrNoTask) || errors.Is(err, tasks.ErrNotResettable):
 		return usagef("reset: %s; nothing was changed (statgraph status %s lists the tasks)", strings.TrimPrefix(err.Error(), "tasks: "), *file)
 	case err != nil:
-		return err
-	}
-	if err := f.Save(); err != nil {
 		return err
 	}
 	reportReset(stdout, done)

@@ -17,6 +17,7 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
@@ -42,18 +43,8 @@ func (c *common) paths(pos []string) (file string, plan tasks.Plan, store string
 	if len(pos) > 0 {
 		file = pos[0]
 	}
-	repo := c.repo
-	if repo == "" {
-		repo = filepath.Dir(file)
-	}
-	if plan, err = tasks.NewPlan(repo, file, c.tag); err != nil {
-		return "", tasks.Plan{}, "", err
-	}
-	store = c.store
-	if store == "" {
-		store = plan.Store()
-	}
-	return file, plan, store, nil
+	plan, store, err = control.Paths(file, c.tag, c.repo, c.store)
+	return file, plan, store, err
 }
 
 // load reads and validates the tasks file; problems are usage errors, and
@@ -154,15 +145,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	}
 	// Check the repository before anything is written: tasks start from
 	// its HEAD commit, each on its own branch.
-	if _, err := workspace.CheckSource(repo); err != nil {
-		abs, _ := filepath.Abs(repo)
-		switch {
-		case errors.Is(err, workspace.ErrNotRepository):
-			return exitUsage, usagef("%s is not the top directory of a git repository: statgraph works on per-task branches of your repository; "+
-				"run git init, add and commit your files there, or pass --repo DIR", abs)
-		case errors.Is(err, workspace.ErrNoCommit):
-			return exitUsage, usagef("the repository %s has no commit yet: tasks start from its HEAD commit; commit your files first (git add -A && git commit -m init)", abs)
-		}
+	if err := control.CheckRepo(repo); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
 	// Refuse before anything is written when checks cannot be sandboxed

@@ -1,0 +1,241 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// Options says which plan a Control works on and how its runs are set up.
+// The zero value works on ./tasks.json with the model from nothing (command
+// executors only); cmd/statgraph fills Model from the environment.
+type Options struct {
+	// File is the tasks file; "" means "tasks.json".
+	File string
+	// Tag is the claude-task-master tag; "" means tasks.DefaultTag.
+	Tag string
+	// Repo is the git repository the tasks change; "" means File's
+	// directory.
+	Repo string
+	// Store is the run store (SQLite); "" means the plan's (Plan.Store).
+	Store string
+
+	// The settings of a run Start begins, as statgraph run's flags.
+	Model       llm.Config
+	Jobs        int
+	Budget      int // global token budget; 0 means unlimited
+	NoSandbox   bool
+	TaskTimeout time.Duration
+	AllowEnv    []string
+	GoCacheProg []string
+	// Log receives the orchestrator's own lines of a run; nil discards them.
+	Log io.Writer
+
+	// Poll is how often a Control with subscribers reads the tasks file,
+	// the results journal and the run store to see a run started
+	// elsewhere (a terminal); 0 means 500ms.
+	Poll time.Duration
+}
+
+// Control is one plan's shared backend. Open makes it; Close releases it.
+// All methods are safe for concurrent use.
+type Control struct {
+	o    Options
+	plan tasks.Plan
+
+	storeMu sync.Mutex
+	store   *sqlite.Store // opened on first need, shared with the runs
+	graph   *statgraph.Graph[agents.TaskState]
+
+	mu   sync.Mutex
+	run  *activeRun           // the in-process run, nil when none
+	last RunInfo              // the last run's outcome, once one ended
+	live map[string]liveState // per unit, what the in-process run last reported
+	asks map[string]*question // pending escalations by unit
+
+	hub *hub
+}
+
+// liveState is what the in-process run last reported about a unit.
+type liveState struct {
+	phase          string
+	attempt, max   int
+	tokens         int
+	status, reason string
+}
+
+// ErrNoTask is returned (wrapped) for a task id the plan does not have.
+var ErrNoTask = tasks.ErrNoTask
+
+// ErrNoRun is returned (wrapped) by History for a task with no recorded
+// run.
+var ErrNoRun = errors.New("control: no recorded run")
+
+// Open resolves the plan of o (the same derivation as statgraph run's:
+// Repo defaults to File's directory, Store to the plan's run store) and
+// checks that the tasks file loads. It starts nothing and writes nothing.
+// It fails, with an error saying what to fix, when the file is missing or
+// not valid, or a state path is a symbolic link.
+func Open(o Options) (*Control, error) {
+	plan, store, err := Paths(o.File, o.Tag, o.Repo, o.Store)
+	if err != nil {
+		return nil, err
+	}
+	if o.File == "" {
+		o.File = "tasks.json"
+	}
+	o.Store = store
+	if o.Poll <= 0 {
+		o.Poll = 500 * time.Millisecond
+	}
+	if err := plan.Check(); err != nil {
+		return nil, err
+	}
+	if _, err := tasks.Load(o.File, o.Tag); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.File, err)
+	}
+	c := &Control{o: o, plan: plan, live: map[string]liveState{}, asks: map[string]*question{}}
+	c.hub = newHub(c)
+	return c, nil
+}
+
+// Paths resolves a tasks file, tag, repository and store the way every
+// statgraph command does: file "" is tasks.json, repo "" is the file's
+// directory, store "" is the plan's run store under $STATGRAPH_HOME.
+func Paths(file, tag, repo, store string) (tasks.Plan, string, error) {
+	if file == "" {
+		file = "tasks.json"
+	}
+	if repo == "" {
+		repo = filepath.Dir(file)
+	}
+	plan, err := tasks.NewPlan(repo, file, tag)
+	if err != nil {
+		return tasks.Plan{}, "", err
+	}
+	if store == "" {
+		store = plan.Store()
+	}
+	return plan, store, nil
+}
+
+// Plan returns the plan the Control works on.
+func (c *Control) Plan() tasks.Plan { return c.plan }
+
+// File returns the tasks file's path as given to Open.
+func (c *Control) File() string { return c.o.File }
+
+// Close stops the in-process run, if any (as Stop does) and waits for it,
+// ends every subscription and closes the run store.
+func (c *Control) Close() error {
+	c.mu.Lock()
+	r := c.run
+	c.mu.Unlock()
+	if r != nil {
+		if r.cancel != nil {
+			r.cancel()
+		}
+		<-r.done
+	}
+	c.hub.close()
+	c.storeMu.Lock()
+	defer c.storeMu.Unlock()
+	if c.store != nil {
+		err := c.store.Close()
+		c.store, c.graph = nil, nil
+		return err
+	}
+	return nil
+}
+
+// reader returns the graph reading the run store, opening the store when
+// it exists (or when create is set); nil, nil when there is no store yet.
+func (c *Control) reader(ctx context.Context, create bool) (*statgraph.Graph[agents.TaskState], *sqlite.Store, error) {
+	c.storeMu.Lock()
+	defer c.storeMu.Unlock()
+	if c.store != nil {
+		return c.graph, c.store, nil
+	}
+	if _, err := os.Stat(c.o.Store); err != nil && !create {
+		return nil, nil, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(c.o.Store), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("run store: %w", err)
+	}
+	st, err := sqlite.Open(ctx, c.o.Store)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := ReaderGraph(st)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	c.store, c.graph = st, g
+	return g, st, nil
+}
+
+// ReaderGraph compiles the orchestrator graph only to read a run store
+// (State, History); running it does nothing.
+func ReaderGraph(cp statgraph.Checkpointer) (*statgraph.Graph[agents.TaskState], error) {
+	nop := agents.ExecutorFunc(func(context.Context, agents.TaskState) (string, error) { return "", nil })
+	ver := agents.VerifierFunc(func(context.Context, agents.TaskState) (agents.Verification, error) {
+		return agents.Verification{}, nil
+	})
+	return agents.NewGraph(agents.Config{Executor: nop, Verifier: ver}, statgraph.WithCheckpointer(cp))
+}
+
+// Graph returns the orchestrator graph, for drawing it (Mermaid, DOT, SVG).
+func Graph() (*statgraph.Graph[agents.TaskState], error) {
+	return ReaderGraph(statgraph.NewMemoryCheckpointer())
+}
+
+// NodeOf returns the orchestrator graph node that runs in a task's phase,
+// or "" for a phase no node runs in (done, skipped).
+func NodeOf(phase string) string {
+	switch phase {
+	case agents.PhasePlanning:
+		return agents.NodePlanner
+	case agents.PhaseExecuting:
+		return agents.NodeExecutor
+	case agents.PhaseVerify:
+		return agents.NodeVerifier
+	case agents.PhaseFailed:
+		return agents.NodeFailed
+	}
+	return ""
+}
+
+// openDiffs returns what the diffs of unit id are read from without
+// changing anything: its workspace's repository while the workspace is
+// there (committed attempts only), else its published branch; nil when
+// neither is.
+func (c *Control) openDiffs(id string) *workspace.Published {
+	branch := c.plan.Branch(id)
+	if dir := filepath.Join(c.plan.WorkDir(), id); dirExists(dir) {
+		if p, err := workspace.OpenPublished(dir, branch); err == nil {
+			return p
+		}
+	}
+	if p, err := workspace.OpenPublished(c.plan.Repo, branch); err == nil {
+		return p
+	}
+	return nil
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}

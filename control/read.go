@@ -1,0 +1,189 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/internal/taskid"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// TaskInfo is one unit of the plan as a board shows it.
+type TaskInfo struct {
+	ID           string   `json:"id"`
+	Parent       string   `json:"parent,omitempty"`
+	Title        string   `json:"title"`
+	Status       string   `json:"status"`
+	Reason       string   `json:"reason,omitempty"`
+	Dependencies []string `json:"dependencies"`
+	// Phase and Node are where the task's graph is (Node "" when no node
+	// runs in that phase); from the in-process run's reports while it
+	// runs, else from the run store.
+	Phase string `json:"phase,omitempty"`
+	Node  string `json:"node,omitempty"`
+	// Attempt counts verifications so far (retry_count), of MaxAttempts.
+	Attempt     int `json:"attempt"`
+	MaxAttempts int `json:"max_attempts"`
+	Tokens      int `json:"tokens"`
+	// Question is the pending escalation of the task, if any (answer it
+	// with Control.Answer).
+	Question *Question `json:"question,omitempty"`
+}
+
+// Tasks returns every unit of the plan in file order: its status from the
+// tasks file with the results journal applied (so a run going on elsewhere,
+// or one that was killed, shows its outcomes), its dependencies, and its
+// phase, node, attempt and tokens from the in-process run or the run
+// store. It writes nothing. It fails when the tasks file cannot be read or
+// is not valid (an edit in progress), or the run store cannot be read.
+func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
+	f, err := tasks.Load(c.o.File, c.o.Tag)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", c.o.File, err)
+	}
+	if _, err := tasks.ApplyJournal(f, c.plan); err != nil {
+		return nil, err
+	}
+	g, _, err := c.reader(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	live := make(map[string]liveState, len(c.live))
+	for k, v := range c.live {
+		live[k] = v
+	}
+	asks := make(map[string]Question, len(c.asks))
+	for k, q := range c.asks {
+		asks[k] = q.Question
+	}
+	c.mu.Unlock()
+	var out []TaskInfo
+	for _, u := range f.Units() {
+		t, _ := f.Task(u.ID)
+		ti := TaskInfo{ID: u.ID, Parent: u.Parent, Title: t.Title, Status: t.Status, Reason: t.StatusReason,
+			Dependencies: append([]string{}, u.Deps...), Attempt: t.RetryCount, MaxAttempts: t.Retries()}
+		if ti.Status == "" {
+			ti.Status = tasks.StatusPending
+		}
+		if l, ok := live[u.ID]; ok {
+			ti.Phase, ti.Attempt, ti.Tokens = l.phase, l.attempt, l.tokens
+			if l.max > 0 {
+				ti.MaxAttempts = l.max
+			}
+			if l.status != "" {
+				ti.Status, ti.Reason = l.status, l.reason
+			}
+		} else if g != nil {
+			if snap, err := g.State(ctx, c.plan.Thread(u.ID)); err == nil {
+				ti.Phase, ti.Tokens = snap.State.Phase, snap.State.Tokens
+				if ti.Status == tasks.StatusInProgress {
+					ti.Attempt = snap.State.RetryCount
+				}
+			} else if !errors.Is(err, statgraph.ErrNoCheckpoint) {
+				return nil, fmt.Errorf("read the run of task %s from %s: %w", u.ID, c.o.Store, err)
+			}
+		}
+		if ti.Status == tasks.StatusInProgress {
+			ti.Node = NodeOf(ti.Phase)
+		}
+		if q, ok := asks[u.ID]; ok {
+			ti.Question = &q
+		}
+		out = append(out, ti)
+	}
+	return out, nil
+}
+
+// History is a task's record from its last checkpoint, with each attempt's
+// diff: what statgraph history --json prints.
+type History struct {
+	ID           string        `json:"id"`
+	Title        string        `json:"title"`
+	Phase        string        `json:"phase"`
+	RetryCount   int           `json:"retry_count"`
+	MaxRetries   int           `json:"max_retries"`
+	Tokens       int           `json:"tokens"`
+	Plan         agents.Plan   `json:"plan"`
+	Attempts     []AttemptInfo `json:"attempts"`
+	ErrorHistory []string      `json:"error_history"`
+	Warnings     []string      `json:"warnings"`
+	Decision     string        `json:"decision,omitempty"`
+	Branch       string        `json:"branch,omitempty"`
+	Diff         string        `json:"diff,omitempty"`
+}
+
+// AttemptInfo is one attempt: the agent's summary (its final message),
+// the checks' failure output (Errors, as tails), the feedback sent back,
+// its tokens, and the diff of its commit.
+type AttemptInfo struct {
+	agents.Attempt
+	Diff string `json:"diff,omitempty"`
+}
+
+// History reads task id's last checkpointed state. With diffs set it adds
+// each attempt's diff and the branch's diff against its base, read from
+// the task's workspace while it exists (committed attempts) or else from
+// its published branch, without changing either. It fails with an error
+// wrapping ErrNoTask-like taskid problems for a malformed id, ErrNoRun when
+// the task has no recorded run, or the store's error.
+func (c *Control) History(ctx context.Context, id string, diffs bool) (History, error) {
+	if why := taskid.Reason(id); why != "" {
+		return History{}, fmt.Errorf("%w: task id %q: %s", ErrNoTask, id, why)
+	}
+	g, _, err := c.reader(ctx, false)
+	if err != nil {
+		return History{}, err
+	}
+	if g == nil {
+		return History{}, fmt.Errorf("%w: task %s: nothing has run yet (no run store at %s)", ErrNoRun, id, c.o.Store)
+	}
+	snap, err := g.State(ctx, c.plan.Thread(id))
+	if errors.Is(err, statgraph.ErrNoCheckpoint) {
+		return History{}, fmt.Errorf("%w: task %s has no recorded run in %s", ErrNoRun, id, c.o.Store)
+	}
+	if err != nil {
+		return History{}, err
+	}
+	s := snap.State
+	h := History{ID: id, Title: s.Task.Title, Phase: s.Phase, RetryCount: s.RetryCount, MaxRetries: s.MaxRetries,
+		Tokens: s.Tokens, Plan: s.Plan, Attempts: []AttemptInfo{}, ErrorHistory: s.ErrorHistory, Warnings: s.Warnings,
+		Decision: s.Decision}
+	if h.ErrorHistory == nil {
+		h.ErrorHistory = []string{}
+	}
+	if h.Warnings == nil {
+		h.Warnings = []string{}
+	}
+	var pub interface {
+		DiffCommit(ctx context.Context, hash string) (string, error)
+		Diff(ctx context.Context, first string) (string, error)
+		Branch() string
+	}
+	if diffs {
+		if p := c.openDiffs(id); p != nil {
+			pub = p
+		}
+	}
+	for _, a := range s.Attempts {
+		ai := AttemptInfo{Attempt: a}
+		if pub != nil && a.Commit != "" {
+			if d, err := pub.DiffCommit(ctx, a.Commit); err == nil {
+				ai.Diff = d
+			}
+		}
+		h.Attempts = append(h.Attempts, ai)
+	}
+	if pub != nil {
+		h.Branch = pub.Branch()
+		if len(s.Attempts) > 0 && s.Attempts[0].Commit != "" {
+			if d, err := pub.Diff(ctx, s.Attempts[0].Commit); err == nil {
+				h.Diff = d
+			}
+		}
+	}
+	return h, nil
+}

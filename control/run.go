@@ -1,0 +1,414 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// ErrRunning is returned (wrapped) by Start when a run of the plan is
+// already going on, in this process or in another (the plan's lock).
+var ErrRunning = errors.New("control: a run of this plan is going on")
+
+// ErrNoQuestion is returned (wrapped) by Answer when the task has no
+// pending escalation.
+var ErrNoQuestion = errors.New("control: no pending question")
+
+// Answers to an escalation.
+const (
+	AnswerRetry = "retry"
+	AnswerSkip  = "skip"
+	AnswerAbort = "abort"
+)
+
+// Question is a pending escalation: a task with on_exhausted "ask" ran out
+// of retries and waits for Answer.
+type Question struct {
+	agents.Escalation
+	Asked time.Time `json:"asked"`
+}
+
+type question struct {
+	Question
+	answer chan string
+}
+
+// RunInfo says whether the in-process run is going on, and how the last
+// one ended.
+type RunInfo struct {
+	Running bool      `json:"running"`
+	Started time.Time `json:"started,omitzero"`
+	Ended   time.Time `json:"ended,omitzero"`
+	// Units is the last ended run's outcome per unit.
+	Units []tasks.UnitResult `json:"units,omitempty"`
+	// Error is why the last run stopped early ("" when it ran to its end).
+	Error string `json:"error,omitempty"`
+}
+
+type activeRun struct {
+	started time.Time
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// StartOptions are a run's own choices.
+type StartOptions struct {
+	// RetryFailed sends failed and blocked tasks back to pending first,
+	// as statgraph run --retry-failed does.
+	RetryFailed bool
+}
+
+// CheckRepo reports, with what to do about it, a repo that tasks cannot
+// run on: not the top of a git repository, or one without a commit.
+func CheckRepo(repo string) error {
+	if _, err := workspace.CheckSource(repo); err != nil {
+		abs, _ := filepath.Abs(repo)
+		switch {
+		case errors.Is(err, workspace.ErrNotRepository):
+			return fmt.Errorf("%s is not the top directory of a git repository: statgraph works on per-task branches of your repository; "+
+				"run git init, add and commit your files there, or pass --repo DIR", abs)
+		case errors.Is(err, workspace.ErrNoCommit):
+			return fmt.Errorf("the repository %s has no commit yet: tasks start from its HEAD commit; commit your files first (git add -A && git commit -m init)", abs)
+		}
+		return err
+	}
+	return nil
+}
+
+// Start begins a run of the plan's pending (and interrupted) tasks in this
+// process and returns once it is going; the run goes on after ctx's
+// caller returns, until it ends, Stop or Close. It makes the same checks
+// as statgraph run before writing anything (repository, sandbox unless
+// NoSandbox, state paths, the model and agent CLIs: tasks.Preflight) and
+// returns their error, with nothing changed. It takes the plan's lock for
+// the length of the run and refuses with ErrRunning when this Control or
+// another process (a statgraph run in a terminal) is running the plan.
+// Escalations of tasks with on_exhausted "ask" become Questions (see
+// Answer); progress goes to the subscribers (Subscribe).
+func (c *Control) Start(ctx context.Context, so StartOptions) error {
+	c.mu.Lock()
+	if c.run != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: started here at %s; stop it first", ErrRunning, c.run.started.Format(time.TimeOnly))
+	}
+	// Hold the slot while checking, so that two Starts cannot both pass.
+	r := &activeRun{started: time.Now(), done: make(chan struct{})}
+	c.run = r
+	c.mu.Unlock()
+	release := func() {
+		c.mu.Lock()
+		c.run = nil
+		c.mu.Unlock()
+		close(r.done)
+	}
+	d, lock, err := c.prepare(ctx, so)
+	if err != nil {
+		release()
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	c.mu.Lock()
+	c.live = map[string]liveState{}
+	c.mu.Unlock()
+	c.hub.publish(Event{Kind: EventRun, Run: &RunInfo{Running: true, Started: r.started}})
+	go func() {
+		defer cancel()
+		sum, err := d.Run(runCtx)
+		lock.Unlock()
+		info := RunInfo{Started: r.started, Ended: time.Now(), Units: sum.Units}
+		if err != nil {
+			info.Error = err.Error()
+		}
+		c.mu.Lock()
+		c.last = info
+		c.live = map[string]liveState{}
+		for u, q := range c.asks {
+			close(q.answer)
+			delete(c.asks, u)
+		}
+		c.run = nil
+		c.mu.Unlock()
+		close(r.done)
+		c.hub.publish(Event{Kind: EventRun, Run: &info})
+		c.hub.resyncAll()
+	}()
+	return nil
+}
+
+// prepare makes the checks of statgraph run and the Dispatcher, holding
+// the plan's lock on success.
+func (c *Control) prepare(ctx context.Context, so StartOptions) (*tasks.Dispatcher, *tasks.FileLock, error) {
+	f, err := tasks.Load(c.o.File, c.o.Tag)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", c.o.File, err)
+	}
+	// A run going on elsewhere is the first thing to say; the lock is
+	// released again when a check below fails.
+	lock, err := c.lock()
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := c.checked(ctx, f, so)
+	if err != nil {
+		lock.Unlock()
+		return nil, nil, err
+	}
+	return d, lock, nil
+}
+
+// checked makes statgraph run's checks and returns the Dispatcher of f;
+// the plan's lock is held.
+func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (*tasks.Dispatcher, error) {
+	repo := c.plan.Repo
+	if err := CheckRepo(repo); err != nil {
+		return nil, err
+	}
+	if !c.o.NoSandbox {
+		if err := verifier.SandboxAvailable(); err != nil {
+			return nil, fmt.Errorf("statgraph refuses to run checks without a sandbox; nothing was changed: %w", err)
+		}
+	}
+	if err := c.plan.Check(); err != nil {
+		return nil, fmt.Errorf("%w; nothing was changed", err)
+	}
+	if err := tasks.Preflight(ctx, f, repo, c.o.Model, nil); err != nil {
+		return nil, fmt.Errorf("%s cannot run; nothing was changed:\n%w", c.o.File, err)
+	}
+	if err := tasks.SettleJournal(f, c.plan); err != nil {
+		return nil, err
+	}
+	if so.RetryFailed {
+		f.ResetFailed()
+	}
+	_, st, err := c.reader(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	d := &tasks.Dispatcher{
+		File: f, Repo: repo, Checkpointer: st, Jobs: c.o.Jobs, Model: c.o.Model,
+		Report: c.report, Log: c.o.Log, TaskTimeout: c.o.TaskTimeout, NoSandbox: c.o.NoSandbox,
+		AllowEnv: c.o.AllowEnv, GoCacheProg: c.o.GoCacheProg, Ask: c.ask,
+	}
+	if c.o.Budget > 0 {
+		d.Budget = llm.NewBudget(c.o.Budget, nil)
+	}
+	return d, nil
+}
+
+// report is the in-process run's Report hook: it keeps the unit's live
+// state and tells the subscribers.
+func (c *Control) report(e tasks.Event) {
+	c.mu.Lock()
+	l := c.live[e.Unit]
+	switch e.Kind {
+	case tasks.EventStart:
+		l.status, l.reason = tasks.StatusInProgress, ""
+	case tasks.EventFinish, tasks.EventBlocked:
+		l.status, l.reason = e.Status, e.Reason
+	}
+	if e.Phase != "" {
+		l.phase = e.Phase
+	}
+	if e.Attempt > 0 || e.Kind == tasks.EventStart {
+		l.attempt = e.Attempt
+	}
+	if e.MaxAttempts > 0 {
+		l.max = e.MaxAttempts
+	}
+	if e.Tokens > 0 {
+		l.tokens = e.Tokens
+	}
+	c.live[e.Unit] = l
+	c.mu.Unlock()
+	c.hub.changed(e.Unit)
+}
+
+// ask is the in-process run's Ask hook: it registers the question and
+// waits for Answer, or for the run to be stopped (then "abort" with the
+// run's error).
+func (c *Control) ask(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+	q := &question{Question: Question{Escalation: e, Asked: time.Now()}, answer: make(chan string, 1)}
+	c.mu.Lock()
+	c.asks[unit] = q
+	c.mu.Unlock()
+	c.hub.publish(Event{Kind: EventQuestion, Unit: unit, Question: &q.Question})
+	c.hub.changed(unit)
+	select {
+	case a, ok := <-q.answer:
+		if !ok {
+			return AnswerAbort, context.Canceled
+		}
+		return a, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		if c.asks[unit] == q {
+			delete(c.asks, unit)
+		}
+		c.mu.Unlock()
+		return AnswerAbort, ctx.Err()
+	}
+}
+
+// Questions returns the pending escalations by unit.
+func (c *Control) Questions() map[string]Question {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]Question, len(c.asks))
+	for u, q := range c.asks {
+		out[u] = q.Question
+	}
+	return out
+}
+
+// Answer resolves the pending escalation of unit with "retry" (reset the
+// attempts and go on), "skip" (mark it done with a warning) or "abort"
+// (mark it failed). It fails for another answer, or with ErrNoQuestion
+// when the unit has no pending question (already answered, or the run
+// ended).
+func (c *Control) Answer(unit, answer string) error {
+	switch answer {
+	case AnswerRetry, AnswerSkip, AnswerAbort:
+	default:
+		return fmt.Errorf("control: answer %q: want retry, skip or abort", answer)
+	}
+	c.mu.Lock()
+	q, ok := c.asks[unit]
+	if ok {
+		delete(c.asks, unit)
+	}
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w for task %s: it was answered already, or its run ended", ErrNoQuestion, unit)
+	}
+	q.answer <- answer
+	c.hub.publish(Event{Kind: EventAnswer, Unit: unit, Answer: answer})
+	c.hub.changed(unit)
+	return nil
+}
+
+// Stop stops the in-process run as the first Ctrl-C of statgraph run does:
+// model calls and commands in flight are cancelled, running units are
+// marked interrupted and the tasks file is saved; the next Start continues
+// them. With wait set it returns once the run has ended. Stop without a
+// run returns an error saying so.
+func (c *Control) Stop(wait bool) error {
+	c.mu.Lock()
+	r := c.run
+	c.mu.Unlock()
+	if r == nil || r.cancel == nil {
+		return errors.New("control: no run is going on in this process (a run started in a terminal stops with Ctrl-C there)")
+	}
+	r.cancel()
+	if wait {
+		<-r.done
+	}
+	return nil
+}
+
+// Run returns whether the in-process run is going on, or how the last one
+// ended.
+func (c *Control) Run() RunInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run != nil {
+		return RunInfo{Running: true, Started: c.run.started}
+	}
+	return c.last
+}
+
+// Wait waits until no in-process run is going on, or ctx is done.
+func (c *Control) Wait(ctx context.Context) error {
+	c.mu.Lock()
+	r := c.run
+	c.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Reset sends the failed or blocked tasks among ids back to pending (all
+// of them when ids is empty, as --retry-failed does), under the plan's
+// lock and after settling the results journal, as statgraph reset does,
+// and returns the ids reset. It fails with ErrRunning while a run holds
+// the lock, and with tasks.ErrNoTask or tasks.ErrNotResettable (nothing
+// changed) for a bad id.
+func (c *Control) Reset(ids ...string) ([]string, error) {
+	var done []string
+	err := c.locked(func(f *tasks.File) (bool, error) {
+		if len(ids) == 0 {
+			done = f.ResetFailed()
+			return len(done) > 0, nil
+		}
+		var err error
+		done, err = f.Reset(ids...)
+		return err == nil, err
+	})
+	if err == nil {
+		c.hub.resyncAll()
+	}
+	return done, err
+}
+
+// AddTask adds the task given as a JSON object (see tasks.AddTask) to the
+// plan's tasks file, under its lock, and returns its id. On any validation
+// problem nothing is written and the error (a *tasks.ValidationError for
+// file problems) says what; ErrRunning while a run holds the lock.
+func (c *Control) AddTask(obj []byte) (string, error) {
+	lock, err := c.lock()
+	if err != nil {
+		return "", err
+	}
+	defer lock.Unlock()
+	id, _, err := tasks.AddTask(c.o.File, c.o.Tag, obj)
+	if err == nil {
+		c.hub.resyncAll()
+	}
+	return id, err
+}
+
+// lock takes the plan's lock, naming a run that holds it.
+func (c *Control) lock() (*tasks.FileLock, error) {
+	lock, err := tasks.Lock(c.o.File)
+	var le *tasks.LockedError
+	if errors.As(err, &le) {
+		return nil, fmt.Errorf("%w: %w", ErrRunning, err)
+	}
+	return lock, err
+}
+
+// locked runs change on the tasks file under its lock, with the journal
+// settled first, and saves the file when change reports a change.
+func (c *Control) locked(change func(f *tasks.File) (bool, error)) error {
+	f, err := tasks.Load(c.o.File, c.o.Tag)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.o.File, err)
+	}
+	lock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	if err := tasks.SettleJournal(f, c.plan); err != nil {
+		return err
+	}
+	changed, err := change(f)
+	if err != nil || !changed {
+		return err
+	}
+	return f.Save()
+}
