@@ -12,6 +12,7 @@
 //	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
 //	statgraph worker --queue URL [flags]    take tasks from a River queue (run --queue)
 //	statgraph migrate --queue URL           set up the queue's tables
+//	statgraph mcp [flags] [tasks.json]      serve the plan to a coding assistant (MCP over stdio)
 //	statgraph version
 //
 // Progress goes to stderr (a live table on a terminal, plain lines otherwise
@@ -67,6 +68,8 @@ Usage:
   statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [tasks.json]
   statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues
   statgraph migrate --queue URL                                set up River's and statgraph's tables
+  statgraph mcp [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--no-sandbox] [tasks.json]
+                                   serve the plan to a coding assistant: the Model Context Protocol over stdin/stdout
   statgraph version
 
 Run "statgraph <command> -h" for a command's flags.
@@ -113,6 +116,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdWorker(ctx, rest, stdout, stderr)
 	case "migrate":
 		err = cmdMigrate(ctx, rest, stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, rest, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "statgraph", version())
 	case goCacheProgCmd: // internal: the sandbox's GOCACHEPROG (see verifier.Sandbox)

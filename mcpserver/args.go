@@ -1,0 +1,100 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/internal/taskid"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// Tool inputs. The JSON schema each tool declares is inferred from these
+// types (see inputSchema); the jsonschema tags are the descriptions the
+// assistant reads.
+
+// ListTasksInput filters list_tasks.
+type ListTasksInput struct {
+	Status string `json:"status,omitempty" jsonschema:"only the tasks with this status; leave it out to list every task"`
+}
+
+// GetTaskInput names the task get_task shows.
+type GetTaskInput struct {
+	ID   string `json:"id" jsonschema:"the task id as in tasks.json, e.g. 3 or 3.2 for a subtask"`
+	Diff bool   `json:"diff,omitempty" jsonschema:"also return the task branch's whole diff (by default only the files changed and their line counts)"`
+}
+
+// HistoryInput names the task history shows.
+type HistoryInput struct {
+	ID    string `json:"id" jsonschema:"the task id as in tasks.json, e.g. 3 or 3.2 for a subtask"`
+	Diffs bool   `json:"diffs,omitempty" jsonschema:"also return each attempt's diff and the branch's diff"`
+}
+
+// AddTaskInput carries the task to append to tasks.json.
+type AddTaskInput struct {
+	Task json.RawMessage `json:"task" jsonschema:"one task object as it appears in tasks.json: title, description, details, dependencies, test_cmd, executor, max_retries, on_exhausted, ...; without an id it gets the next free integer. It is validated like the file, and nothing is written when it is not valid"`
+}
+
+// RunPendingInput sets up the run run_pending starts.
+type RunPendingInput struct {
+	RetryFailed bool `json:"retry_failed,omitempty" jsonschema:"first send failed and blocked tasks back to pending, so they run again"`
+}
+
+// StopRunInput has no arguments.
+type StopRunInput struct{}
+
+// StatusInput has no arguments.
+type StatusInput struct{}
+
+// AnswerInput answers the escalation of a task waiting for one.
+type AnswerInput struct {
+	ID     string `json:"id" jsonschema:"the id of the task waiting for an answer (status lists them)"`
+	Answer string `json:"answer" jsonschema:"retry: run it again with fresh attempts; skip: mark it done with a warning; abort: mark it failed"`
+}
+
+// ResetFailedInput names the tasks to send back to pending.
+type ResetFailedInput struct {
+	IDs []string `json:"ids,omitempty" jsonschema:"the failed or blocked tasks to send back to pending (with the tasks blocked only by them); leave it out to reset every failed or blocked task"`
+}
+
+// inputSchema infers In's schema and restricts the fields whose values
+// come from a fixed list, so that the assistant sees the choices and the
+// SDK refuses anything else before a tool runs: a status filter takes the
+// statuses tasks.json knows, an answer the ones control accepts, and a
+// task to add must be a JSON object.
+func inputSchema[In any]() *jsonschema.Schema {
+	s, err := jsonschema.For[In](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {Type: "object"},
+	}})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(In), err))
+	}
+	enum := func(field string, values ...string) {
+		if p := s.Properties[field]; p != nil {
+			for _, v := range values {
+				p.Enum = append(p.Enum, v)
+			}
+		}
+	}
+	switch any(*new(In)).(type) {
+	case ListTasksInput:
+		enum("status", tasks.Statuses()...)
+	case AnswerInput:
+		enum("answer", control.AnswerRetry, control.AnswerSkip, control.AnswerAbort)
+	}
+	return s
+}
+
+// checkID refuses an id that cannot name a task: tasks.json validation
+// applies the same rule, and ids become directory and branch names, so an
+// id with "..", a slash or a NUL is refused here before anything looks it
+// up.
+func checkID(field, id string) error {
+	if r := taskid.Reason(id); r != "" {
+		return fmt.Errorf("%s %q is not a task id: %s; %s", field, id, r, taskid.Rule)
+	}
+	return nil
+}

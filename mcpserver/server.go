@@ -1,0 +1,75 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statgraph/statgraph/control"
+)
+
+// instructions tell the assistant, once per session, how the tools fit
+// together.
+const instructions = `This server steers one statgraph plan (a tasks.json run through planner -> executor -> verifier with retries).
+list_tasks and status show where the tasks are; get_task and history show a task's attempts, feedback and diff.
+add_task appends a task (validated like tasks.json). run_pending starts a run of the pending tasks in the server's process and returns at once: poll status or get_task for progress, stop_run stops it gracefully.
+A task with on_exhausted "ask" that used its retries waits for answer_escalation (retry, skip or abort). reset_failed sends failed or blocked tasks back to pending.`
+
+// New returns an MCP server whose tools read and steer the plan ctl has
+// open. version is reported to clients as the server's version. The server
+// may be run over any transport (Server.Run with mcp.StdioTransport for
+// `statgraph mcp`), by several sessions at once: every tool goes through
+// ctl, which is safe for concurrent use.
+func New(ctl *control.Control, version string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "statgraph", Title: "statgraph task runner", Version: version},
+		&mcp.ServerOptions{Instructions: instructions})
+	h := &handlers{ctl: ctl}
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+	no := false
+	add(s, &mcp.Tool{Name: "list_tasks", Annotations: ro,
+		Description: "List the plan's tasks (id, title, status, reason, dependencies, and the node and attempt of a running task), optionally only those with one status."},
+		h.listTasks)
+	add(s, &mcp.Tool{Name: "get_task", Annotations: ro,
+		Description: "One task: its fields, every attempt with its verdict, errors and the feedback sent back, token use, and a summary of its diff."},
+		h.getTask)
+	add(s, &mcp.Tool{Name: "add_task", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
+		Description: "Append a task to tasks.json. The task is validated like the file (unique id, known dependencies, no cycle, known fields); on any problem nothing is written and the error lists each problem."},
+		h.addTask)
+	add(s, &mcp.Tool{Name: "run_pending", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
+		Description: "Start a run of the pending tasks in the server's process and return at once. Progress: status, get_task. Refused while a run (this server's or a terminal's) holds the plan."},
+		h.runPending)
+	add(s, &mcp.Tool{Name: "stop_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
+		Description: "Stop the run run_pending started, gracefully: no task starts, running tasks stop at their next step and are left interrupted, to continue on the next run."},
+		h.stopRun)
+	add(s, &mcp.Tool{Name: "status", Annotations: ro,
+		Description: "Counts of tasks by status, whether a run is going, and the running tasks with their node and attempt."},
+		h.status)
+	add(s, &mcp.Tool{Name: "history", Annotations: ro,
+		Description: "One task's attempts from the run store: plan, each attempt's verdict, errors, feedback and commit, and the error history."},
+		h.history)
+	add(s, &mcp.Tool{Name: "answer_escalation", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
+		Description: "Answer a task that used its retries and waits for a decision (on_exhausted \"ask\"): retry, skip or abort. get_task or status shows which tasks wait."},
+		h.answer)
+	add(s, &mcp.Tool{Name: "reset_failed", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
+		Description: "Send failed or blocked tasks (all, or the ids given) back to pending, with the tasks blocked only by them, so the next run takes them up; their history stays."},
+		h.resetFailed)
+	return s
+}
+
+// add adds tool t with handler h and the input schema of In.
+func add[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	t.InputSchema = inputSchema[In]()
+	mcp.AddTool(s, t, h)
+}
+
+// handlers holds the tools' implementations.
+type handlers struct {
+	ctl *control.Control
+}
+
+// Run serves ctl over stdin and stdout until the client disconnects or ctx
+// ends, and returns why it stopped. Nothing else may write to stdout
+// meanwhile: it carries the protocol.
+func Run(ctx context.Context, ctl *control.Control, version string) error {
+	return New(ctl, version).Run(ctx, &mcp.StdioTransport{})
+}
