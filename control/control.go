@@ -47,6 +47,12 @@ type Options struct {
 	// the results journal and the run store to see a run started
 	// elsewhere (a terminal); 0 means 500ms.
 	Poll time.Duration
+
+	// StoreOnly skips Open's check that the tasks file loads, for callers
+	// that read only the run store (History, as statgraph history does),
+	// which works while the file is missing or being edited. Methods that
+	// read the file (Tasks, Start, AddTask, Reset) still fail then.
+	StoreOnly bool
 }
 
 // Control is one plan's shared backend. Open makes it; Close releases it.
@@ -103,8 +109,10 @@ func Open(o Options) (*Control, error) {
 	if err := plan.Check(); err != nil {
 		return nil, err
 	}
-	if _, err := tasks.Load(o.File, o.Tag); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.File, err)
+	if !o.StoreOnly {
+		if _, err := tasks.Load(o.File, o.Tag); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.File, err)
+		}
 	}
 	c := &Control{o: o, plan: plan, live: map[string]liveState{}, asks: map[string]*question{}}
 	c.hub = newHub(c)
