@@ -6,16 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/statgraph/statgraph/agents"
-	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
-	"github.com/statgraph/statgraph/tasks"
 )
 
 func cmdValidate(args []string, stdout, stderr io.Writer) error {
@@ -43,11 +40,21 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 
 // readerGraph compiles the orchestrator graph only to read a run store.
 func readerGraph(cp statgraph.Checkpointer) (*statgraph.Graph[agents.TaskState], error) {
-	nop := agents.ExecutorFunc(func(context.Context, agents.TaskState) (string, error) { return "", nil })
-	ver := agents.VerifierFunc(func(context.Context, agents.TaskState) (agents.Verification, error) {
-		return agents.Verification{}, nil
-	})
-	return agents.NewGraph(agents.Config{Executor: nop, Verifier: ver}, statgraph.WithCheckpointer(cp))
+	return control.ReaderGraph(cp)
+}
+
+// inspect opens the plan of the tasks file in pos (validated, its warnings
+// on stderr) through control, which status and history read as the web UI
+// and the MCP server do.
+func inspect(c common, file string, stderr io.Writer) (*control.Control, error) {
+	if _, err := load(file, c.tag, stderr); err != nil {
+		return nil, err
+	}
+	ctl, err := control.Open(control.Options{File: file, Tag: c.tag, Repo: c.repo, Store: c.store})
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	return ctl, nil
 }
 
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,55 +66,41 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	file, plan, store, err := c.paths(pos)
+	file, _, _, err := c.paths(pos)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	f, err := load(file, c.tag, stderr)
+	ctl, err := inspect(c, file, stderr)
 	if err != nil {
 		return err
 	}
+	defer ctl.Close()
 	// Outcomes a run made durable only in its results journal (it is going
-	// on, or was killed) count: applied in memory, nothing is written.
-	if _, err := tasks.ApplyJournal(f, plan); err != nil {
+	// on, or was killed) count: Tasks applies them in memory.
+	units, err := ctl.Tasks(ctx)
+	if err != nil {
 		return err
-	}
-	var g *statgraph.Graph[agents.TaskState]
-	if _, err := os.Stat(store); err == nil {
-		st, err := openStore(ctx, store)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		if g, err = readerGraph(st); err != nil {
-			return err
-		}
 	}
 	enc := json.NewEncoder(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if !*asJSON {
 		fmt.Fprintln(tw, "TASK\tSTATUS\tPHASE\tATTEMPTS\tTOKENS\tTITLE\tNOTE")
 	}
-	for _, u := range f.Units() {
-		t, _ := f.Task(u.ID)
-		row := statusJSON{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount, MaxAttempts: t.Retries()}
-		if row.Status == "" {
-			row.Status = tasks.StatusPending
-		}
-		phase, tokens := "-", "-"
-		if g != nil {
-			if snap, err := g.State(ctx, plan.Thread(u.ID)); err == nil {
-				phase, tokens = snap.State.Phase, fmt.Sprint(snap.State.Tokens)
-				row.Phase, row.Tokens = snap.State.Phase, snap.State.Tokens
-			}
-		}
+	for _, u := range units {
+		row := statusJSON{ID: u.ID, Title: u.Title, Status: u.Status, Reason: u.Reason, Phase: u.Phase,
+			Attempts: u.Attempt, MaxAttempts: u.MaxAttempts, Tokens: u.Tokens}
 		if *asJSON {
 			if err := enc.Encode(row); err != nil {
 				return err
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable.String(u.ID), row.Status, phase, row.Attempts, row.MaxAttempts, tokens, clip(t.Title, 40), clip(t.StatusReason, 60))
+		// A task with no recorded run has no phase: "-" for it and its tokens.
+		phase, tokens := "-", "-"
+		if u.Phase != "" {
+			phase, tokens = u.Phase, fmt.Sprint(u.Tokens)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable.String(u.ID), row.Status, phase, row.Attempts, row.MaxAttempts, tokens, clip(u.Title, 40), clip(u.Reason, 60))
 	}
 	return tw.Flush()
 }
@@ -125,28 +118,6 @@ type statusJSON struct {
 	Tokens      int    `json:"tokens"`
 }
 
-// historyJSON is the output of history --json: the task's state from its
-// last checkpoint, with each attempt's diff when the workspace is there.
-type historyJSON struct {
-	ID           string        `json:"id"`
-	Title        string        `json:"title"`
-	Phase        string        `json:"phase"`
-	RetryCount   int           `json:"retry_count"`
-	MaxRetries   int           `json:"max_retries"`
-	Tokens       int           `json:"tokens"`
-	Plan         agents.Plan   `json:"plan"`
-	Attempts     []attemptJSON `json:"attempts"`
-	ErrorHistory []string      `json:"error_history"`
-	Warnings     []string      `json:"warnings"`
-	Branch       string        `json:"branch,omitempty"`
-	Diff         string        `json:"diff,omitempty"`
-}
-
-type attemptJSON struct {
-	agents.Attempt
-	Diff string `json:"diff,omitempty"`
-}
-
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("history", stderr)
 	var c common
@@ -162,57 +133,31 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("history: give one task id, e.g. statgraph history 3")
 	}
 	id := pos[0]
-	_, plan, store, err := c.paths([]string{*file})
+	ctl, err := control.Open(control.Options{File: *file, Tag: c.tag, Repo: c.repo, Store: c.store, StoreOnly: true})
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	if _, err := os.Stat(store); err != nil {
-		return usagef("no run store at %s: nothing has run yet (or pass --store)", store)
-	}
-	st, err := openStore(ctx, store)
-	if err != nil {
+	defer ctl.Close()
+	h, err := ctl.History(ctx, id, !*noDiff)
+	switch {
+	case errors.Is(err, control.ErrNoRun), errors.Is(err, control.ErrNoTask):
+		return usageError{strings.TrimPrefix(err.Error(), control.ErrNoRun.Error()+": ")}
+	case err != nil:
 		return err
-	}
-	defer st.Close()
-	g, err := readerGraph(st)
-	if err != nil {
-		return err
-	}
-	snap, err := g.State(ctx, plan.Thread(id))
-	if errors.Is(err, statgraph.ErrNoCheckpoint) {
-		return usagef("task %s has no recorded run in %s", id, store)
-	}
-	if err != nil {
-		return err
-	}
-	s := snap.State
-	var ws *workspace.Workspace
-	var pub *workspace.Published // the published branch, once the workspace is removed
-	var diffs interface {
-		DiffCommit(ctx context.Context, hash string) (string, error)
-	}
-	if dir := filepath.Join(plan.WorkDir(), id); !*noDiff {
-		if _, err := os.Stat(dir); err == nil {
-			if ws, err = workspace.Prepare(ctx, workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir()}); err != nil {
-				return fmt.Errorf("open workspace of task %s: %w", id, err)
-			}
-			defer ws.Close()
-			diffs = ws
-		} else if pub, err = workspace.OpenPublished(plan.Repo, plan.Branch(id)); err == nil {
-			diffs = pub
-		}
 	}
 	if *asJSON {
-		return printHistoryJSON(ctx, stdout, id, s, ws, pub)
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(h)
 	}
-	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(s.Task.Title), s.Phase, s.RetryCount, s.MaxRetries, s.Tokens)
-	if s.Plan.Summary != "" {
-		fmt.Fprintf(stdout, "plan: %s\n", printable.String(s.Plan.Summary))
-		for _, step := range s.Plan.Steps {
+	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(h.Title), h.Phase, h.RetryCount, h.MaxRetries, h.Tokens)
+	if h.Plan.Summary != "" {
+		fmt.Fprintf(stdout, "plan: %s\n", printable.String(h.Plan.Summary))
+		for _, step := range h.Plan.Steps {
 			fmt.Fprintf(stdout, "  - %s\n", printable.String(step))
 		}
 	}
-	for _, a := range s.Attempts {
+	for _, a := range h.Attempts {
 		verdict := "FAILED"
 		if a.Passed {
 			verdict = "passed"
@@ -224,81 +169,23 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, e := range a.Errors {
 			fmt.Fprintf(stdout, "  error: %s\n", printable.String(e))
 		}
-		if diffs != nil && a.Commit != "" {
-			if d, err := diffs.DiffCommit(ctx, a.Commit); err == nil && d != "" {
-				fmt.Fprintf(stdout, "  diff of this attempt:\n%s\n", indent(d, "    "))
-			}
+		if a.Diff != "" {
+			fmt.Fprintf(stdout, "  diff of this attempt:\n%s\n", indent(a.Diff, "    "))
 		}
 		if a.Feedback != "" {
 			fmt.Fprintf(stdout, "  feedback sent back:\n%s\n", indent(a.Feedback, "    "))
 		}
 	}
-	if len(s.ErrorHistory) > 0 {
+	if len(h.ErrorHistory) > 0 {
 		fmt.Fprintf(stdout, "\nerror_history:\n")
-		for _, h := range s.ErrorHistory {
-			fmt.Fprintf(stdout, "  %s\n", printable.String(h))
+		for _, e := range h.ErrorHistory {
+			fmt.Fprintf(stdout, "  %s\n", printable.String(e))
 		}
 	}
-	switch {
-	case ws != nil:
-		diff, err := ws.Diff(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", ws.Branch(), diff)
-	case pub != nil && len(s.Attempts) > 0 && s.Attempts[0].Commit != "":
-		diff, err := pub.Diff(ctx, s.Attempts[0].Commit)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", pub.Branch(), diff)
+	if h.Branch != "" && len(h.Attempts) > 0 && h.Attempts[0].Commit != "" {
+		fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", h.Branch, h.Diff)
 	}
 	return nil
-}
-
-// printHistoryJSON prints s, the last checkpointed state of task id, as one
-// JSON object; with a workspace ws, or once it is removed the published
-// branch pub, each attempt's diff and the branch's.
-func printHistoryJSON(ctx context.Context, w io.Writer, id string, s agents.TaskState, ws *workspace.Workspace, pub *workspace.Published) error {
-	h := historyJSON{ID: id, Title: s.Task.Title, Phase: s.Phase, RetryCount: s.RetryCount, MaxRetries: s.MaxRetries,
-		Tokens: s.Tokens, Plan: s.Plan, Attempts: []attemptJSON{}, ErrorHistory: s.ErrorHistory, Warnings: s.Warnings}
-	var diffs interface {
-		DiffCommit(ctx context.Context, hash string) (string, error)
-	}
-	switch {
-	case ws != nil:
-		diffs = ws
-	case pub != nil:
-		diffs = pub
-	}
-	for _, a := range s.Attempts {
-		aj := attemptJSON{Attempt: a}
-		if diffs != nil && a.Commit != "" {
-			if d, err := diffs.DiffCommit(ctx, a.Commit); err == nil {
-				aj.Diff = d
-			}
-		}
-		h.Attempts = append(h.Attempts, aj)
-	}
-	switch {
-	case ws != nil:
-		d, err := ws.Diff(ctx)
-		if err != nil {
-			return err
-		}
-		h.Branch, h.Diff = ws.Branch(), d
-	case pub != nil && len(s.Attempts) > 0 && s.Attempts[0].Commit != "":
-		d, err := pub.Diff(ctx, s.Attempts[0].Commit)
-		if err != nil {
-			return err
-		}
-		h.Branch, h.Diff = pub.Branch(), d
-	case pub != nil:
-		h.Branch = pub.Branch()
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(h)
 }
 
 func short(h string) string {
