@@ -76,16 +76,16 @@ type hub struct {
 	c    *Control
 	kick chan struct{} // a unit changed: compare now
 
-	mu     sync.Mutex
-	subs   map[*Subscription]bool
-	seq    uint64
-	prev   map[string]TaskInfo // the units as last compared
+	mu   sync.Mutex
+	subs map[*Subscription]bool
+	seq  uint64
+	prev map[string]TaskInfo // the units as last compared
 	// noticed holds when the in-process run reported a unit's change that
 	// was not compared yet.
 	noticed map[string]time.Time
-	quit   chan struct{}       // closes the watcher; nil when it is not running
-	done   chan struct{}
-	closed bool
+	quit    chan struct{} // closes the watcher; nil when it is not running
+	done    chan struct{}
+	closed  bool
 }
 
 func newHub(c *Control) *hub {
