@@ -25,7 +25,9 @@ const (
 	EventResync EventKind = "resync"
 )
 
-// Event is one change a subscriber is told of.
+// Event is one change a subscriber is told of. Time is when the change
+// was noticed: for an EventTask, when the in-process run reported it, or
+// the comparison that found it.
 type Event struct {
 	Seq      uint64    `json:"seq"`
 	Time     time.Time `json:"time"`
@@ -74,17 +76,20 @@ type hub struct {
 	c    *Control
 	kick chan struct{} // a unit changed: compare now
 
-	mu     sync.Mutex
-	subs   map[*Subscription]bool
-	seq    uint64
-	prev   map[string]TaskInfo // the units as last compared
-	quit   chan struct{}       // closes the watcher; nil when it is not running
-	done   chan struct{}
-	closed bool
+	mu   sync.Mutex
+	subs map[*Subscription]bool
+	seq  uint64
+	prev map[string]TaskInfo // the units as last compared
+	// noticed holds when the in-process run reported a unit's change that
+	// was not compared yet.
+	noticed map[string]time.Time
+	quit    chan struct{} // closes the watcher; nil when it is not running
+	done    chan struct{}
+	closed  bool
 }
 
 func newHub(c *Control) *hub {
-	return &hub{c: c, kick: make(chan struct{}, 1), subs: map[*Subscription]bool{}}
+	return &hub{c: c, kick: make(chan struct{}, 1), subs: map[*Subscription]bool{}, noticed: map[string]time.Time{}}
 }
 
 func (h *hub) add(s *Subscription) {
@@ -147,7 +152,10 @@ func (h *hub) publish(e Event) {
 
 func (h *hub) publishLocked(e Event) {
 	h.seq++
-	e.Seq, e.Time = h.seq, time.Now()
+	e.Seq = h.seq
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
 	for s := range h.subs {
 		if s.lagged && !h.resyncLocked(s) {
 			continue
@@ -180,8 +188,17 @@ func (h *hub) resyncAll() {
 	h.changed("")
 }
 
-// changed asks the watcher to compare the units now. It never blocks.
-func (h *hub) changed(string) {
+// changed asks the watcher to compare the units now, noting when unit
+// changed (the Time of its next EventTask). It never waits for the
+// watcher.
+func (h *hub) changed(unit string) {
+	if unit != "" {
+		h.mu.Lock()
+		if _, ok := h.noticed[unit]; !ok && h.quit != nil {
+			h.noticed[unit] = time.Now()
+		}
+		h.mu.Unlock()
+	}
 	select {
 	case h.kick <- struct{}{}:
 	default:
@@ -230,7 +247,7 @@ func (h *hub) compare() {
 		next[ti.ID] = ti
 		if old, ok := h.prev[ti.ID]; first || !ok || !reflect.DeepEqual(old, ti) {
 			ti := ti
-			h.publishLocked(Event{Kind: EventTask, Unit: ti.ID, Task: &ti})
+			h.publishLocked(Event{Kind: EventTask, Unit: ti.ID, Task: &ti, Time: h.noticed[ti.ID]})
 		}
 	}
 	if !first {
@@ -242,4 +259,5 @@ func (h *hub) compare() {
 		}
 	}
 	h.prev = next
+	clear(h.noticed)
 }

@@ -18,6 +18,10 @@ import (
 // already going on, in this process or in another (the plan's lock).
 var ErrRunning = errors.New("control: a run of this plan is going on")
 
+// ErrBadAnswer is returned (wrapped) by Answer for an answer other than
+// retry, skip or abort.
+var ErrBadAnswer = errors.New("control: unknown answer")
+
 // ErrNoQuestion is returned (wrapped) by Answer when the task has no
 // pending escalation.
 var ErrNoQuestion = errors.New("control: no pending question")
@@ -278,7 +282,7 @@ func (c *Control) Answer(unit, answer string) error {
 	switch answer {
 	case AnswerRetry, AnswerSkip, AnswerAbort:
 	default:
-		return fmt.Errorf("control: answer %q: want retry, skip or abort", answer)
+		return fmt.Errorf("%w %q: want retry, skip or abort", ErrBadAnswer, answer)
 	}
 	c.mu.Lock()
 	q, ok := c.asks[unit]

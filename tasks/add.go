@@ -2,9 +2,14 @@ package tasks
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 )
+
+// ErrBadTask is returned (wrapped) by AddTask when the new task is not a
+// JSON object.
+var ErrBadTask = errors.New("tasks: the new task is not a JSON object")
 
 // AddTask appends one task, given as the JSON object a task has in the
 // file (task-master's fields and statgraph's own), to the tasks list of
@@ -28,10 +33,10 @@ func AddTask(path, tag string, task []byte) (string, *File, error) {
 	}
 	obj, serr := parseTree(bytes.TrimSpace(task))
 	if serr != nil {
-		return "", nil, fmt.Errorf("tasks: the new task is not valid JSON: %s at byte %d", serr.msg, serr.off)
+		return "", nil, fmt.Errorf("%w: invalid JSON: %s at byte %d", ErrBadTask, serr.msg, serr.off)
 	}
 	if obj.kind != kindObject {
-		return "", nil, fmt.Errorf("tasks: the new task is %s %s; want a JSON object such as {\"title\": \"...\"}", article(obj.kind), obj.kind)
+		return "", nil, fmt.Errorf("%w: it is %s %s; want one such as {\"title\": \"...\"}", ErrBadTask, article(obj.kind), obj.kind)
 	}
 	if obj.get("id") == nil {
 		obj.members = append([]member{{key: "id", keyRaw: marshalString("id"), keyOff: -1, val: intNode(nextID(f))}}, obj.members...)

@@ -9,6 +9,7 @@
 //	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
 //	statgraph reset [flags] <task-id>...    send failed or blocked tasks back to pending
 //	statgraph graph [--format mermaid|dot]  the orchestrator graph
+//	statgraph serve [--addr A] [tasks.json] web UI and JSON API of a plan
 //	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
 //	statgraph worker --queue URL [flags]    take tasks from a River queue (run --queue)
 //	statgraph migrate --queue URL           set up the queue's tables
@@ -65,6 +66,7 @@ Usage:
   statgraph history [--file tasks.json] [--store F] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot]
+  statgraph serve [--addr 127.0.0.1:7777] [--token-file F] [tasks.json]   web UI and JSON API (README, Web UI)
   statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [tasks.json]
   statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues
   statgraph migrate --queue URL                                set up River's and statgraph's tables
@@ -110,6 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReset(rest, stdout, stderr)
 	case "graph":
 		err = cmdGraph(rest, stdout, stderr)
+	case "serve":
+		err = cmdServe(ctx, rest, stdout, stderr)
 	case "clean":
 		err = cmdClean(ctx, rest, stdout, stderr)
 	case "worker":

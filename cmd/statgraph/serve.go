@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/web"
+)
+
+// cmdServe serves the web UI and JSON API of one plan until interrupted.
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	var c common
+	c.register(fs)
+	addr := fs.String("addr", "127.0.0.1:7777", "address to listen on; any address but loopback requires the token")
+	tokenFile := fs.String("token-file", "", "file holding the token every request must carry (default: a new random token, printed at start, when --addr is not loopback)")
+	jobs := fs.Int("j", 0, "tasks a run started from the page runs at once (default: number of CPUs)")
+	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
+	budget := fs.Int("budget", 0, "global token budget of each run (0 = unlimited)")
+	taskTimeout := fs.Duration("task-timeout", 0, "deadline of each task's run, e.g. 20m (default none; a task's timeout wins)")
+	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
+	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (as for statgraph run)")
+	pos, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	file, _, _, err := c.paths(pos)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if _, err := load(file, c.tag, stderr); err != nil {
+		return err
+	}
+	token, err := serveToken(*addr, *tokenFile)
+	if err != nil {
+		return err
+	}
+	mc := llm.ConfigFromEnv()
+	if *model != "" {
+		mc.Model = *model
+	}
+	o := control.Options{File: file, Tag: c.tag, Repo: c.repo, Store: c.store, Model: mc, Jobs: *jobs, Budget: *budget,
+		NoSandbox: *noSandbox, TaskTimeout: *taskTimeout, Log: stderr}
+	if exe, err := os.Executable(); err == nil {
+		o.GoCacheProg = []string{exe, goCacheProgCmd}
+	}
+	for _, name := range strings.Split(*allowEnv, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			o.AllowEnv = append(o.AllowEnv, name)
+		}
+	}
+	ctl, err := control.Open(o)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	defer ctl.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return usagef("serve: listen on %s: %v; choose another --addr", *addr, err)
+	}
+	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	srv := &http.Server{
+		Handler:           web.Handler(ctl, token),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx }, // ends event streams on shutdown
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	if token != "" {
+		fmt.Fprintf(stdout, "statgraph: serving %s on %s\ntoken: %s\nopen %s?token=%s (API: Authorization: Bearer TOKEN)\n", file, url, token, url, token)
+	} else {
+		fmt.Fprintf(stdout, "statgraph: serving %s on %s (loopback only; Ctrl-C to stop)\n", file, url)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stderr, "statgraph: stopping: the run started here (if any) is stopped as by Ctrl-C")
+	shut, done := context.WithTimeout(context.Background(), 10*time.Second)
+	defer done()
+	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// serveToken returns the token requests must carry: the content of
+// tokenFile when given, else a new random one when addr is not loopback,
+// else "" (none).
+func serveToken(addr, tokenFile string) (string, error) {
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return "", usagef("serve: --token-file: %v", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if len(t) < 16 {
+			return "", usagef("serve: the token in %s is %d characters; use at least 16 (e.g. openssl rand -hex 16 > %s)", tokenFile, len(t), tokenFile)
+		}
+		return t, nil
+	}
+	if web.IsLoopback(addr) {
+		return "", nil
+	}
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}

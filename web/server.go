@@ -1,0 +1,451 @@
+// Package web serves statgraph's web UI and its JSON API over a
+// control.Control: the page (plain HTML, CSS and JavaScript embedded in the
+// binary), the API under /api/ that the page and scripts use, and a
+// Server-Sent Events stream of the plan's changes.
+//
+// Access: a Handler made with a token requires it on every request, as
+// "Authorization: Bearer TOKEN", a "token" query parameter (which also
+// sets an HttpOnly cookie, so a page opened as /?token=... keeps working)
+// or that cookie; tokens are compared in constant time. Without a token,
+// only requests whose Host is a loopback name or address are served (so a
+// web page elsewhere cannot reach the API through DNS rebinding); the
+// caller binds a loopback address then (statgraph serve enforces both).
+// Every request that changes something must be a POST with a JSON body
+// (Content-Type application/json) and, when it carries an Origin, one
+// matching its Host, so a cross-site form cannot post to it.
+package web
+
+import (
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/internal/taskid"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+//go:embed static
+var static embed.FS
+
+// Body caps: a task object may be large (details), the other bodies are
+// small.
+const (
+	maxTaskBody  = 1 << 20
+	maxSmallBody = 64 << 10
+)
+
+// cookieName holds the token for the page's requests and EventSource.
+const cookieName = "statgraph_token"
+
+// Handler serves the UI and API of c. token "" serves loopback Hosts
+// only; otherwise every request must carry token (see the package doc).
+// The handler is safe for concurrent use; an events stream ends when its
+// request's context does (the client leaves or the server shuts down).
+func Handler(c *control.Control, token string) http.Handler {
+	s := &server{c: c, token: token}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/tasks", s.tasks)
+	mux.HandleFunc("POST /api/tasks", s.addTask)
+	mux.HandleFunc("GET /api/tasks/{id}", s.task)
+	mux.HandleFunc("GET /api/tasks/{id}/diff", s.diff)
+	mux.HandleFunc("POST /api/tasks/{id}/answer", s.answer)
+	mux.HandleFunc("GET /api/events", s.events)
+	mux.HandleFunc("GET /api/run", s.runInfo)
+	mux.HandleFunc("POST /api/run", s.start)
+	mux.HandleFunc("POST /api/stop", s.stop)
+	mux.HandleFunc("POST /api/reset", s.reset)
+	mux.HandleFunc("GET /api/graph.svg", s.graph)
+	// Other methods on the API's paths get 405, other paths 404.
+	paths := http.NewServeMux()
+	for _, p := range []string{"/api/tasks", "/api/tasks/{id}", "/api/tasks/{id}/diff", "/api/tasks/{id}/answer",
+		"/api/events", "/api/run", "/api/stop", "/api/reset", "/api/graph.svg"} {
+		paths.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusMethodNotAllowed, "method %s is not allowed on %s; see README, Web UI", r.Method, r.URL.Path)
+		})
+	}
+	paths.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such API endpoint %s; see README, Web UI, for the list", r.URL.Path)
+	})
+	mux.Handle("/api/", paths)
+	sub, _ := fs.Sub(static, "static")
+	files := http.FileServerFS(sub)
+	page := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	}
+	mux.HandleFunc("GET /{$}", page)
+	mux.HandleFunc("GET /{file}", page)
+	return s.guard(mux)
+}
+
+type server struct {
+	c     *control.Control
+	token string
+}
+
+// guard applies the access rules before any handler runs.
+func (s *server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+		if s.token == "" {
+			if !loopbackHost(r.Host) {
+				writeError(w, http.StatusForbidden, "host %q refused: without a token this server answers only loopback names (127.0.0.1, localhost, [::1]); start statgraph serve with a token to serve other addresses", r.Host)
+				return
+			}
+		} else if !s.authorized(w, r) {
+			writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer TOKEN (or open the page as /?token=TOKEN); statgraph serve printed it at start")
+			return
+		}
+		if r.Method == http.MethodPost { // the only method that changes something
+			if o := r.Header.Get("Origin"); o != "" {
+				if u, err := url.Parse(o); err != nil || u.Host != r.Host {
+					writeError(w, http.StatusForbidden, "origin %q refused: requests that change something must come from this server's own page", o)
+					return
+				}
+			}
+			if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+				writeError(w, http.StatusUnsupportedMediaType, "send the body as JSON with Content-Type: application/json")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized checks the token in the header, query or cookie, setting the
+// cookie when it came in the query.
+func (s *server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	want := []byte(s.token)
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(a, "Bearer ")), want) == 1
+	}
+	if q := r.URL.Query().Get("token"); q != "" {
+		if subtle.ConstantTimeCompare([]byte(q), want) != 1 {
+			return false
+		}
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		return true
+	}
+	if ck, err := r.Cookie(cookieName); err == nil {
+		return subtle.ConstantTimeCompare([]byte(ck.Value), want) == 1
+	}
+	return false
+}
+
+// loopbackHost reports whether host (a Host header, with or without a
+// port) names the loopback interface.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// IsLoopback reports whether addr (host:port as given to --addr) binds a
+// loopback address only; an empty host (all interfaces) is not.
+func IsLoopback(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil || h == "" {
+		return false
+	}
+	return loopbackHost(h)
+}
+
+// TasksResponse is GET /api/tasks.
+type TasksResponse struct {
+	Tasks []control.TaskInfo `json:"tasks"`
+	Run   control.RunInfo    `json:"run"`
+	File  string             `json:"file"`
+}
+
+func (s *server) tasks(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.c.Tasks(r.Context())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if ts == nil {
+		ts = []control.TaskInfo{}
+	}
+	writeJSON(w, http.StatusOK, TasksResponse{Tasks: ts, Run: s.c.Run(), File: s.c.File()})
+}
+
+// taskID returns the {id} path value when it is a valid task id, else
+// answers 400 and returns "".
+func taskID(w http.ResponseWriter, r *http.Request) string {
+	id := r.PathValue("id")
+	if why := taskid.Reason(id); why != "" {
+		writeError(w, http.StatusBadRequest, "task id %q: %s; %s", id, why, taskid.Rule)
+		return ""
+	}
+	return id
+}
+
+func (s *server) task(w http.ResponseWriter, r *http.Request) {
+	id := taskID(w, r)
+	if id == "" {
+		return
+	}
+	h, err := s.c.History(r.Context(), id, r.URL.Query().Get("diff") != "0")
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// DiffResponse is GET /api/tasks/{id}/diff: the branch's diff against its
+// base.
+type DiffResponse struct {
+	ID     string `json:"id"`
+	Branch string `json:"branch"`
+	Diff   string `json:"diff"`
+}
+
+func (s *server) diff(w http.ResponseWriter, r *http.Request) {
+	id := taskID(w, r)
+	if id == "" {
+		return
+	}
+	h, err := s.c.History(r.Context(), id, true)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, DiffResponse{ID: id, Branch: h.Branch, Diff: h.Diff})
+}
+
+func (s *server) addTask(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxTaskBody))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	id, err := s.c.AddTask(body)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+// AnswerRequest is the body of POST /api/tasks/{id}/answer.
+type AnswerRequest struct {
+	Answer string `json:"answer"` // retry, skip or abort
+}
+
+func (s *server) answer(w http.ResponseWriter, r *http.Request) {
+	id := taskID(w, r)
+	if id == "" {
+		return
+	}
+	var req AnswerRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if err := s.c.Answer(id, req.Answer); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id, "answer": req.Answer})
+}
+
+// RunRequest is the body of POST /api/run.
+type RunRequest struct {
+	RetryFailed bool `json:"retry_failed"`
+}
+
+func (s *server) start(w http.ResponseWriter, r *http.Request) {
+	var req RunRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if err := s.c.Start(r.Context(), control.StartOptions{RetryFailed: req.RetryFailed}); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, s.c.Run())
+}
+
+func (s *server) runInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.c.Run())
+}
+
+func (s *server) stop(w http.ResponseWriter, r *http.Request) {
+	var req struct{}
+	if !decode(w, r, &req) {
+		return
+	}
+	if err := s.c.Stop(false); err != nil {
+		writeError(w, http.StatusConflict, "%s", err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]bool{"stopping": true})
+}
+
+// ResetRequest is the body of POST /api/reset: no ids means every failed
+// or blocked task.
+type ResetRequest struct {
+	IDs []string `json:"ids"`
+}
+
+func (s *server) reset(w http.ResponseWriter, r *http.Request) {
+	var req ResetRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	for _, id := range req.IDs {
+		if why := taskid.Reason(id); why != "" {
+			writeError(w, http.StatusBadRequest, "task id %q: %s; %s", id, why, taskid.Rule)
+			return
+		}
+	}
+	done, err := s.c.Reset(req.IDs...)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if done == nil {
+		done = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]string{"reset": done})
+}
+
+func (s *server) graph(w http.ResponseWriter, r *http.Request) {
+	g, err := control.Graph()
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "max-age=3600")
+	io.WriteString(w, g.SVG())
+}
+
+// events streams the Control's events as Server-Sent Events: "event:" is
+// the kind, "data:" the event as JSON, "id:" its sequence number. The
+// first event is a resync (read /api/tasks); a comment line every 15s
+// keeps proxies from closing an idle stream.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "streaming is not supported by this connection")
+		return
+	}
+	sub := s.c.Subscribe(256)
+	defer sub.Close()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(e control.Event) bool {
+		data, _ := json.Marshal(e)
+		_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Kind, data)
+		fl.Flush()
+		return err == nil
+	}
+	if !send(control.Event{Kind: control.EventResync, Time: time.Now()}) {
+		return
+	}
+	beat := time.NewTicker(15 * time.Second)
+	defer beat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case e, ok := <-sub.C:
+			if !ok || !send(e) {
+				return
+			}
+		case <-beat.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+	}
+}
+
+// decode reads a small JSON body into v, refusing unknown fields, trailing
+// data and bodies over maxSmallBody; on failure it answers and returns
+// false. An empty body counts as {}.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSmallBody))
+	if err != nil {
+		writeErr(w, err)
+		return false
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return true
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "request body: %s", err)
+		return false
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, "request body: one JSON object expected, found more after it")
+		return false
+	}
+	return true
+}
+
+// ErrorResponse is the body of every error answer.
+type ErrorResponse struct {
+	Error    string          `json:"error"`
+	Problems []tasks.Problem `json:"problems,omitempty"`
+}
+
+// writeErr answers err with the status its kind calls for.
+func writeErr(w http.ResponseWriter, err error) {
+	var ve *tasks.ValidationError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, "request body over %d bytes", mbe.Limit)
+	case errors.As(err, &ve):
+		writeJSON(w, http.StatusUnprocessableEntity, ErrorResponse{Error: "the tasks file would not be valid; nothing was changed:\n" + err.Error(), Problems: ve.Problems})
+	case errors.Is(err, control.ErrBadAnswer), errors.Is(err, tasks.ErrBadTask):
+		writeError(w, http.StatusBadRequest, "%s", err)
+	case errors.Is(err, control.ErrRunning), errors.Is(err, control.ErrNoQuestion), errors.Is(err, tasks.ErrNotResettable):
+		writeError(w, http.StatusConflict, "%s", err)
+	case errors.Is(err, control.ErrNoRun), errors.Is(err, tasks.ErrNoTask):
+		writeError(w, http.StatusNotFound, "%s", err)
+	default:
+		writeError(w, http.StatusInternalServerError, "%s", err)
+	}
+}
+
+func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, ErrorResponse{Error: fmt.Sprintf(format, args...)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
