@@ -121,3 +121,17 @@ func TestMCPServerProcess(t *testing.T) {
 	task := readTasks(t, file)["1"]
 	assert.Equal(t, "interrupted", task.Status, "stderr:\n%s", stderr)
 }
+
+// statgraph mcp refuses a plan it cannot serve before speaking the
+// protocol: exit 2, the reason on stderr (as run gives it), and nothing on
+// stdout, which belongs to the protocol.
+func TestMCPRefusesABadPlan(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t, map[string]string{"tasks.json": `{"tasks": [{"id": 1, "title": "a", "dependencies": [9]}]}`})
+	for file, want := range map[string]string{"nope.json": "no such file", "tasks.json": "dependency 9 does not exist"} {
+		r := statgraph(t, repo, "mcp", file)
+		assert.Equal(t, 2, r.code, "%s: stderr:\n%s", file, r.stderr)
+		assert.Contains(t, r.stderr, want)
+		assert.Empty(t, r.stdout)
+	}
+}

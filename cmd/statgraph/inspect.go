@@ -43,14 +43,16 @@ func readerGraph(cp statgraph.Checkpointer) (*statgraph.Graph[agents.TaskState],
 	return control.ReaderGraph(cp)
 }
 
-// inspect opens the plan of the tasks file in pos (validated, its warnings
-// on stderr) through control, which status and history read as the web UI
-// and the MCP server do.
-func inspect(c common, file string, stderr io.Writer) (*control.Control, error) {
+// openPlan opens the plan of file (validated first, its warnings on
+// stderr, so that a bad file reads as it does for run) through control,
+// which status, history, mcp and the web UI all read and steer it with; o
+// holds the settings of runs it starts.
+func openPlan(c common, file string, o control.Options, stderr io.Writer) (*control.Control, error) {
 	if _, err := load(file, c.tag, stderr); err != nil {
 		return nil, err
 	}
-	ctl, err := control.Open(control.Options{File: file, Tag: c.tag, Repo: c.repo, Store: c.store})
+	o.File, o.Tag, o.Repo, o.Store = file, c.tag, c.repo, c.store
+	ctl, err := control.Open(o)
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}
@@ -70,7 +72,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	ctl, err := inspect(c, file, stderr)
+	ctl, err := openPlan(c, file, control.Options{}, stderr)
 	if err != nil {
 		return err
 	}

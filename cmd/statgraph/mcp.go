@@ -43,8 +43,7 @@ func cmdMCP(ctx context.Context, args []string, stderr io.Writer) error {
 	if *model != "" {
 		mc.Model = *model
 	}
-	o := control.Options{File: file, Tag: c.tag, Repo: c.repo, Store: c.store,
-		Model: mc, Jobs: *jobs, Budget: *budget, NoSandbox: *noSandbox, TaskTimeout: *taskTimeout, Log: stderr}
+	o := control.Options{Model: mc, Jobs: *jobs, Budget: *budget, NoSandbox: *noSandbox, TaskTimeout: *taskTimeout, Log: stderr}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
 	}
@@ -53,9 +52,9 @@ func cmdMCP(ctx context.Context, args []string, stderr io.Writer) error {
 			o.AllowEnv = append(o.AllowEnv, name)
 		}
 	}
-	ctl, err := control.Open(o)
+	ctl, err := openPlan(c, file, o, stderr)
 	if err != nil {
-		return usageError{fmt.Sprintf("mcp: %v", err)}
+		return err
 	}
 	defer ctl.Close()
 	// SIGINT or SIGTERM ends the session; Close then stops the run.
