@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -86,7 +87,7 @@ type ResetDone struct {
 func (h *handlers) listTasks(ctx context.Context, _ *mcp.CallToolRequest, in ListTasksInput) (*mcp.CallToolResult, TaskList, error) {
 	all, err := h.ctl.Tasks(ctx)
 	if err != nil {
-		return nil, TaskList{}, h.explain(err, "")
+		return nil, TaskList{}, h.explain(err)
 	}
 	out := TaskList{Tasks: []control.TaskInfo{}}
 	for _, t := range all {
@@ -108,7 +109,7 @@ func (h *handlers) getTask(ctx context.Context, _ *mcp.CallToolRequest, in GetTa
 		return nil, d, nil
 	}
 	if err != nil {
-		return nil, TaskDetail{}, h.explain(err, in.ID)
+		return nil, TaskDetail{}, h.explain(err)
 	}
 	d.Ran, d.Phase, d.Tokens, d.Decision, d.Branch = true, hist.Phase, hist.Tokens, hist.Decision, hist.Branch
 	d.ErrorHistory, d.Warnings, d.Changes = hist.ErrorHistory, hist.Warnings, changes(hist.Diff)
@@ -139,15 +140,23 @@ func (h *handlers) history(ctx context.Context, _ *mcp.CallToolRequest, in Histo
 		return nil, control.History{}, fmt.Errorf("task %s has not run yet, so it has no history; run_pending runs it", in.ID)
 	}
 	if err != nil {
-		return nil, control.History{}, h.explain(err, in.ID)
+		return nil, control.History{}, h.explain(err)
 	}
 	return nil, hist, nil
 }
 
-func (h *handlers) addTask(ctx context.Context, _ *mcp.CallToolRequest, in AddTaskInput) (*mcp.CallToolResult, Added, error) {
-	id, err := h.ctl.AddTask(in.Task)
+func (h *handlers) addTask(ctx context.Context, req *mcp.CallToolRequest, in AddTaskInput) (*mcp.CallToolResult, Added, error) {
+	// The SDK hands in the arguments decoded and encoded again, which
+	// sorts the object's members; the bytes as sent keep the order the
+	// caller wrote, which tasks.json then shows. Both passed the schema.
+	task := in.Task
+	var sent AddTaskInput
+	if req != nil && req.Params != nil && json.Unmarshal(req.Params.Arguments, &sent) == nil && len(sent.Task) > 0 {
+		task = sent.Task
+	}
+	id, err := h.ctl.AddTask(task)
 	if err != nil {
-		return nil, Added{}, h.explain(err, "")
+		return nil, Added{}, h.explain(err)
 	}
 	t, err := h.task(ctx, id)
 	if err != nil {
@@ -158,7 +167,7 @@ func (h *handlers) addTask(ctx context.Context, _ *mcp.CallToolRequest, in AddTa
 
 func (h *handlers) runPending(ctx context.Context, _ *mcp.CallToolRequest, in RunPendingInput) (*mcp.CallToolResult, RunState, error) {
 	if err := h.ctl.Start(ctx, control.StartOptions{RetryFailed: in.RetryFailed}); err != nil {
-		return nil, RunState{}, h.explain(err, "")
+		return nil, RunState{}, h.explain(err)
 	}
 	return nil, RunState{RunInfo: h.ctl.Run(),
 		Message: "the run is going on in the server's process; status and get_task show its progress, stop_run stops it"}, nil
@@ -178,7 +187,7 @@ func (h *handlers) stopRun(ctx context.Context, _ *mcp.CallToolRequest, _ StopRu
 func (h *handlers) status(ctx context.Context, _ *mcp.CallToolRequest, _ StatusInput) (*mcp.CallToolResult, Status, error) {
 	all, err := h.ctl.Tasks(ctx)
 	if err != nil {
-		return nil, Status{}, h.explain(err, "")
+		return nil, Status{}, h.explain(err)
 	}
 	s := Status{Counts: map[string]int{}, Run: h.ctl.Run(), Running: []control.TaskInfo{}, Waiting: []control.TaskInfo{}}
 	for _, t := range all {
@@ -203,7 +212,7 @@ func (h *handlers) answer(ctx context.Context, _ *mcp.CallToolRequest, in Answer
 			}
 			return nil, Answered{}, fmt.Errorf("task %s is not waiting for an answer (it was answered already, or the run that asked ended; a task asks again when run_pending reaches it); status lists the tasks that wait", in.ID)
 		}
-		return nil, Answered{}, h.explain(err, in.ID)
+		return nil, Answered{}, h.explain(err)
 	}
 	return nil, Answered{ID: in.ID, Answer: in.Answer}, nil
 }
@@ -216,7 +225,7 @@ func (h *handlers) resetFailed(ctx context.Context, _ *mcp.CallToolRequest, in R
 	}
 	done, err := h.ctl.Reset(in.IDs...)
 	if err != nil {
-		return nil, ResetDone{}, h.explain(err, "")
+		return nil, ResetDone{}, h.explain(err)
 	}
 	if done == nil {
 		done = []string{}
@@ -231,7 +240,7 @@ func (h *handlers) task(ctx context.Context, id string) (control.TaskInfo, error
 	}
 	all, err := h.ctl.Tasks(ctx)
 	if err != nil {
-		return control.TaskInfo{}, h.explain(err, id)
+		return control.TaskInfo{}, h.explain(err)
 	}
 	for _, t := range all {
 		if t.ID == id {
@@ -242,7 +251,7 @@ func (h *handlers) task(ctx context.Context, id string) (control.TaskInfo, error
 }
 
 // explain adds to an error of control what the assistant can do about it.
-func (h *handlers) explain(err error, id string) error {
+func (h *handlers) explain(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "control: ")
 	var ve *tasks.ValidationError
 	switch {
