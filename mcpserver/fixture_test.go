@@ -71,7 +71,7 @@ func (m *model) config() llm.Config {
 
 // newPlan makes a git repository holding tasksJSON as tasks.json, with a
 // fresh STATGRAPH_HOME, and returns the tasks file's path.
-func newPlan(t *testing.T, tasksJSON string) string {
+func newPlan(t testing.TB, tasksJSON string) string {
 	t.Helper()
 	t.Setenv("STATGRAPH_HOME", t.TempDir())
 	dir := t.TempDir()
@@ -96,6 +96,13 @@ func connect(t *testing.T, o control.Options) *mcp.ClientSession {
 	ctl, err := control.Open(o)
 	require.NoError(t, err)
 	t.Cleanup(func() { ctl.Close() })
+	return serve(t, ctl)
+}
+
+// serve serves ctl to an SDK client over an in-memory pipe until the test
+// ends, and returns the client's session.
+func serve(t testing.TB, ctl *control.Control) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
