@@ -1,0 +1,146 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/web"
+)
+
+// chromium returns the path of Debian's chromium. Without it the browser
+// tests skip, except under CI (CI=true), where they fail.
+func chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("web: the browser tests need Chromium under CI: apt-get install -y chromium (.ci/run does)")
+	}
+	t.Skip("web: browser tests skipped: install Debian's chromium (apt-get install -y chromium) to run them")
+	return ""
+}
+
+// browser starts a headless Chromium and returns a context driving one
+// tab. When the test fails, a screenshot of the page goes to
+// $STATGRAPH_TEST_ARTIFACTS (default: statgraph-test-artifacts in the
+// temporary directory), named after the test.
+func browser(t testing.TB, timeout time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelTab := chromedp.NewContext(actx)
+	require.NoError(t, chromedp.Do(bctx), "start chromium")
+	ctx, cancel := context.WithTimeout(bctx, timeout)
+	t.Cleanup(func() {
+		if t.Failed() {
+			dir := os.Getenv("STATGRAPH_TEST_ARTIFACTS")
+			if dir == "" {
+				dir = filepath.Join(os.TempDir(), "statgraph-test-artifacts")
+			}
+			sctx, scancel := context.WithTimeout(bctx, 10*time.Second)
+			png, err := chromedp.Run(sctx, chromedp.FullScreenshot(90))
+			scancel()
+			if err == nil && os.MkdirAll(dir, 0o755) == nil {
+				p := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png")
+				if os.WriteFile(p, png, 0o644) == nil {
+					t.Logf("screenshot of the page: %s", p)
+				}
+			}
+		}
+		cancel()
+		cancelTab()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// serveTest serves h until the test ends, cutting open event streams then.
+func serveTest(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv
+}
+
+func card(id, status string) chromedp.CSS {
+	return chromedp.CSS(fmt.Sprintf(`#board .card[data-id=%q][data-status=%q]`, id, status))
+}
+
+// text returns the text of the element sel.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err, "text of %s", sel)
+	return s
+}
+
+type css = chromedp.CSS
+
+// In a real browser, while a scripted run goes on: the board shows the
+// tasks moving, the graph highlights the running node, the failed
+// attempt's feedback and diff appear, and the escalation answered "retry"
+// from the page resumes the task to the end.
+func TestBrowserRunAnswerRetry(t *testing.T) {
+	c := newControl(t, askPlan, newModel(t, 300*time.Millisecond))
+	srv := serveTest(t, web.Handler(c, ""))
+	ctx := browser(t, 60*time.Second)
+
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, actions...), what)
+	}
+	run("the board lists the tasks",
+		chromedp.Navigate(srv.URL),
+		chromedp.WaitVisible(card("1", "pending")),
+		chromedp.WaitVisible(card("2", "pending")),
+		chromedp.WaitVisible(css(`#graph svg #sg-node-executor`)),
+		chromedp.WaitVisible(css(`#conn[data-state="live"]`)))
+	run("start a run from the page",
+		chromedp.Click(css(`#start`)),
+		chromedp.WaitVisible(card("1", "in-progress")),
+		chromedp.WaitVisible(css(`#graph .node.active`)))
+	run("the escalation shows on the card",
+		chromedp.WaitVisible(css(`#board .card[data-id="1"] .question button[data-answer="retry"]`)),
+		chromedp.Click(css(`#board .card[data-id="1"] .title`)),
+		chromedp.WaitVisible(css(`#detail .attempt[data-n="1"] .feedback`)))
+	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="1"] .attempt-diff .add`), "+broken", "the failed attempt's diff, coloured as added")
+	require.NotEmpty(t, strings.TrimSpace(text(t, ctx, `#detail .attempt[data-n="1"] .feedback`)), "the failed attempt's feedback")
+	run("answer retry from the page",
+		chromedp.Click(css(`#board .card[data-id="1"] .question button[data-answer="retry"]`)),
+		chromedp.WaitVisible(card("1", "done")),
+		chromedp.WaitVisible(card("2", "done")),
+		chromedp.WaitVisible(css(`#detail .attempt[data-n="2"] .attempt-diff`)))
+	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="2"] .attempt-diff`), "+fixed")
+	run("the run ended", chromedp.WaitVisible(css(`#run-state[data-running="false"]`)))
+	require.NoError(t, c.Wait(ctx))
+}
+
+// Model and repository text is shown as text: a task title with markup
+// does not become elements.
+func TestBrowserEscapesText(t *testing.T) {
+	c := newControl(t, `{"tasks": [{"id": 1, "title": "<img src=x id=injected onerror=\"document.title='pwned'\">"}]}`, newModel(t, 0))
+	srv := serveTest(t, web.Handler(c, ""))
+	ctx := browser(t, 30*time.Second)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL), chromedp.WaitVisible(card("1", "pending"))))
+	require.Contains(t, text(t, ctx, `#board .card[data-id="1"] .title`), "<img src=x")
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#injected").length`))
+	require.NoError(t, err)
+	require.Zero(t, n)
+}
