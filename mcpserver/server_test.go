@@ -172,6 +172,20 @@ func TestToolsRefuseBadArguments(t *testing.T) {
 
 	msg = refused(t, cs, "stop_run", nil)
 	assert.Contains(t, msg, "no run is going on")
+
+	// A run in a terminal holds the plan's lock: no run, add or reset here.
+	lock, err := tasks.Lock(file)
+	require.NoError(t, err)
+	defer lock.Unlock()
+	for tool, args := range map[string]any{"run_pending": nil, "reset_failed": nil,
+		"add_task": map[string]any{"task": map[string]any{"title": "later"}}} {
+		msg = refused(t, cs, tool, args)
+		assert.Contains(t, msg, "a run of this plan is going on", tool)
+		assert.Contains(t, msg, "Ctrl-C", tool)
+	}
+	after, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "nothing was written while the plan was locked")
 }
 
 // add_task appends a task validated like the file; it then lists, and a

@@ -257,8 +257,10 @@ func (h *handlers) explain(err error) error {
 	switch {
 	case errors.As(err, &ve):
 		return fmt.Errorf("the task was not added, nothing was written; %s would have these problems:\n%s", h.ctl.File(), ve.Error())
+	case errors.Is(err, control.ErrRunning) && errors.As(err, new(*tasks.LockedError)):
+		return fmt.Errorf("%s; status shows its progress, Ctrl-C in its terminal stops it", msg)
 	case errors.Is(err, control.ErrRunning):
-		return fmt.Errorf("%s; wait for it to end (status), or stop it (stop_run for this server's run, Ctrl-C for a terminal's)", msg)
+		return fmt.Errorf("%s; status shows its progress, stop_run stops it", msg)
 	case errors.Is(err, tasks.ErrNoTask):
 		return fmt.Errorf("%s; list_tasks shows the ids", msg)
 	case errors.Is(err, tasks.ErrNotResettable):
