@@ -52,13 +52,19 @@ type worker struct {
 // has said its id.
 func startWorker(t *testing.T, s queueSetup, lease string, concurrency int) *worker {
 	t.Helper()
+	return startWorkerEnv(t, s, lease, concurrency)
+}
+
+// startWorkerEnv is startWorker with more environment variables.
+func startWorkerEnv(t *testing.T, s queueSetup, lease string, concurrency int, env ...string) *worker {
+	t.Helper()
 	dir := t.TempDir()
 	w := &worker{stderr: filepath.Join(dir, "stderr")}
 	errf, err := os.Create(w.stderr)
 	require.NoError(t, err)
 	defer errf.Close()
 	w.cmd = exec.Command(bin, "worker", "--queue", s.db, "--concurrency", fmt.Sprint(concurrency), "--lease", lease, noSandbox)
-	w.cmd.Env = childEnv("STATGRAPH_HOME="+filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM=1")
+	w.cmd.Env = childEnv(append([]string{"STATGRAPH_HOME=" + filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM=1"}, env...)...)
 	w.cmd.Stderr, w.cmd.Stdout = errf, errf
 	require.NoError(t, w.cmd.Start())
 	t.Cleanup(func() {
@@ -101,6 +107,9 @@ func (s queueSetup) checkFinal(t *testing.T, n int) {
 	plan := planOf(t, s.repo, "tasks.json", "")
 	branches := strings.Fields(git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph/"))
 	require.Len(t, branches, n)
+	// Each unit's work in progress is deleted once its branch is there.
+	require.Empty(t, git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph-wip/"),
+		"work-in-progress branches left on the remote")
 	for i := 1; i <= n; i++ {
 		b := plan.Branch(fmt.Sprint(i))
 		require.Equal(t, "attempt 1", git(t, s.remote, "show", b+":work-"+fmt.Sprint(i)+".txt"))
@@ -183,4 +192,41 @@ func waitForLine(t *testing.T, path, line string, timeout time.Duration) {
 		}
 	}
 	t.Fatalf("%q did not appear in %s within %s", line, path, timeout)
+}
+
+// A worker runs a unit with few git processes: per unit one fetch, one
+// push of the executor's commit as work in progress, and one push that
+// publishes the branch and deletes the work in progress; HEAD is read
+// from the workspace's files. (It was 1 fetch, 4 pushes and 6 rev-parse
+// per unit: each process start is CPU that 4 workers on one machine
+// share.)
+func TestQueueWorkerGitProcessesPerUnit(t *testing.T) {
+	const n = 4
+	var ts []effectTask
+	for i := 1; i <= n; i++ {
+		ts = append(ts, effectTask{id: i, passOn: 1})
+	}
+	s := newQueueSetup(t, ts)
+	// A git on PATH that logs its subcommand, then runs the real one.
+	realGit, err := exec.LookPath("git")
+	require.NoError(t, err)
+	wrap := t.TempDir()
+	gitLog := filepath.Join(wrap, "git.log")
+	require.NoError(t, os.WriteFile(filepath.Join(wrap, "git"),
+		[]byte("#!/bin/sh\necho \"$1\" >> '"+gitLog+"'\nexec '"+realGit+"' \"$@\"\n"), 0o755))
+	startWorkerEnv(t, s, "60s", 1, "PATH="+wrap+":"+os.Getenv("PATH"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	s.checkFinal(t, n)
+
+	data, err := os.ReadFile(gitLog)
+	require.NoError(t, err)
+	counts := countLines(strings.Fields(string(data)))
+	t.Logf("git processes of the worker for %d units: %v", n, counts)
+	require.Equal(t, n, counts["fetch"], "fetches")
+	require.Equal(t, 2*n, counts["push"], "pushes")
+	require.Zero(t, counts["rev-parse"], "rev-parse processes")
 }
