@@ -93,18 +93,11 @@ func (r *Runner) RunUnit(ctx context.Context, plan tasks.Plan, id string, deps [
 // no result recorded.
 var errJobEnded = errors.New("queue: the unit's job ended without a result")
 
-// jobEnded reports whether the River job of the unit's generation is
-// finalized (completed, cancelled or discarded) or gone.
-// finalized (completed, cancelled or discarded) or gone, and no worker's
-// lease on the unit is running.
-func (r *Runner) jobEnded(ctx context.Context, pid, id string, gen int) (bool, error) {
-	var ended bool
-	err := r.Pool.QueryRow(ctx, `SELECT (j.state IS NULL OR j.state::text IN ('completed', 'cancelled', 'discarded'))
-			AND (u.lease_until IS NULL OR u.lease_until < now())
-		FROM statgraph_units u LEFT JOIN river_job j ON j.id = u.job_id
-		WHERE u.plan = $1 AND u.unit = $2 AND u.generation = $3`, pid, id, gen).Scan(&ended)
-	return ended, err
-}
+// jobEndedSQL is true for a unit's row u whose River job j (LEFT JOINed
+// on u.job_id) is finalized (completed, cancelled or discarded) or gone,
+// and whose last holder's lease is over: no worker will record a result.
+const jobEndedSQL = `(j.state IS NULL OR j.state::text IN ('completed', 'cancelled', 'discarded'))
+	AND (u.lease_until IS NULL OR u.lease_until < now())`
 
 // enqueueAfter enqueues generation gen+1 of the unit unless generation
 // gen has a result by now, and returns the generation to wait for. It
@@ -172,16 +165,14 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 	return nil
 }
 
-// wait waits until the unit's result is recorded or ctx ends. The
-// unit's row is read by the Runner's one poll loop (see waiters.go) with
-// every other waiting unit's, one query per Poll for all of them; whether
-// the unit's job is still alive is checked every 25 polls.
+// wait waits until the unit's result is recorded, its job ends without
+// one (errJobEnded), or ctx ends. The unit's row and its job are read by
+// the Runner's one poll loop (see waiters.go) with every other waiting
+// unit's, one query per Poll for all of them.
 func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Result, string, error) {
 	key := waitKey{plan: pid, unit: id, gen: gen}
 	ch := r.subscribe(key)
 	defer r.unsubscribe(key)
-	alive := time.NewTicker(25 * r.poll()) // about every 5 s: is the job still alive?
-	defer alive.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -194,16 +185,6 @@ func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Resul
 				continue
 			}
 			return o.res.taskResult(), o.res.Branch, nil
-		case <-alive.C:
-			// Read after the result: a worker records the result before
-			// River completes the job, so a result recorded meanwhile is
-			// seen here.
-			if ended, err := r.jobEnded(ctx, pid, id, gen); err == nil && ended {
-				if g2, res2, err := latest(ctx, r.Pool, pid, id); err == nil && g2 == gen && res2 != nil {
-					return res2.taskResult(), res2.Branch, nil
-				}
-				return tasks.Result{}, "", errJobEnded
-			}
 		}
 	}
 }
