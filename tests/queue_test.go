@@ -10,7 +10,9 @@ package tests
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,4 +231,55 @@ func TestQueueWorkerGitProcessesPerUnit(t *testing.T) {
 	require.Equal(t, n, counts["fetch"], "fetches")
 	require.Equal(t, 2*n, counts["push"], "pushes")
 	require.Zero(t, counts["rev-parse"], "rev-parse processes")
+}
+
+// After a run on workers, status and history on the coordinator's machine
+// read the checkpoints the workers kept in the queue's Postgres: with
+// --queue, and without it from the queue the run recorded for the plan
+// (its password from PGPASSWORD). They read only the local run store
+// before, which a queue run leaves empty: no phase, and "no recorded run".
+func TestQueueStatusAndHistoryReadTheWorkersCheckpoints(t *testing.T) {
+	s := newQueueSetup(t, []effectTask{{id: 1, passOn: 1}, {id: 2, passOn: 1}})
+	startWorker(t, s, "60s", 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+
+	u, err := url.Parse(s.db)
+	require.NoError(t, err)
+	password, _ := u.User.Password()
+	cmd, stdout, stderr := command(ctx, s.repo, "status", "--json", "tasks.json")
+	cmd.Env = append(cmd.Env, "PGPASSWORD="+password)
+	st := wait(t, cmd.Run(), stdout, stderr)
+	require.Equal(t, 0, st.code, "stdout:\n%s\nstderr:\n%s", st.stdout, st.stderr)
+	require.NotContains(t, st.stderr+st.stdout, password, "the recorded queue URL keeps no password")
+	var rows []map[string]any
+	dec := json.NewDecoder(strings.NewReader(st.stdout))
+	for dec.More() {
+		var row map[string]any
+		require.NoError(t, dec.Decode(&row))
+		rows = append(rows, row)
+	}
+	require.Len(t, rows, 2)
+	for _, row := range rows {
+		require.Equal(t, "done", row["status"], "%v", row)
+		require.NotEmpty(t, row["phase"], "task %v: the phase of its last checkpoint, from Postgres", row["id"])
+	}
+
+	h := statgraph(t, s.repo, "history", "--json", "--queue", s.db, "2")
+	require.Equal(t, 0, h.code, "stdout:\n%s\nstderr:\n%s", h.stdout, h.stderr)
+	var hist struct {
+		Attempts []struct {
+			Commit string `json:"commit"`
+			Passed bool   `json:"passed"`
+		} `json:"attempts"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(h.stdout), &hist), h.stdout)
+	require.Len(t, hist.Attempts, 1)
+	require.True(t, hist.Attempts[0].Passed)
+	plan := planOf(t, s.repo, "tasks.json", "")
+	require.Equal(t, git(t, s.remote, "rev-parse", plan.Branch("2")), hist.Attempts[0].Commit,
+		"the attempt's commit is the one published on the remote")
 }

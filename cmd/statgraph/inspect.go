@@ -55,6 +55,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var c common
 	c.register(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per task instead of the table")
+	queueURL := fs.String("queue", "", queueReadUsage)
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -73,13 +74,13 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	var g *statgraph.Graph[agents.TaskState]
-	if _, err := os.Stat(store); err == nil {
-		st, err := openStore(ctx, store)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		if g, err = readerGraph(st); err != nil {
+	st, err := openRunStore(ctx, *queueURL, store, plan)
+	if err != nil {
+		return err
+	}
+	if st.Checkpointer != nil {
+		defer st.close()
+		if g, err = readerGraph(st.Checkpointer); err != nil {
 			return err
 		}
 	}
@@ -154,6 +155,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	file := fs.String("file", "tasks.json", "the tasks file")
 	noDiff := fs.Bool("no-diff", false, "do not print the diff")
 	asJSON := fs.Bool("json", false, "print the history as one JSON object")
+	queueURL := fs.String("queue", "", queueReadUsage)
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -166,21 +168,21 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	if _, err := os.Stat(store); err != nil {
-		return usagef("no run store at %s: nothing has run yet (or pass --store)", store)
-	}
-	st, err := openStore(ctx, store)
+	st, err := openRunStore(ctx, *queueURL, store, plan)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	g, err := readerGraph(st)
+	if st.Checkpointer == nil {
+		return usagef("no run store at %s: nothing has run yet (or pass --store, or --queue URL for a run on workers)", store)
+	}
+	defer st.close()
+	g, err := readerGraph(st.Checkpointer)
 	if err != nil {
 		return err
 	}
 	snap, err := g.State(ctx, plan.Thread(id))
 	if errors.Is(err, statgraph.ErrNoCheckpoint) {
-		return usagef("task %s has no recorded run in %s", id, store)
+		return usagef("task %s has no recorded run in %s", id, st.where)
 	}
 	if err != nil {
 		return err
