@@ -171,7 +171,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	if err != nil {
 		return err
 	}
-	wip := "statgraph-wip/" + a.Key + "/" + a.Unit
+	wip := WIPBranch(a.Key, a.Unit)
 	wsDir := filepath.Join(plan.WorkDir(), a.Unit)
 	_, err = os.Stat(filepath.Join(wsDir, ".git"))
 	fresh := err != nil // the workspace is made for this attempt
@@ -321,7 +321,7 @@ func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token 
 	} else if got != r.Commit {
 		if !m.has(ctx, r.Commit) {
 			// The attempt that staged it pushed it as work in progress.
-			if err := m.fetch(ctx, []string{"statgraph-wip/" + a.Key + "/" + a.Unit}); err != nil {
+			if err := m.fetch(ctx, []string{WIPBranch(a.Key, a.Unit)}); err != nil {
 				return false, err
 			}
 		}
@@ -342,7 +342,7 @@ func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token 
 	}
 	// The branch is on the remote now: the work in progress the earlier
 	// attempt pushed is not needed any more.
-	if err := m.deleteBranch(ctx, "statgraph-wip/"+a.Key+"/"+a.Unit); err != nil {
+	if err := m.deleteBranch(ctx, WIPBranch(a.Key, a.Unit)); err != nil {
 		w.logf("unit %s (%s): delete its work-in-progress branch: %v", a.Unit, a.Key, err)
 	}
 	w.logf("unit %s (%s): %s (published what an earlier attempt staged)", a.Unit, a.Key, r.Status)

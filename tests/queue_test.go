@@ -283,3 +283,35 @@ func TestQueueStatusAndHistoryReadTheWorkersCheckpoints(t *testing.T) {
 	require.Equal(t, git(t, s.remote, "rev-parse", plan.Branch("2")), hist.Attempts[0].Commit,
 		"the attempt's commit is the one published on the remote")
 }
+
+// statgraph clean deletes, on the remote the queue run used, the
+// work-in-progress branches of finished units: a failed unit's, and a done
+// unit's whose published branch is on the remote; a done unit whose
+// published branch is not there keeps it (its work would be lost).
+func TestQueueCleanDeletesWorkInProgressBranches(t *testing.T) {
+	s := newQueueSetup(t, []effectTask{{id: 1, passOn: 1}, {id: 2, passOn: 0, retries: 1}, {id: 3, passOn: 1}})
+	startWorker(t, s, "60s", 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 1, r.code, "unit 2 fails\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	plan := planOf(t, s.repo, "tasks.json", "")
+	wip := func(id string) string { return "statgraph-wip/" + plan.Key + "/" + id }
+	// Work in progress a worker that died after publishing left behind
+	// (unit 1), and one whose unit's published branch is gone (unit 3).
+	git(t, s.remote, "update-ref", "refs/heads/"+wip("1"), git(t, s.remote, "rev-parse", plan.Branch("1")))
+	git(t, s.remote, "update-ref", "refs/heads/"+wip("3"), git(t, s.remote, "rev-parse", plan.Branch("3")))
+	git(t, s.remote, "update-ref", "-d", "refs/heads/"+plan.Branch("3"))
+	if !strings.Contains(git(t, s.remote, "for-each-ref", "refs/heads/statgraph-wip/"), wip("2")) {
+		// The failed unit published no branch, so its work in progress stays
+		// until clean; make sure the case is there either way.
+		git(t, s.remote, "update-ref", "refs/heads/"+wip("2"), git(t, s.remote, "rev-parse", plan.Branch("1")))
+	}
+
+	c := statgraph(t, s.repo, "clean", "tasks.json")
+	require.Equal(t, 0, c.code, "stdout:\n%s\nstderr:\n%s", c.stdout, c.stderr)
+	require.Contains(t, c.stdout, "deleted the work-in-progress branches of 2 finished task(s)")
+	require.Equal(t, "refs/heads/"+wip("3"), git(t, s.remote, "for-each-ref", "--format=%(refname)", "refs/heads/statgraph-wip/"),
+		"only the done unit whose published branch is missing keeps its work in progress")
+}

@@ -5,9 +5,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,10 +53,6 @@ func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, plan t
 	if err != nil {
 		return nil, err
 	}
-	if err := recordQueue(plan, q.url); err != nil {
-		pool.Close()
-		return nil, err
-	}
 	remote := q.remote
 	if remote == "" {
 		abs, err := filepath.Abs(plan.Repo)
@@ -63,6 +61,10 @@ func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, plan t
 			return nil, err
 		}
 		remote = abs
+	}
+	if err := recordQueue(plan, queueRecord{Queue: queue.WithoutPassword(q.url), Remote: remote}); err != nil {
+		pool.Close()
+		return nil, err
 	}
 	r, err := queue.NewRunner(pool, remote, file)
 	if err != nil {
@@ -83,19 +85,45 @@ func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, plan t
 const queueReadUsage = "Postgres `URL` of the queue a run on workers used: read the checkpoints the workers keep there (default: the queue recorded for the plan by run --queue, else the local run store)"
 
 // queueFile is where a coordinator records, in the plan's state directory,
-// the queue its run used (without a password), so that status and history
-// read the workers' checkpoints from that Postgres without --queue.
-func queueFile(plan tasks.Plan) string { return filepath.Join(plan.Dir, "queue") }
+// the queue and the remote its run used (see queueRecord).
+func queueFile(plan tasks.Plan) string { return filepath.Join(plan.Dir, "queue.json") }
 
-// recordQueue records url, its password removed, as the plan's queue.
-func recordQueue(plan tasks.Plan, url string) error {
+// queueRecord is what a coordinator records for its plan: the queue
+// (without a password), from which status and history read the workers'
+// checkpoints without --queue, and the remote, on which clean deletes the
+// work-in-progress branches of finished units.
+type queueRecord struct {
+	Queue  string `json:"queue"`
+	Remote string `json:"remote"`
+}
+
+// recordQueue records r as the plan's queue.
+func recordQueue(plan tasks.Plan, r queueRecord) error {
 	if err := plan.Ensure(); err != nil {
 		return err
 	}
-	if err := os.WriteFile(queueFile(plan), []byte(queue.WithoutPassword(url)+"\n"), 0o600); err != nil {
+	data, _ := json.Marshal(r)
+	if err := os.WriteFile(queueFile(plan), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("record the queue of this plan: %w", err)
 	}
 	return nil
+}
+
+// recordedQueue returns the plan's queueRecord; zero when its runs used no
+// queue.
+func recordedQueue(plan tasks.Plan) (queueRecord, error) {
+	var r queueRecord
+	data, err := os.ReadFile(queueFile(plan))
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &r)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read the queue this plan's run used from %s: %w; remove the file if the plan no longer runs on a queue", queueFile(plan), err)
+	}
+	return r, nil
 }
 
 // runStore is the store status and history read a plan's checkpoints
@@ -116,12 +144,11 @@ type runStore struct {
 func openRunStore(ctx context.Context, url, path string, plan tasks.Plan) (runStore, error) {
 	recorded := ""
 	if url == "" {
-		b, err := os.ReadFile(queueFile(plan))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r, err := recordedQueue(plan)
+		if err != nil {
 			return runStore{}, err
 		}
-		url = strings.TrimSpace(string(b))
-		if url != "" {
+		if url = r.Queue; url != "" {
 			recorded = fmt.Sprintf(" (the queue this plan's run used, recorded in %s; pass --queue URL with its password, or set PGPASSWORD)", queueFile(plan))
 		}
 	}
@@ -168,4 +195,28 @@ func openRunStore(ctx context.Context, url, path string, plan tasks.Plan) (runSt
 		return runStore{}, err
 	}
 	return runStore{Checkpointer: st, where: queue.Redact(url), close: func() { st.Close(); pool.Close() }}, nil
+}
+
+// cleanRemote deletes, on the remote the plan's last queue run used, the
+// work-in-progress branches of its finished units (see queue.CleanWIP);
+// nothing when the plan never ran on a queue.
+func cleanRemote(ctx context.Context, stdout io.Writer, plan tasks.Plan, f *tasks.File) error {
+	r, err := recordedQueue(plan)
+	if err != nil || r.Remote == "" {
+		return err
+	}
+	units, err := queue.CleanWIP(ctx, plan.Repo, r.Remote, plan.Key, func(id string) string {
+		t, ok := f.Task(id)
+		if !ok {
+			return ""
+		}
+		if t.Status == "" {
+			return tasks.StatusPending
+		}
+		return t.Status
+	})
+	if len(units) > 0 {
+		fmt.Fprintf(stdout, "deleted the work-in-progress branches of %d finished task(s) on %s: %s\n", len(units), r.Remote, strings.Join(units, ", "))
+	}
+	return err
 }
