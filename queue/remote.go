@@ -29,7 +29,13 @@ type mirror struct {
 	// branch when cloned); it never changes, so it is read once.
 	head string
 	mu   sync.Mutex
+	// fetches counts fetches, for housekeeping (see fetch).
+	fetches int
 }
+
+// maintainEvery is how many fetches into a mirror run git's automatic
+// housekeeping once.
+const maintainEvery = 50
 
 // mirrors hands out one mirror per remote.
 type mirrors struct {
@@ -96,10 +102,24 @@ func (m *mirror) fetch(ctx context.Context, branches []string) error {
 			}
 		}
 	}
-	if _, err := git(ctx, m.dir, append([]string{"fetch", "--quiet", "--no-tags", "--update-head-ok", m.remote}, specs...)...); err != nil {
+	// Housekeeping runs every maintainEvery fetches, not after each (it is
+	// a git process of its own).
+	if _, err := git(ctx, m.dir, append([]string{"-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags", "--update-head-ok", m.remote}, specs...)...); err != nil {
 		return fmt.Errorf("fetch from the remote %s: %w", m.remote, err)
 	}
+	if m.fetches++; m.fetches%maintainEvery == 0 {
+		git(ctx, m.dir, "maintenance", "run", "--auto", "--quiet") // best effort, as git's own
+	}
 	return nil
+}
+
+// at reports whether the mirror's default branch is at commit (read from
+// its files, no git process).
+func (m *mirror) at(ctx context.Context, commit string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	got, err := refCommit(ctx, m.dir, m.head)
+	return err == nil && got == commit
 }
 
 // push sets branch on the remote to commit (which the mirror has),

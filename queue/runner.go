@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +43,20 @@ type Runner struct {
 
 	client *river.Client[pgx.Tx]
 	waiters
+	baseOnce sync.Once
+	base     string // see UnitArgs.Base
+}
+
+// remoteBase returns the commit of the remote's default branch, read once
+// per Runner; "" when it cannot be read (workers then fetch it).
+func (r *Runner) remoteBase(ctx context.Context) string {
+	r.baseOnce.Do(func() {
+		out, err := git(ctx, "", "ls-remote", r.Remote, "HEAD")
+		if f := strings.Fields(out); err == nil && len(f) == 2 && isHash(f[0]) {
+			r.base = f[0]
+		}
+	})
+	return r.base
 }
 
 // NewRunner returns a Runner inserting jobs through pool.
@@ -154,7 +170,8 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 	if tag.RowsAffected() == 0 {
 		return nil
 	}
-	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, Tasks: data}
+	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, Tasks: data,
+		Base: r.remoteBase(ctx)}
 	job, err := r.client.InsertTx(ctx, tx, args, nil)
 	if err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)

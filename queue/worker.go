@@ -182,8 +182,10 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	if startFrom != "" {
 		deps = append(deps, startFrom)
 	}
-	if err := m.fetch(ctx, deps); err != nil {
-		return err
+	if len(deps) > 0 || a.Base == "" || !m.at(ctx, a.Base) {
+		if err := m.fetch(ctx, deps); err != nil {
+			return err
+		}
 	}
 	d := &tasks.Dispatcher{File: f, Repo: m.dir, Checkpointer: w.Checkpointer, Log: w.Log}
 	if w.Configure != nil {

@@ -196,12 +196,13 @@ func waitForLine(t *testing.T, path, line string, timeout time.Duration) {
 	t.Fatalf("%q did not appear in %s within %s", line, path, timeout)
 }
 
-// A worker runs a unit with few git processes: per unit one fetch, one
-// push of the executor's commit as work in progress, and one push that
-// publishes the branch and deletes the work in progress; HEAD is read
-// from the workspace's files. (It was 1 fetch, 4 pushes and 6 rev-parse
-// per unit: each process start is CPU that 4 workers on one machine
-// share.)
+// A worker runs a unit with few git processes: one push of the
+// executor's commit as work in progress, and one push that publishes the
+// branch and deletes the work in progress; no fetch for a unit without
+// dependencies while its clone is at the commit the job names; HEAD is
+// read from the workspace's files. (It was 1 fetch, 4 pushes and 6
+// rev-parse per unit: each git process costs about 16 ms of CPU, which 4
+// workers on one machine share.)
 func TestQueueWorkerGitProcessesPerUnit(t *testing.T) {
 	const n = 4
 	var ts []effectTask
@@ -228,7 +229,7 @@ func TestQueueWorkerGitProcessesPerUnit(t *testing.T) {
 	require.NoError(t, err)
 	counts := countLines(strings.Fields(string(data)))
 	t.Logf("git processes of the worker for %d units: %v", n, counts)
-	require.Equal(t, n, counts["fetch"], "fetches")
+	require.Zero(t, counts["fetch"], "fetches")
 	require.Equal(t, 2*n, counts["push"], "pushes")
 	require.Zero(t, counts["rev-parse"], "rev-parse processes")
 }

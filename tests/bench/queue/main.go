@@ -56,15 +56,16 @@ func main() {
 		per := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(*units) }
 		fmt.Printf("workers=%d units=%d sleep=%s wall=%.1fs units/s=%.2f speedup=%.2fx enqueue->start(median)=%s start->recorded-minus-sleep(median)=%s\n",
 			n, *units, *sleep, wall.Seconds(), float64(*units)/wall.Seconds(), first/wall.Seconds(), enq.Round(time.Millisecond), over.Round(time.Millisecond))
-		fmt.Printf("  cpu ms/unit: workers=%.0f coordinator=%.0f postgres=%.0f total=%.0f  load average %s -> %s\n",
-			per(c.workers), per(c.coord), per(c.postgres), per(c.workers+c.coord+c.postgres), load0, loadavg())
+		fmt.Printf("  cpu ms/unit: workers=%.0f (own %.0f, processes they started %.0f) coordinator=%.0f postgres=%.0f total=%.0f  load average %s -> %s\n",
+			per(c.workers), per(c.workerSelf), per(c.workers-c.workerSelf), per(c.coord), per(c.postgres), per(c.workers+c.coord+c.postgres), load0, loadavg())
 	}
 }
 
 // cpu is the CPU time (user + system) a run spent: the worker processes
 // and the coordinator with every process they started (their rusage once
-// waited for), and the Postgres backends serving the run's database.
-type cpu struct{ workers, coord, postgres time.Duration }
+// waited for; workerSelf is the worker processes' own share), and the
+// Postgres backends serving the run's database.
+type cpu struct{ workers, workerSelf, coord, postgres time.Duration }
 
 func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueueToStart, overhead time.Duration, used cpu) {
 	ctx := context.Background()
@@ -108,6 +109,9 @@ func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueue
 	}
 	stopWorkers := func() {
 		for _, p := range procs {
+			if self, ok := procCPU(p.Process.Pid); ok {
+				used.workerSelf += self // the Go process alone, before its exit adds its children's
+			}
 			p.Process.Signal(syscall.SIGTERM)
 			p.Wait()
 			used.workers += p.ProcessState.UserTime() + p.ProcessState.SystemTime()
