@@ -269,6 +269,14 @@ func TestQueueStatusAndHistoryReadTheWorkersCheckpoints(t *testing.T) {
 		require.NotEmpty(t, row["phase"], "task %v: the phase of its last checkpoint, from Postgres", row["id"])
 	}
 
+	// Without the password, status still shows tasks.json's statuses, and
+	// says why phases and tokens are missing.
+	nopw := statgraph(t, s.repo, "status", "tasks.json")
+	require.Equal(t, 0, nopw.code, "stdout:\n%s\nstderr:\n%s", nopw.stdout, nopw.stderr)
+	require.Contains(t, nopw.stderr, "warning: phases and tokens not shown")
+	require.Contains(t, nopw.stderr, "PGPASSWORD")
+	require.Regexp(t, `(?m)^2\s+done\s`, nopw.stdout)
+
 	h := statgraph(t, s.repo, "history", "--json", "--queue", s.db, "2")
 	require.Equal(t, 0, h.code, "stdout:\n%s\nstderr:\n%s", h.stdout, h.stderr)
 	var hist struct {
