@@ -95,7 +95,7 @@ func (r *Runner) pollLoop() {
 // readResults reads, in one query, each key's row (its unit's generation)
 // with its River job, and returns an outcome for each key whose result is
 // recorded, errJobEnded for each whose job ended without one (see
-// jobEnded), and an error for every key when the query fails. Reading the
+// jobEndedSQL), and an error for every key when the query fails. Reading the
 // job in the same query, one statement and so one snapshot, sees a result
 // a worker recorded before River finalized its job; it replaces a query
 // per unit every few seconds.
