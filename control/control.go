@@ -31,6 +31,11 @@ type Options struct {
 	Repo string
 	// Store is the run store (SQLite); "" means the plan's (Plan.Store).
 	Store string
+	// Checkpointer, when set, is the run store Tasks and History read
+	// instead of the SQLite file at Store: the Postgres store of a run on
+	// workers. Control does not close it. Runs that Start begins still
+	// write to Store.
+	Checkpointer statgraph.Checkpointer
 
 	// The settings of a run Start begins, as statgraph run's flags.
 	Model       llm.Config
@@ -175,6 +180,16 @@ func (c *Control) reader(ctx context.Context, create bool) (*statgraph.Graph[age
 	defer c.storeMu.Unlock()
 	if c.store != nil {
 		return c.graph, c.store, nil
+	}
+	if c.o.Checkpointer != nil && !create {
+		if c.graph == nil {
+			g, err := ReaderGraph(c.o.Checkpointer)
+			if err != nil {
+				return nil, nil, err
+			}
+			c.graph = g
+		}
+		return c.graph, nil, nil
 	}
 	if _, err := os.Stat(c.o.Store); err != nil && !create {
 		return nil, nil, nil

@@ -9,7 +9,9 @@ package queue
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +29,13 @@ type mirror struct {
 	// branch when cloned); it never changes, so it is read once.
 	head string
 	mu   sync.Mutex
+	// fetches counts fetches, for housekeeping (see fetch).
+	fetches int
 }
+
+// maintainEvery is how many fetches into a mirror run git's automatic
+// housekeeping once.
+const maintainEvery = 50
 
 // mirrors hands out one mirror per remote.
 type mirrors struct {
@@ -94,34 +102,111 @@ func (m *mirror) fetch(ctx context.Context, branches []string) error {
 			}
 		}
 	}
-	if _, err := git(ctx, m.dir, append([]string{"fetch", "--quiet", "--no-tags", "--update-head-ok", m.remote}, specs...)...); err != nil {
+	// Housekeeping runs every maintainEvery fetches, not after each (it is
+	// a git process of its own).
+	if _, err := git(ctx, m.dir, append([]string{"-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags", "--update-head-ok", m.remote}, specs...)...); err != nil {
 		return fmt.Errorf("fetch from the remote %s: %w", m.remote, err)
 	}
+	if m.fetches++; m.fetches%maintainEvery == 0 {
+		git(ctx, m.dir, "maintenance", "run", "--auto", "--quiet") // best effort, as git's own
+	}
 	return nil
+}
+
+// at reports whether the mirror's default branch is at commit (read from
+// its files, no git process).
+func (m *mirror) at(ctx context.Context, commit string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	got, err := refCommit(ctx, m.dir, m.head)
+	return err == nil && got == commit
 }
 
 // push sets branch on the remote to commit (which the mirror has),
 // replacing what is there (a worker that died after pushing, before
 // recording its result, left an earlier version of the same unit).
 func (m *mirror) push(ctx context.Context, commit, branch string) error {
+	return m.pushRefs(ctx, branch, false, commit+":refs/heads/"+branch)
+}
+
+// publish sets branch on the remote to commit and deletes the unit's
+// work-in-progress branch wip there, in one atomic push: the remote takes
+// both or neither, so wip is never gone before the published branch is
+// safely there. wip must exist on the remote (the caller pushed it);
+// otherwise the push fails and nothing changes.
+func (m *mirror) publish(ctx context.Context, commit, branch, wip string) error {
+	return m.pushRefs(ctx, branch, true, commit+":refs/heads/"+branch, ":refs/heads/"+wip)
+}
+
+// pushRefs runs git push --force of refspecs to the remote, --atomic if
+// atomic; what names the branch in its error.
+func (m *mirror) pushRefs(ctx context.Context, what string, atomic bool, refspecs ...string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, err := git(ctx, m.dir, "push", "--quiet", "--force", m.remote, commit+":refs/heads/"+branch); err != nil {
-		return fmt.Errorf("push %s to the remote %s: %w", branch, m.remote, err)
+	args := []string{"push", "--quiet", "--force"}
+	if atomic {
+		args = append(args, "--atomic")
+	}
+	if _, err := git(ctx, m.dir, append(append(args, m.remote), refspecs...)...); err != nil {
+		return fmt.Errorf("push %s to the remote %s: %w", what, m.remote, err)
 	}
 	return nil
 }
 
-// commit returns the commit branch points to in the mirror: read from its
-// loose ref file (as publishing writes it, renamed into place under git's
-// lock protocol), or by git when the ref is packed or not a plain hash.
+// deleteBranch deletes branch on the remote; a branch already gone is not
+// an error.
+func (m *mirror) deleteBranch(ctx context.Context, branch string) error {
+	got, err := m.remoteCommit(ctx, branch)
+	if err != nil || got == "" {
+		return err
+	}
+	return m.pushRefs(ctx, branch, false, ":refs/heads/"+branch)
+}
+
+// commit returns the commit branch points to in the mirror (see
+// refCommit).
 func (m *mirror) commit(ctx context.Context, branch string) (string, error) {
-	if b, err := os.ReadFile(filepath.Join(m.dir, ".git", "refs", "heads", filepath.FromSlash(branch))); err == nil {
-		if h := strings.TrimSpace(string(b)); isHash(h) {
-			return h, nil
+	return refCommit(ctx, m.dir, "refs/heads/"+branch)
+}
+
+// refCommit returns the commit ref ("HEAD" or "refs/heads/...") names in
+// the repository whose work tree (or clone without a checkout) is dir:
+// read from its files in this process (HEAD, then the loose ref file it
+// names, as go-git and git write them, renamed into place under git's lock
+// protocol), or by git when a ref is packed or not a plain hash. Reading
+// the files saves a git process per call, which a worker pays for every
+// step of every unit. A packed ref's line is read from packed-refs (a
+// packed ref is never an annotated tag's name here: these are branches).
+func refCommit(ctx context.Context, dir, ref string) (string, error) {
+	gitDir := filepath.Join(dir, ".git")
+	name := ref
+	if ref == "HEAD" {
+		if b, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err == nil {
+			h := strings.TrimSpace(string(b))
+			if isHash(h) {
+				return h, nil
+			}
+			name = strings.TrimPrefix(h, "ref: ")
 		}
 	}
-	out, err := git(ctx, m.dir, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
+	if strings.HasPrefix(name, "refs/") {
+		if b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(name))); err == nil {
+			if h := strings.TrimSpace(string(b)); isHash(h) {
+				return h, nil
+			}
+		} else if errors.Is(err, fs.ErrNotExist) {
+			// No loose file: the ref is packed (a new workspace's branch
+			// is, until its first commit), or missing.
+			if b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
+				for _, line := range strings.Split(string(b), "\n") {
+					if h, r, ok := strings.Cut(strings.TrimSpace(line), " "); ok && r == name && isHash(h) {
+						return h, nil
+					}
+				}
+			}
+		}
+	}
+	out, err := git(ctx, dir, "rev-parse", "--verify", ref+"^{commit}")
 	return strings.TrimSpace(out), err
 }
 

@@ -55,3 +55,38 @@ func TestMirrorReadsBranchCommitsLooseAndPacked(t *testing.T) {
 	_, err = m.commit(ctx, "statgraph/k/absent")
 	require.Error(t, err)
 }
+
+// A worker reads a workspace's HEAD commit from its files: through the
+// loose ref, the packed ref (a new workspace's branch is packed), and a
+// detached HEAD; the same commit git reports in each case.
+func TestRefCommitReadsHeadLoosePackedAndDetached(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	run(t, dir, "init", "--quiet", "-b", "statgraph/k/1")
+	run(t, dir, "commit", "--quiet", "--allow-empty", "-m", "one")
+	want := run(t, dir, "rev-parse", "HEAD")
+	got, err := refCommit(ctx, dir, "HEAD")
+	require.NoError(t, err)
+	require.Equal(t, want, got, "loose")
+
+	run(t, dir, "pack-refs", "--all")
+	require.NoFileExists(t, filepath.Join(dir, ".git", "refs", "heads", "statgraph", "k", "1"))
+	got, err = refCommit(ctx, dir, "HEAD")
+	require.NoError(t, err)
+	require.Equal(t, want, got, "packed")
+
+	run(t, dir, "commit", "--quiet", "--allow-empty", "-m", "two") // loose again, newer than packed-refs
+	want = run(t, dir, "rev-parse", "HEAD")
+	got, err = refCommit(ctx, dir, "HEAD")
+	require.NoError(t, err)
+	require.Equal(t, want, got, "loose over packed")
+
+	run(t, dir, "checkout", "--quiet", "--detach", "HEAD~1")
+	want = run(t, dir, "rev-parse", "HEAD")
+	got, err = refCommit(ctx, dir, "HEAD")
+	require.NoError(t, err)
+	require.Equal(t, want, got, "detached")
+
+	_, err = refCommit(ctx, dir, "refs/heads/absent")
+	require.Error(t, err)
+}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +43,20 @@ type Runner struct {
 
 	client *river.Client[pgx.Tx]
 	waiters
+	baseOnce sync.Once
+	base     string // see UnitArgs.Base
+}
+
+// remoteBase returns the commit of the remote's default branch, read once
+// per Runner; "" when it cannot be read (workers then fetch it).
+func (r *Runner) remoteBase(ctx context.Context) string {
+	r.baseOnce.Do(func() {
+		out, err := git(ctx, "", "ls-remote", r.Remote, "HEAD")
+		if f := strings.Fields(out); err == nil && len(f) == 2 && isHash(f[0]) {
+			r.base = f[0]
+		}
+	})
+	return r.base
 }
 
 // NewRunner returns a Runner inserting jobs through pool.
@@ -93,18 +109,11 @@ func (r *Runner) RunUnit(ctx context.Context, plan tasks.Plan, id string, deps [
 // no result recorded.
 var errJobEnded = errors.New("queue: the unit's job ended without a result")
 
-// jobEnded reports whether the River job of the unit's generation is
-// finalized (completed, cancelled or discarded) or gone.
-// finalized (completed, cancelled or discarded) or gone, and no worker's
-// lease on the unit is running.
-func (r *Runner) jobEnded(ctx context.Context, pid, id string, gen int) (bool, error) {
-	var ended bool
-	err := r.Pool.QueryRow(ctx, `SELECT (j.state IS NULL OR j.state::text IN ('completed', 'cancelled', 'discarded'))
-			AND (u.lease_until IS NULL OR u.lease_until < now())
-		FROM statgraph_units u LEFT JOIN river_job j ON j.id = u.job_id
-		WHERE u.plan = $1 AND u.unit = $2 AND u.generation = $3`, pid, id, gen).Scan(&ended)
-	return ended, err
-}
+// jobEndedSQL is true for a unit's row u whose River job j (LEFT JOINed
+// on u.job_id) is finalized (completed, cancelled or discarded) or gone,
+// and whose last holder's lease is over: no worker will record a result.
+const jobEndedSQL = `(j.state IS NULL OR j.state::text IN ('completed', 'cancelled', 'discarded'))
+	AND (u.lease_until IS NULL OR u.lease_until < now())`
 
 // enqueueAfter enqueues generation gen+1 of the unit unless generation
 // gen has a result by now, and returns the generation to wait for. It
@@ -161,7 +170,8 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 	if tag.RowsAffected() == 0 {
 		return nil
 	}
-	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, Tasks: data}
+	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, Tasks: data,
+		Base: r.remoteBase(ctx)}
 	job, err := r.client.InsertTx(ctx, tx, args, nil)
 	if err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
@@ -172,16 +182,14 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 	return nil
 }
 
-// wait waits until the unit's result is recorded or ctx ends. The
-// unit's row is read by the Runner's one poll loop (see waiters.go) with
-// every other waiting unit's, one query per Poll for all of them; whether
-// the unit's job is still alive is checked every 25 polls.
+// wait waits until the unit's result is recorded, its job ends without
+// one (errJobEnded), or ctx ends. The unit's row and its job are read by
+// the Runner's one poll loop (see waiters.go) with every other waiting
+// unit's, one query per Poll for all of them.
 func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Result, string, error) {
 	key := waitKey{plan: pid, unit: id, gen: gen}
 	ch := r.subscribe(key)
 	defer r.unsubscribe(key)
-	alive := time.NewTicker(25 * r.poll()) // about every 5 s: is the job still alive?
-	defer alive.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -194,16 +202,6 @@ func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Resul
 				continue
 			}
 			return o.res.taskResult(), o.res.Branch, nil
-		case <-alive.C:
-			// Read after the result: a worker records the result before
-			// River completes the job, so a result recorded meanwhile is
-			// seen here.
-			if ended, err := r.jobEnded(ctx, pid, id, gen); err == nil && ended {
-				if g2, res2, err := latest(ctx, r.Pool, pid, id); err == nil && g2 == gen && res2 != nil {
-					return res2.taskResult(), res2.Branch, nil
-				}
-				return tasks.Result{}, "", errJobEnded
-			}
 		}
 	}
 }

@@ -27,6 +27,11 @@ type UnitArgs struct {
 	Generation int    `json:"generation"` // which run of the unit: 1, then one more each time it is run again
 	Remote     string `json:"remote"`     // the git remote workers clone from and push to
 	Tasks      []byte `json:"tasks"`      // the tasks file as saved when the unit was enqueued
+	// Base is the commit of the remote's default branch when the
+	// coordinator started enqueuing ("" when it could not read it): a
+	// worker whose clone is at it does not fetch for a unit without
+	// dependencies (a fetch is a few git processes per unit).
+	Base string `json:"base,omitempty"`
 }
 
 // Kind is River's name for unit jobs.

@@ -1,7 +1,8 @@
 package queue
 
 // This file is the coordinator's poll loop: one query per tick reads the
-// rows of every unit the Runner waits for, instead of one query per unit.
+// rows of every unit the Runner waits for, with their River jobs, instead
+// of one query per unit.
 
 import (
 	"context"
@@ -91,15 +92,17 @@ func (r *Runner) pollLoop() {
 	}
 }
 
-// readResults reads, in one query, the newest generation of each key's
-// unit and returns an outcome for each key whose generation has its result
-// recorded; for every key when the query fails. A newer generation than the
-// key's (another coordinator ran the unit again) is not its result: the
-// key keeps waiting, as its job's check decides.
+// readResults reads, in one query, each key's row (its unit's generation)
+// with its River job, and returns an outcome for each key whose result is
+// recorded, errJobEnded for each whose job ended without one (see
+// jobEndedSQL), and an error for every key when the query fails. Reading the
+// job in the same query, one statement and so one snapshot, sees a result
+// a worker recorded before River finalized its job; it replaces a query
+// per unit every few seconds.
 func (r *Runner) readResults(keys []waitKey) map[waitKey]waitOutcome {
-	plans, units := make([]string, len(keys)), make([]string, len(keys))
+	plans, units, gens := make([]string, len(keys)), make([]string, len(keys)), make([]int32, len(keys))
 	for i, k := range keys {
-		plans[i], units[i] = k.plan, k.unit
+		plans[i], units[i], gens[i] = k.plan, k.unit, int32(k.gen)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -110,38 +113,36 @@ func (r *Runner) readResults(keys []waitKey) map[waitKey]waitOutcome {
 		}
 		return out
 	}
-	rows, err := r.Pool.Query(ctx, `SELECT DISTINCT ON (u.plan, u.unit) u.plan, u.unit, u.generation, u.result
-		FROM statgraph_units u JOIN unnest($1::text[], $2::text[]) AS w(plan, unit) ON u.plan = w.plan AND u.unit = w.unit
-		ORDER BY u.plan, u.unit, u.generation DESC`, plans, units)
+	rows, err := r.Pool.Query(ctx, `SELECT u.plan, u.unit, u.generation, u.result, `+jobEndedSQL+`
+		FROM statgraph_units u
+		JOIN unnest($1::text[], $2::text[], $3::int[]) AS w(plan, unit, generation)
+			ON u.plan = w.plan AND u.unit = w.unit AND u.generation = w.generation
+		LEFT JOIN river_job j ON j.id = u.job_id`, plans, units, gens)
 	if err != nil {
 		return fail(err)
 	}
 	defer rows.Close()
-	newest := map[waitKey][]byte{}
 	for rows.Next() {
 		var k waitKey
 		var data []byte
-		if err := rows.Scan(&k.plan, &k.unit, &k.gen, &data); err != nil {
+		var ended bool
+		if err := rows.Scan(&k.plan, &k.unit, &k.gen, &data, &ended); err != nil {
 			return fail(err)
 		}
-		if data != nil {
-			newest[k] = data
+		switch {
+		case data != nil:
+			var res result
+			if err := json.Unmarshal(data, &res); err != nil {
+				out[k] = waitOutcome{err: fmt.Errorf("queue: unit %s generation %d has a corrupt result in statgraph_units: %w", k.unit, k.gen, err)}
+				continue
+			}
+			out[k] = waitOutcome{res: &res}
+		case ended:
+			out[k] = waitOutcome{err: errJobEnded}
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fail(err)
-	}
-	for _, k := range keys {
-		data, ok := newest[k]
-		if !ok {
-			continue
-		}
-		var res result
-		if err := json.Unmarshal(data, &res); err != nil {
-			out[k] = waitOutcome{err: fmt.Errorf("queue: unit %s generation %d has a corrupt result in statgraph_units: %w", k.unit, k.gen, err)}
-			continue
-		}
-		out[k] = waitOutcome{res: &res}
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -172,7 +171,10 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	if err != nil {
 		return err
 	}
-	wip := "statgraph-wip/" + a.Key + "/" + a.Unit
+	wip := WIPBranch(a.Key, a.Unit)
+	wsDir := filepath.Join(plan.WorkDir(), a.Unit)
+	_, err = os.Stat(filepath.Join(wsDir, ".git"))
+	fresh := err != nil // the workspace is made for this attempt
 	startFrom, err := w.takeOver(ctx, m, plan, a.Unit, wip)
 	if err != nil {
 		return err
@@ -180,20 +182,27 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	if startFrom != "" {
 		deps = append(deps, startFrom)
 	}
-	if err := m.fetch(ctx, deps); err != nil {
-		return err
+	if len(deps) > 0 || a.Base == "" || !m.at(ctx, a.Base) {
+		if err := m.fetch(ctx, deps); err != nil {
+			return err
+		}
 	}
 	d := &tasks.Dispatcher{File: f, Repo: m.dir, Checkpointer: w.Checkpointer, Log: w.Log}
 	if w.Configure != nil {
 		w.Configure(d)
 	}
 	d.StartFrom = func(string) string { return startFrom }
-	// Push the workspace's commit to the remote after every step, before
-	// the step's checkpoint is written (the dispatcher reports a step's
-	// update before the graph saves it), so that a worker taking over finds
-	// the commit the checkpoint names.
-	wsDir := filepath.Join(plan.WorkDir(), a.Unit)
-	pushed := ""
+	// Push the workspace's commit to the remote after every step that
+	// made one, before the step's checkpoint is written (the dispatcher
+	// reports a step's update before the graph saves it), so that a worker
+	// taking over finds the commit the checkpoint names. The commit the
+	// workspace starts from (seen at the unit's first event, before any
+	// step ran) is not pushed when the workspace is new: a checkpoint
+	// names only commits of attempts, and a worker taking over builds the
+	// start from the dependencies (or the work in progress it found,
+	// already on the remote). HEAD is read from the workspace's files, not
+	// by a git process per event.
+	pushed, wipPushed := "", false
 	report := d.Report
 	d.Report = func(e tasks.Event) {
 		if report != nil {
@@ -202,15 +211,19 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		if e.Kind != tasks.EventProgress || w.LastAttempt == nil {
 			return
 		}
-		head, err := git(ctx, wsDir, "rev-parse", "HEAD")
-		if head = strings.TrimSpace(head); err != nil || head == pushed {
+		head, err := refCommit(ctx, wsDir, "HEAD")
+		if err != nil || head == pushed {
 			return
 		}
-		if _, err := git(ctx, wsDir, "push", "--quiet", "--force", a.Remote, "HEAD:refs/heads/"+wip); err != nil {
+		if pushed == "" && fresh {
+			pushed = head // the start
+			return
+		}
+		if _, err := git(ctx, wsDir, "push", "--quiet", "--force", a.Remote, head+":refs/heads/"+wip); err != nil {
 			w.logf("unit %s (%s): push its work in progress: %v", a.Unit, a.Key, err)
 			return
 		}
-		pushed = head
+		pushed, wipPushed = head, true
 	}
 	ur, r, err := d.RunOne(ctx, a.Unit)
 	if err != nil {
@@ -231,9 +244,13 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		}
 		// The staged commit goes to the remote (as work in progress) before
 		// it is staged, so that a worker taking over a cut-off publication
-		// finds it there instead of running the unit again.
-		if err := m.push(ctx, res.Commit, wip); err != nil {
-			return fmt.Errorf("unit %s: %w", a.Unit, err)
+		// finds it there instead of running the unit again; a step of this
+		// attempt pushed it there already when it is the workspace's last
+		// commit (the usual case).
+		if !wipPushed || res.Commit != pushed {
+			if err := m.push(ctx, res.Commit, wip); err != nil {
+				return fmt.Errorf("unit %s: %w", a.Unit, err)
+			}
 		}
 		if err := stage(ctx, w.Pool, a, token, res); errors.Is(err, ErrFenced) {
 			w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
@@ -241,7 +258,10 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		} else if err != nil {
 			return err
 		}
-		push = func() error { return m.push(ctx, res.Commit, ur.Branch) }
+		// One push sets the branch and deletes the work in progress, which
+		// is no longer needed once the branch is there (atomically: never
+		// before).
+		push = func() error { return m.publish(ctx, res.Commit, ur.Branch, wip) }
 	}
 	err = publish(ctx, w.Pool, a, token, w.ID, res, w.lease, push)
 	if errors.Is(err, ErrFenced) {
@@ -303,7 +323,7 @@ func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token 
 	} else if got != r.Commit {
 		if !m.has(ctx, r.Commit) {
 			// The attempt that staged it pushed it as work in progress.
-			if err := m.fetch(ctx, []string{"statgraph-wip/" + a.Key + "/" + a.Unit}); err != nil {
+			if err := m.fetch(ctx, []string{WIPBranch(a.Key, a.Unit)}); err != nil {
 				return false, err
 			}
 		}
@@ -321,6 +341,11 @@ func (w *Worker) finishStaged(ctx context.Context, m *mirror, a UnitArgs, token 
 	}
 	if err != nil {
 		return false, err
+	}
+	// The branch is on the remote now: the work in progress the earlier
+	// attempt pushed is not needed any more.
+	if err := m.deleteBranch(ctx, WIPBranch(a.Key, a.Unit)); err != nil {
+		w.logf("unit %s (%s): delete its work-in-progress branch: %v", a.Unit, a.Key, err)
 	}
 	w.logf("unit %s (%s): %s (published what an earlier attempt staged)", a.Unit, a.Key, r.Status)
 	return true, nil

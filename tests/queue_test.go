@@ -10,7 +10,9 @@ package tests
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,13 +54,19 @@ type worker struct {
 // has said its id.
 func startWorker(t *testing.T, s queueSetup, lease string, concurrency int) *worker {
 	t.Helper()
+	return startWorkerEnv(t, s, lease, concurrency)
+}
+
+// startWorkerEnv is startWorker with more environment variables.
+func startWorkerEnv(t *testing.T, s queueSetup, lease string, concurrency int, env ...string) *worker {
+	t.Helper()
 	dir := t.TempDir()
 	w := &worker{stderr: filepath.Join(dir, "stderr")}
 	errf, err := os.Create(w.stderr)
 	require.NoError(t, err)
 	defer errf.Close()
 	w.cmd = exec.Command(bin, "worker", "--queue", s.db, "--concurrency", fmt.Sprint(concurrency), "--lease", lease, noSandbox)
-	w.cmd.Env = childEnv("STATGRAPH_HOME="+filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM=1")
+	w.cmd.Env = childEnv(append([]string{"STATGRAPH_HOME=" + filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM=1"}, env...)...)
 	w.cmd.Stderr, w.cmd.Stdout = errf, errf
 	require.NoError(t, w.cmd.Start())
 	t.Cleanup(func() {
@@ -101,6 +109,9 @@ func (s queueSetup) checkFinal(t *testing.T, n int) {
 	plan := planOf(t, s.repo, "tasks.json", "")
 	branches := strings.Fields(git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph/"))
 	require.Len(t, branches, n)
+	// Each unit's work in progress is deleted once its branch is there.
+	require.Empty(t, git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph-wip/"),
+		"work-in-progress branches left on the remote")
 	for i := 1; i <= n; i++ {
 		b := plan.Branch(fmt.Sprint(i))
 		require.Equal(t, "attempt 1", git(t, s.remote, "show", b+":work-"+fmt.Sprint(i)+".txt"))
@@ -183,4 +194,133 @@ func waitForLine(t *testing.T, path, line string, timeout time.Duration) {
 		}
 	}
 	t.Fatalf("%q did not appear in %s within %s", line, path, timeout)
+}
+
+// A worker runs a unit with few git processes: one push of the
+// executor's commit as work in progress, and one push that publishes the
+// branch and deletes the work in progress; no fetch for a unit without
+// dependencies while its clone is at the commit the job names; HEAD is
+// read from the workspace's files. (It was 1 fetch, 4 pushes and 6
+// rev-parse per unit: each git process costs about 16 ms of CPU, which 4
+// workers on one machine share.)
+func TestQueueWorkerGitProcessesPerUnit(t *testing.T) {
+	const n = 4
+	var ts []effectTask
+	for i := 1; i <= n; i++ {
+		ts = append(ts, effectTask{id: i, passOn: 1})
+	}
+	s := newQueueSetup(t, ts)
+	// A git on PATH that logs its subcommand, then runs the real one.
+	realGit, err := exec.LookPath("git")
+	require.NoError(t, err)
+	wrap := t.TempDir()
+	gitLog := filepath.Join(wrap, "git.log")
+	require.NoError(t, os.WriteFile(filepath.Join(wrap, "git"),
+		[]byte("#!/bin/sh\necho \"$1\" >> '"+gitLog+"'\nexec '"+realGit+"' \"$@\"\n"), 0o755))
+	startWorkerEnv(t, s, "60s", 1, "PATH="+wrap+":"+os.Getenv("PATH"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	s.checkFinal(t, n)
+
+	data, err := os.ReadFile(gitLog)
+	require.NoError(t, err)
+	counts := countLines(strings.Fields(string(data)))
+	t.Logf("git processes of the worker for %d units: %v", n, counts)
+	require.Zero(t, counts["fetch"], "fetches")
+	require.Equal(t, 2*n, counts["push"], "pushes")
+	require.Zero(t, counts["rev-parse"], "rev-parse processes")
+}
+
+// After a run on workers, status and history on the coordinator's machine
+// read the checkpoints the workers kept in the queue's Postgres: with
+// --queue, and without it from the queue the run recorded for the plan
+// (its password from PGPASSWORD). They read only the local run store
+// before, which a queue run leaves empty: no phase, and "no recorded run".
+func TestQueueStatusAndHistoryReadTheWorkersCheckpoints(t *testing.T) {
+	s := newQueueSetup(t, []effectTask{{id: 1, passOn: 1}, {id: 2, passOn: 1}})
+	startWorker(t, s, "60s", 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+
+	u, err := url.Parse(s.db)
+	require.NoError(t, err)
+	password, _ := u.User.Password()
+	cmd, stdout, stderr := command(ctx, s.repo, "status", "--json", "tasks.json")
+	cmd.Env = append(cmd.Env, "PGPASSWORD="+password)
+	st := wait(t, cmd.Run(), stdout, stderr)
+	require.Equal(t, 0, st.code, "stdout:\n%s\nstderr:\n%s", st.stdout, st.stderr)
+	require.NotContains(t, st.stderr+st.stdout, password, "the recorded queue URL keeps no password")
+	var rows []map[string]any
+	dec := json.NewDecoder(strings.NewReader(st.stdout))
+	for dec.More() {
+		var row map[string]any
+		require.NoError(t, dec.Decode(&row))
+		rows = append(rows, row)
+	}
+	require.Len(t, rows, 2)
+	for _, row := range rows {
+		require.Equal(t, "done", row["status"], "%v", row)
+		require.NotEmpty(t, row["phase"], "task %v: the phase of its last checkpoint, from Postgres", row["id"])
+	}
+
+	// Without the password, status still shows tasks.json's statuses, and
+	// says why phases and tokens are missing.
+	nopw := statgraph(t, s.repo, "status", "tasks.json")
+	require.Equal(t, 0, nopw.code, "stdout:\n%s\nstderr:\n%s", nopw.stdout, nopw.stderr)
+	require.Contains(t, nopw.stderr, "warning: phases and tokens not shown")
+	require.Contains(t, nopw.stderr, "PGPASSWORD")
+	require.Regexp(t, `(?m)^2\s+done\s`, nopw.stdout)
+
+	h := statgraph(t, s.repo, "history", "--json", "--queue", s.db, "2")
+	require.Equal(t, 0, h.code, "stdout:\n%s\nstderr:\n%s", h.stdout, h.stderr)
+	var hist struct {
+		Attempts []struct {
+			Commit string `json:"commit"`
+			Passed bool   `json:"passed"`
+		} `json:"attempts"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(h.stdout), &hist), h.stdout)
+	require.Len(t, hist.Attempts, 1)
+	require.True(t, hist.Attempts[0].Passed)
+	plan := planOf(t, s.repo, "tasks.json", "")
+	require.Equal(t, git(t, s.remote, "rev-parse", plan.Branch("2")), hist.Attempts[0].Commit,
+		"the attempt's commit is the one published on the remote")
+}
+
+// statgraph clean deletes, on the remote the queue run used, the
+// work-in-progress branches of finished units: a failed unit's, and a done
+// unit's whose published branch is on the remote; a done unit whose
+// published branch is not there keeps it (its work would be lost).
+func TestQueueCleanDeletesWorkInProgressBranches(t *testing.T) {
+	s := newQueueSetup(t, []effectTask{{id: 1, passOn: 1}, {id: 2, passOn: 0, retries: 1}, {id: 3, passOn: 1}})
+	startWorker(t, s, "60s", 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 1, r.code, "unit 2 fails\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	plan := planOf(t, s.repo, "tasks.json", "")
+	wip := func(id string) string { return "statgraph-wip/" + plan.Key + "/" + id }
+	// Work in progress a worker that died after publishing left behind
+	// (unit 1), and one whose unit's published branch is gone (unit 3).
+	git(t, s.remote, "update-ref", "refs/heads/"+wip("1"), git(t, s.remote, "rev-parse", plan.Branch("1")))
+	git(t, s.remote, "update-ref", "refs/heads/"+wip("3"), git(t, s.remote, "rev-parse", plan.Branch("3")))
+	git(t, s.remote, "update-ref", "-d", "refs/heads/"+plan.Branch("3"))
+	if !strings.Contains(git(t, s.remote, "for-each-ref", "refs/heads/statgraph-wip/"), wip("2")) {
+		// The failed unit published no branch, so its work in progress stays
+		// until clean; make sure the case is there either way.
+		git(t, s.remote, "update-ref", "refs/heads/"+wip("2"), git(t, s.remote, "rev-parse", plan.Branch("1")))
+	}
+
+	c := statgraph(t, s.repo, "clean", "tasks.json")
+	require.Equal(t, 0, c.code, "stdout:\n%s\nstderr:\n%s", c.stdout, c.stderr)
+	require.Contains(t, c.stdout, "deleted the work-in-progress branches of 2 finished task(s)")
+	require.Equal(t, "refs/heads/"+wip("3"), git(t, s.remote, "for-each-ref", "--format=%(refname)", "refs/heads/statgraph-wip/"),
+		"only the done unit whose published branch is missing keeps its work in progress")
 }

@@ -76,6 +76,9 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(res.Threads) > 0 {
 		fmt.Fprintf(stdout, "deleted the checkpoints of %d finished task(s): %s\n", len(res.Threads), strings.Join(res.Threads, ", "))
 	}
+	if err == nil {
+		err = cleanRemote(ctx, stdout, plan, f)
+	}
 	fmt.Fprintf(stdout, "freed %s; published branches and %s are kept\n", humanBytes(res.Bytes), file)
 	return err
 }

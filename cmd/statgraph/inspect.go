@@ -13,6 +13,7 @@ import (
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 func cmdValidate(args []string, stdout, stderr io.Writer) error {
@@ -64,15 +65,29 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var c common
 	c.register(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per task instead of the table")
+	queueURL := fs.String("queue", "", queueReadUsage)
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	file, _, _, err := c.paths(pos)
+	file, plan, _, err := c.paths(pos)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	ctl, err := openPlan(c, file, control.Options{}, stderr)
+	var o control.Options
+	st, err := queueCheckpoints(ctx, *queueURL, plan)
+	switch {
+	case err != nil && *queueURL == "":
+		// The queue recorded for the plan is out of reach: tasks.json
+		// still says how each task stands.
+		fmt.Fprintf(stderr, "warning: phases and tokens not shown: %v\n", err)
+	case err != nil:
+		return err
+	case st.Checkpointer != nil:
+		defer st.close()
+		o.Checkpointer = st.Checkpointer
+	}
+	ctl, err := openPlan(c, file, o, stderr)
 	if err != nil {
 		return err
 	}
@@ -127,6 +142,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	file := fs.String("file", "tasks.json", "the tasks file")
 	noDiff := fs.Bool("no-diff", false, "do not print the diff")
 	asJSON := fs.Bool("json", false, "print the history as one JSON object")
+	queueURL := fs.String("queue", "", queueReadUsage)
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -135,7 +151,18 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("history: give one task id, e.g. statgraph history 3")
 	}
 	id := pos[0]
-	ctl, err := control.Open(control.Options{File: *file, Tag: c.tag, Repo: c.repo, Store: c.store, StoreOnly: true})
+	_, plan, _, err := c.paths([]string{*file})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	st, err := queueCheckpoints(ctx, *queueURL, plan)
+	if err != nil {
+		return err
+	}
+	if st.Checkpointer != nil {
+		defer st.close()
+	}
+	ctl, err := control.Open(control.Options{File: *file, Tag: c.tag, Repo: c.repo, Store: c.store, StoreOnly: true, Checkpointer: st.Checkpointer})
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -227,4 +254,18 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		return usagef("graph: unknown format %q; use mermaid or dot", *format)
 	}
 	return nil
+}
+
+// queueCheckpoints opens the Postgres run store of a run on workers: the
+// queue named by --queue, else the one run --queue recorded for the plan.
+// It returns no store when the plan's runs were local; control then reads
+// the local run store.
+func queueCheckpoints(ctx context.Context, url string, plan tasks.Plan) (runStore, error) {
+	if url == "" {
+		r, err := recordedQueue(plan)
+		if err != nil || r.Queue == "" {
+			return runStore{}, err
+		}
+	}
+	return openRunStore(ctx, url, "", plan)
 }

@@ -5,12 +5,22 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/queue"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -38,19 +48,23 @@ func (q *queueFlags) preflight(ctx context.Context, f *tasks.File, repo string, 
 
 // coordinate makes d enqueue its units for workers and wait for their
 // results; the returned function closes the connection.
-func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, repo, file string) (func(), error) {
+func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, plan tasks.Plan, file string) (func(), error) {
 	pool, err := queue.Open(ctx, q.url)
 	if err != nil {
 		return nil, err
 	}
 	remote := q.remote
 	if remote == "" {
-		abs, err := filepath.Abs(repo)
+		abs, err := filepath.Abs(plan.Repo)
 		if err != nil {
 			pool.Close()
 			return nil, err
 		}
 		remote = abs
+	}
+	if err := recordQueue(plan, queueRecord{Queue: queue.WithoutPassword(q.url), Remote: remote}); err != nil {
+		pool.Close()
+		return nil, err
 	}
 	r, err := queue.NewRunner(pool, remote, file)
 	if err != nil {
@@ -65,4 +79,144 @@ func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, repo, 
 		fmt.Fprintf(d.Log, "units go to the queue at %s; workers push their branches to %s\n", queue.Redact(q.url), remote)
 	}
 	return pool.Close, nil
+}
+
+// queueReadUsage is the help of status's and history's --queue.
+const queueReadUsage = "Postgres `URL` of the queue a run on workers used: read the checkpoints the workers keep there (default: the queue recorded for the plan by run --queue, else the local run store)"
+
+// queueFile is where a coordinator records, in the plan's state directory,
+// the queue and the remote its run used (see queueRecord).
+func queueFile(plan tasks.Plan) string { return filepath.Join(plan.Dir, "queue.json") }
+
+// queueRecord is what a coordinator records for its plan: the queue
+// (without a password), from which status and history read the workers'
+// checkpoints without --queue, and the remote, on which clean deletes the
+// work-in-progress branches of finished units.
+type queueRecord struct {
+	Queue  string `json:"queue"`
+	Remote string `json:"remote"`
+}
+
+// recordQueue records r as the plan's queue.
+func recordQueue(plan tasks.Plan, r queueRecord) error {
+	if err := plan.Ensure(); err != nil {
+		return err
+	}
+	data, _ := json.Marshal(r)
+	if err := os.WriteFile(queueFile(plan), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("record the queue of this plan: %w", err)
+	}
+	return nil
+}
+
+// recordedQueue returns the plan's queueRecord; zero when its runs used no
+// queue.
+func recordedQueue(plan tasks.Plan) (queueRecord, error) {
+	var r queueRecord
+	data, err := os.ReadFile(queueFile(plan))
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &r)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read the queue this plan's run used from %s: %w; remove the file if the plan no longer runs on a queue", queueFile(plan), err)
+	}
+	return r, nil
+}
+
+// runStore is the store status and history read a plan's checkpoints
+// from, and where it is, for messages.
+type runStore struct {
+	statgraph.Checkpointer
+	where string
+	close func()
+}
+
+// openRunStore opens the store that holds the plan's checkpoints: the
+// queue's Postgres when url is set, or when a coordinator recorded one for
+// the plan (see recordQueue; the password comes from PGPASSWORD or
+// ~/.pgpass then, or pass --queue), where the workers keep them; otherwise
+// the local SQLite store at path. It returns a nil Checkpointer when there
+// is no local store (nothing has run). It reads only: a Postgres without
+// statgraph's checkpoint schema is reported, not created.
+func openRunStore(ctx context.Context, url, path string, plan tasks.Plan) (runStore, error) {
+	recorded := ""
+	if url == "" {
+		r, err := recordedQueue(plan)
+		if err != nil {
+			return runStore{}, err
+		}
+		if url = r.Queue; url != "" {
+			recorded = fmt.Sprintf(" (the queue this plan's run used, recorded in %s; pass --queue URL with its password, or set PGPASSWORD)", queueFile(plan))
+		}
+	}
+	if url == "" {
+		if _, err := os.Stat(path); err != nil {
+			return runStore{}, nil
+		}
+		st, err := openStore(ctx, path)
+		if err != nil {
+			return runStore{}, err
+		}
+		return runStore{Checkpointer: st, where: path, close: func() { st.Close() }}, nil
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return runStore{}, usagef("--queue %q is not a Postgres connection string: %v", queue.Redact(url), err)
+	}
+	if pw, ok := secret.Lookup("PGPASSWORD"); ok && cfg.ConnConfig.Password == "" {
+		// statgraph takes secret variables out of its environment at
+		// start (see internal/secret), so pgx does not see this one.
+		cfg.ConnConfig.Password = pw
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err == nil {
+		err = pool.Ping(ctx)
+		if err != nil {
+			pool.Close()
+		}
+	}
+	if err != nil {
+		return runStore{}, fmt.Errorf("read checkpoints from Postgres at %s%s: %w", queue.Redact(url), recorded, err)
+	}
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, postgres.DefaultSchema).Scan(&exists); err != nil || !exists {
+		pool.Close()
+		if err == nil {
+			err = errors.New("no statgraph checkpoints there: has a worker run on this queue? (statgraph worker --queue URL)")
+		}
+		return runStore{}, fmt.Errorf("read checkpoints from Postgres at %s%s: %w", queue.Redact(url), recorded, err)
+	}
+	st, err := postgres.New(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return runStore{}, err
+	}
+	return runStore{Checkpointer: st, where: queue.Redact(url), close: func() { st.Close(); pool.Close() }}, nil
+}
+
+// cleanRemote deletes, on the remote the plan's last queue run used, the
+// work-in-progress branches of its finished units (see queue.CleanWIP);
+// nothing when the plan never ran on a queue.
+func cleanRemote(ctx context.Context, stdout io.Writer, plan tasks.Plan, f *tasks.File) error {
+	r, err := recordedQueue(plan)
+	if err != nil || r.Remote == "" {
+		return err
+	}
+	units, err := queue.CleanWIP(ctx, plan.Repo, r.Remote, plan.Key, func(id string) string {
+		t, ok := f.Task(id)
+		if !ok {
+			return ""
+		}
+		if t.Status == "" {
+			return tasks.StatusPending
+		}
+		return t.Status
+	})
+	if len(units) > 0 {
+		fmt.Fprintf(stdout, "deleted the work-in-progress branches of %d finished task(s) on %s: %s\n", len(units), r.Remote, strings.Join(units, ", "))
+	}
+	return err
 }

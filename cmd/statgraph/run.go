@@ -244,7 +244,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		d.Budget = llm.NewBudget(*budget, nil)
 	}
 	if q.url != "" {
-		closeQueue, err := q.coordinate(ctx, d, repo, file)
+		closeQueue, err := q.coordinate(ctx, d, plan, file)
 		if err != nil {
 			return exitFailed, err
 		}

@@ -48,16 +48,26 @@ func main() {
 		if err != nil || n < 1 {
 			die("-workers "+*workers, err)
 		}
-		wall, enq, over := run(*bin, *pg, n, *units, *sleep)
+		load0 := loadavg()
+		wall, enq, over, c := run(*bin, *pg, n, *units, *sleep)
 		if first == 0 {
 			first = wall.Seconds()
 		}
+		per := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(*units) }
 		fmt.Printf("workers=%d units=%d sleep=%s wall=%.1fs units/s=%.2f speedup=%.2fx enqueue->start(median)=%s start->recorded-minus-sleep(median)=%s\n",
 			n, *units, *sleep, wall.Seconds(), float64(*units)/wall.Seconds(), first/wall.Seconds(), enq.Round(time.Millisecond), over.Round(time.Millisecond))
+		fmt.Printf("  cpu ms/unit: workers=%.0f (own %.0f, processes they started %.0f) coordinator=%.0f postgres=%.0f total=%.0f  load average %s -> %s\n",
+			per(c.workers), per(c.workerSelf), per(c.workers-c.workerSelf), per(c.coord), per(c.postgres), per(c.workers+c.coord+c.postgres), load0, loadavg())
 	}
 }
 
-func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueueToStart, overhead time.Duration) {
+// cpu is the CPU time (user + system) a run spent: the worker processes
+// and the coordinator with every process they started (their rusage once
+// waited for; workerSelf is the worker processes' own share), and the
+// Postgres backends serving the run's database.
+type cpu struct{ workers, workerSelf, coord, postgres time.Duration }
+
+func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueueToStart, overhead time.Duration, used cpu) {
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "statgraph-bench-queue-")
 	check("temp dir", err)
@@ -97,12 +107,19 @@ func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueue
 		check("start worker", cmd.Start())
 		procs = append(procs, cmd)
 	}
-	defer func() {
+	stopWorkers := func() {
 		for _, p := range procs {
+			if self, ok := procCPU(p.Process.Pid); ok {
+				used.workerSelf += self // the Go process alone, before its exit adds its children's
+			}
 			p.Process.Signal(syscall.SIGTERM)
 			p.Wait()
+			used.workers += p.ProcessState.UserTime() + p.ProcessState.SystemTime()
 		}
-	}()
+		procs = nil
+	}
+	defer stopWorkers()
+	backends := watchBackends(ctx, pg, db)
 	start := time.Now()
 	coord := exec.Command(bin, "run", "--queue", db, "--remote", remote, "--plain", "--no-sandbox", "--json", "tasks.json")
 	coord.Dir = repo
@@ -112,6 +129,9 @@ func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueue
 	if err != nil {
 		die("coordinator: "+string(out), err)
 	}
+	used.coord = coord.ProcessState.UserTime() + coord.ProcessState.SystemTime()
+	stopWorkers()
+	used.postgres = backends()
 
 	conn, err := pgx.Connect(ctx, db)
 	check("connect", err)
@@ -128,7 +148,85 @@ func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueue
 	if len(enq) != units {
 		die(fmt.Sprintf("%d units recorded, want %d", len(enq), units), nil)
 	}
-	return wall, secs(median(enq)), secs(median(over))
+	return wall, secs(median(enq)), secs(median(over)), used
+}
+
+// watchBackends samples, every 200ms, the CPU time of the Postgres
+// backends connected to db (from /proc/<pid>/stat, so the bench must run
+// on the server's machine as a user that can read them); the returned
+// function stops and returns their sum, each backend counted at its last
+// sample. Backends that live less than a sample apart are missed.
+func watchBackends(ctx context.Context, pg, db string) func() time.Duration {
+	c, err := pgx.Connect(ctx, pg)
+	check("connect to "+pg, err)
+	u, _ := url.Parse(db)
+	name := strings.TrimPrefix(u.Path, "/")
+	last := map[int]time.Duration{}
+	sample := func() {
+		rows, err := c.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = $1`, name)
+		if err != nil {
+			return
+		}
+		pids, _ := pgx.CollectRows(rows, pgx.RowTo[int32])
+		for _, pid := range pids {
+			if d, ok := procCPU(int(pid)); ok {
+				last[int(pid)] = d
+			}
+		}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			sample()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		<-stopped
+		c.Close(ctx)
+		var sum time.Duration
+		for _, d := range last {
+			sum += d
+		}
+		return sum
+	}
+}
+
+// procCPU returns the user + system time of process pid from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s).
+func procCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // after "pid (comm) "
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
+}
+
+// loadavg returns the 1-minute load average.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
 }
 
 func median(v []float64) float64 {
