@@ -63,8 +63,7 @@ func setup(m *testing.M) int {
 
 // childEnv is the environment of every statgraph child process: the test's
 // own, without model or tracing configuration (so no test reaches a real
-// endpoint),
-// with the shared build cache, and with extra entries appended.
+// endpoint), with the shared build cache, and with extra entries appended.
 func childEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
