@@ -16,7 +16,8 @@ import "context"
 // for concurrent use, since the nodes of a step run in parallel, and should
 // return quickly. A panic in hook is not recovered. Gates, which run no
 // code of yours, and nodes restored from a checkpoint are not reported.
-// Subgraphs inherit the hook. A run without this option pays nothing for it.
+// Subgraphs inherit the hook. A nil hook is no hook: a run without one pays
+// nothing for the seam.
 func WithNodeHook(hook func(ctx context.Context, node string, step, attempt int) (context.Context, func(error))) RunOption {
 	return func(c *runConfig) { c.hook = hook }
 }

@@ -93,11 +93,16 @@ func (t *Tracer) nodeHook(threadp *string) statgraph.RunOption {
 		if parent != nil {
 			pctx = parent(ctx, node)
 		}
-		attrs := []attribute.KeyValue{KeyNode.String(node), KeyStep.Int(step), KeyAttempt.Int(attempt)}
-		if thread := *threadp; thread != "" {
-			attrs = append(attrs, KeyThread.String(thread))
+		_, span := tr.Start(pctx, node)
+		if !span.IsRecording() {
+			// Not sampled, or no SDK installed: the node keeps its ctx,
+			// and no closure is made.
+			return ctx, nil
 		}
-		_, span := tr.Start(pctx, node, trace.WithAttributes(attrs...))
+		span.SetAttributes(KeyNode.String(node), KeyStep.Int(step), KeyAttempt.Int(attempt))
+		if thread := *threadp; thread != "" {
+			span.SetAttributes(KeyThread.String(thread))
+		}
 		// The node keeps its own ctx (with its deadline and values) and
 		// gets the attempt's span in it.
 		return trace.ContextWithSpan(ctx, span), func(err error) {
@@ -141,7 +146,8 @@ func Invoke[S any](ctx context.Context, t *Tracer, g *statgraph.Graph[S], input 
 // Wrap traces the run that start begins (g.Stream, g.StreamResume, ...):
 // start is called once with ctx carrying the run's span and the node hook
 // to pass as a run option. The run's thread, from its first event, is
-// recorded on every span.
+// recorded on every span. When the run's span is not recorded (no SDK
+// installed, or the run not sampled) no node spans are made either.
 func Wrap[S any](ctx context.Context, t *Tracer, start func(ctx context.Context, hook statgraph.RunOption) iter.Seq2[statgraph.Event[S], error]) iter.Seq2[statgraph.Event[S], error] {
 	return func(yield func(statgraph.Event[S], error) bool) {
 		name := t.RunName
@@ -157,7 +163,13 @@ func Wrap[S any](ctx context.Context, t *Tracer, start func(ctx context.Context,
 				span.End()
 			}
 		}()
-		for ev, err := range start(ctx, t.nodeHook(&thread)) {
+		hook := statgraph.WithNodeHook(nil)
+		if span.IsRecording() {
+			// A run whose span is not recorded (no SDK installed, or not
+			// sampled) has its nodes' spans dropped too: it pays for none.
+			hook = t.nodeHook(&thread)
+		}
+		for ev, err := range start(ctx, hook) {
 			if ev.Kind == statgraph.EventRunStart && ev.Thread != "" {
 				thread = ev.Thread
 				span.SetAttributes(KeyThread.String(thread))
