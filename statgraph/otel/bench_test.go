@@ -57,9 +57,10 @@ func benchW1(b *testing.B) *statgraph.Graph[benchState] {
 }
 
 // BenchmarkW1Tracing runs W1 (1,000 retries, 2,002 node executions per
-// invoke) five ways in one run: plain Invoke (no tracing: the library as
+// invoke) six ways in one run: plain Invoke (no tracing: the library as
 // every untraced caller uses it); Invoke with a node hook that does
-// nothing (the seam's own cost); through the adapter with the global
+// nothing (the seam's own cost); g.Stream consumed to its end (what the
+// adapter runs on, without it); through the adapter with the global
 // TracerProvider and no SDK installed (a program that wired the adapter
 // but configured no tracing); and through the adapter with the SDK, every
 // span sampled, batched to an exporter that discards them, or kept in
@@ -78,6 +79,16 @@ func BenchmarkW1Tracing(b *testing.B) {
 	}{
 		{"plain", func(ctx context.Context) (benchState, error) { return g.Invoke(ctx, in, limit) }},
 		{"nop-hook", func(ctx context.Context) (benchState, error) { return g.Invoke(ctx, in, limit, noHook) }},
+		{"stream", func(ctx context.Context) (benchState, error) {
+			var out benchState
+			var err error
+			for ev, e := range g.Stream(ctx, in, limit) {
+				if ev.Kind == statgraph.EventRunEnd {
+					out, err = ev.State, e
+				}
+			}
+			return out, err
+		}},
 		{"adapter-no-sdk", func(ctx context.Context) (benchState, error) {
 			return sgotel.Invoke(ctx, &sgotel.Tracer{}, g, in, limit)
 		}},
