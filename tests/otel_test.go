@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -191,4 +192,43 @@ func TestRunTracingOffOrUnreachable(t *testing.T) {
 	require.Equal(t, 0, r.code, "an unreachable collector never fails a run\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	require.Equal(t, 1, strings.Count(r.stderr, "warning: cannot export traces"), r.stderr)
 	require.Less(t, time.Since(start), 60*time.Second)
+}
+
+// TestRunFlushesSpansOnCtrlC: a run stopped by Ctrl-C in the middle of a
+// model call still exports its spans before it exits: the task's span,
+// interrupted, and the spans of what ran before.
+func TestRunFlushesSpansOnCtrlC(t *testing.T) {
+	t.Parallel()
+	m := newTokenModel(t)
+	arrived := m.holdOnce(2, 30*time.Second)
+	recv := newOTLPReceiver(t)
+	dir := newRepo(t, map[string]string{"tasks.json": tokenTasks})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := command(ctx, dir, "run", "--model", "scripted", "tasks.json")
+	cmd.Env = append(cmd.Env, m.env()...)
+	cmd.Env = append(cmd.Env, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL)
+	require.NoError(t, cmd.Start())
+	select {
+	case <-arrived:
+	case <-ctx.Done():
+		t.Fatal("the held model call never arrived")
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	r := wait(t, cmd.Wait(), stdout, stderr)
+	require.Equal(t, 130, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+
+	spans, _, _ := recv.got()
+	status := map[string]string{}
+	count := map[string]int{}
+	for _, s := range spans {
+		count[s.Name]++
+		if s.Name == "task 1" {
+			status["task"] = stringAttr(s.Attributes, "statgraph.task.status")
+		}
+	}
+	require.Equal(t, 1, count["statgraph run"], "the run's span was flushed on Ctrl-C")
+	require.Equal(t, "interrupted", status["task"])
+	require.Equal(t, 2, count["attempt"], "attempt 2 had started")
+	require.Equal(t, 1, count["check tests"], "attempt 1's check ran")
 }
