@@ -147,7 +147,12 @@ func (u *unitTrace) end(res UnitResult) {
 func obsHook(tp trace.TracerProvider) obs.Hook {
 	tr := tp.Tracer(scopeName)
 	return func(ctx context.Context, name string, attrs []obs.Attr) (context.Context, obs.End) {
-		ctx, span := tr.Start(ctx, name, trace.WithAttributes(otelAttrs(attrs)...))
+		opts := []trace.SpanStartOption{trace.WithAttributes(otelAttrs(attrs)...)}
+		if len(attrs) > 0 && attrs[0].Key == "gen_ai.operation.name" {
+			// A model call is a request to a server (GenAI conventions).
+			opts = append(opts, trace.WithSpanKind(trace.SpanKindClient))
+		}
+		ctx, span := tr.Start(ctx, name, opts...)
 		return ctx, func(err error, attrs ...obs.Attr) {
 			span.SetAttributes(otelAttrs(attrs)...)
 			endSpan(span, err)

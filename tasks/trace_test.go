@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
@@ -138,6 +139,7 @@ func TestDispatcherSpans(t *testing.T) {
 		require.Equal(t, "chat "+llmtest.Model, c.Name())
 		require.Equal(t, wantParents[i], tree.parent(c).Name(), "call %d", i+1)
 		require.Equal(t, "chat", spanAttr(c, "gen_ai.operation.name").AsString())
+		require.Equal(t, trace.SpanKindClient, c.SpanKind())
 		require.Equal(t, llmtest.Model, spanAttr(c, "gen_ai.request.model").AsString())
 		require.Equal(t, "openai", spanAttr(c, "gen_ai.provider.name").AsString())
 		require.Equal(t, wantTokens[i][0], spanAttr(c, "gen_ai.usage.input_tokens").AsInt64(), "call %d", i+1)

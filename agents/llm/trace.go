@@ -18,6 +18,7 @@ func (c *Client) startCall(ctx context.Context, model string) (context.Context, 
 		return ctx, func(error, ...obs.Attr) {}
 	}
 	attrs := []obs.Attr{
+		// First, so that the tracing hook (tasks/trace.go) makes a client span.
 		obs.String("gen_ai.operation.name", "chat"),
 		obs.String("gen_ai.provider.name", "openai"),
 		obs.String("gen_ai.system", "openai"),
