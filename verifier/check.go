@@ -186,7 +186,9 @@ func (c Check) tool() string {
 func runCheck(ctx context.Context, workdir string, c Check) (r CheckResult, err error) {
 	r = CheckResult{Name: c.name(), Kind: c.Kind, Mode: c.Mode}
 	ctx, end := startCheck(ctx, c, r.Name)
-	defer func() { end(err, checkAttrs(r)...) }()
+	if end != nil {
+		defer func() { end(err, checkAttrs(r)...) }()
+	}
 	if r.Kind == "" {
 		r.Kind = KindOther
 	}

@@ -14,10 +14,11 @@ const maxTracedCommand = 1024
 // startCheck reports check c to the trace hook ctx carries, if any (see
 // package internal/obs): its name, kind, mode and command line. The
 // command is the user's own text from tasks.json, scrubbed of secrets;
-// the environment the check runs with is never recorded.
+// the environment the check runs with is never recorded. Without a hook it
+// returns a nil End, so that the caller builds no attributes.
 func startCheck(ctx context.Context, c Check, name string) (context.Context, obs.End) {
 	if !obs.Enabled(ctx) {
-		return ctx, func(error, ...obs.Attr) {}
+		return ctx, nil
 	}
 	kind, mode := c.Kind, c.Mode
 	if kind == "" {

@@ -153,13 +153,15 @@ func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, bud
 	}
 	ctx, end := c.startCall(ctx, req.Model)
 	attempts := 0
-	defer func() {
-		if err != nil {
-			end(err, obs.Int("statgraph.llm.attempts", attempts))
-		} else {
-			end(nil, callAttrs(resp, attempts)...)
-		}
-	}()
+	if end != nil {
+		defer func() {
+			if err != nil {
+				end(err, obs.Int("statgraph.llm.attempts", attempts))
+			} else {
+				end(nil, callAttrs(resp, attempts)...)
+			}
+		}()
+	}
 	req.Messages = c.scrubMessages(req.Messages)
 	if err := budget.Check(0); err != nil {
 		return openai.ChatCompletionResponse{}, err

@@ -12,10 +12,11 @@ import (
 
 // startCall reports a chat call to the trace hook ctx carries, if any (see
 // package internal/obs), with the OpenTelemetry GenAI semantic conventions'
-// attributes: one operation per Chat, its retries included.
+// attributes: one operation per Chat, its retries included. Without a hook
+// it returns a nil End, so that the caller builds no attributes.
 func (c *Client) startCall(ctx context.Context, model string) (context.Context, obs.End) {
 	if !obs.Enabled(ctx) {
-		return ctx, func(error, ...obs.Attr) {}
+		return ctx, nil
 	}
 	attrs := []obs.Attr{
 		// First, so that the tracing hook (tasks/trace.go) makes a client span.
