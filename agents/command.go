@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/internal/obs"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -148,7 +149,12 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 	if c.Stdin {
 		cmd.Stdin = strings.NewReader(text)
 	}
+	ctx, end := obs.Start(ctx, "agent "+filepath.Base(argv[0]),
+		obs.String("process.executable.name", filepath.Base(argv[0])),
+		obs.String("statgraph.task.id", s.Task.ID), obs.Int("statgraph.attempt", n))
 	res, err := verifier.Run(ctx, cmd)
+	end(err, obs.Int("process.exit.code", res.ExitCode), obs.Bool("statgraph.agent.timed_out", res.TimedOut),
+		obs.Int("statgraph.agent.duration_ms", int(res.Duration.Milliseconds())))
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return "", &InfraError{Reason: fmt.Sprintf("agent CLI %s cannot be started: install it or put it on PATH, or fix executor in tasks.json", argv[0]), Err: err}

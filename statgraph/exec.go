@@ -113,7 +113,13 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 		if sl.in != nil {
 			in = sl.in
 		}
-		out, err := r.call(&sl.nctx, n, *in, attempt)
+		var out S
+		var err error
+		if r.cfg.hook == nil {
+			out, err = r.call(&sl.nctx, n, *in, attempt)
+		} else {
+			out, err = r.callHooked(sl, n, *in, attempt)
+		}
 		if err == nil {
 			sl.out, sl.err = out, nil
 			if r.emit != nil {

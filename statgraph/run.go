@@ -30,6 +30,8 @@ type runConfig struct {
 	ns  string
 	// durability says when checkpoints are written (durability.go).
 	durability Durability
+	// hook is called around each node attempt (nodehook.go); nil: none.
+	hook func(ctx context.Context, node string, step, attempt int) (context.Context, func(error))
 }
 
 // WithThread names the run's thread. On a graph with a checkpointer the

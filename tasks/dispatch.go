@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/statgraph"
@@ -92,6 +94,10 @@ type Dispatcher struct {
 	// from the last attempt's pushed commit, to continue the unit's
 	// checkpointed run. A workspace that exists is used as it is.
 	StartFrom func(id string) string
+	// Tracer, when set, makes OpenTelemetry spans of the run (see
+	// trace.go): the run, each task, attempt and node, and each model
+	// call, check and agent CLI run. nil makes none and costs nothing.
+	Tracer trace.TracerProvider
 }
 
 // EventKind says what a dispatcher Event reports.

@@ -28,7 +28,16 @@ import (
 // at most once per round and, when writing it is costly (a large file),
 // less often (see saver), and always before Run returns. A Run that
 // follows a killed one first applies the journal's outcomes to the file.
+//
+// With a Tracer, the run is traced (trace.go).
 func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
+	ctx, end := d.startRunSpan(ctx)
+	s, err := d.run(ctx)
+	end(s, err)
+	return s, err
+}
+
+func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	if d.Checkpointer == nil {
 		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")
 	}

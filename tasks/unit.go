@@ -21,6 +21,8 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	res := UnitResult{ID: id, Title: t.Title}
+	ctx, ut := d.startUnitSpan(ctx, id, t)
+	defer func() { ut.end(res) }()
 	var ws *workspace.Workspace
 	finish := func(r Result, branch string) UnitResult {
 		if ws != nil && branch != "" && r.Status != StatusInterrupted && !d.KeepWorkspaces {
@@ -90,7 +92,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	if deadline > 0 {
 		uctx, cancel = context.WithTimeoutCause(ctx, deadline, errDeadline)
 	}
-	state, err := d.invoke(uctx, g, plan.Thread(id), id, t, in, start, changed)
+	state, err := d.invoke(uctx, g, plan.Thread(id), id, t, in, start, changed, ut)
 	cancel()
 	res.Tokens = max(budget.Spent(), state.Tokens)
 	branch, perr := publish(context.WithoutCancel(ctx), ws)
@@ -128,7 +130,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 
 // invoke runs (or continues) the unit's thread, reporting progress and
 // answering escalations through Ask.
-func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, id string, t Task, in agents.TaskState, start time.Time, changed chan<- struct{}) (agents.TaskState, error) {
+func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, id string, t Task, in agents.TaskState, start time.Time, changed chan<- struct{}, ut *unitTrace) (agents.TaskState, error) {
 	state := in
 	recorded := -1 // the RetryCount last written to the file
 	var resume any
@@ -139,12 +141,14 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 	for {
 		var err error
 		var seq func(func(statgraph.Event[agents.TaskState], error) bool)
+		hook := ut.nodeHook(thread)
 		if resuming {
-			seq = g.StreamResume(ctx, thread, resume)
+			seq = g.StreamResume(ctx, thread, resume, hook...)
 		} else {
-			seq = g.Stream(ctx, in, statgraph.WithThread(thread))
+			seq = g.Stream(ctx, in, append(hook, statgraph.WithThread(thread))...)
 		}
 		for ev, e := range seq {
+			ut.event(ev, state)
 			if ev.Kind == statgraph.EventStepStart && d.stopping() {
 				err = ErrStopped
 				break

@@ -62,13 +62,13 @@ func setup(m *testing.M) int {
 }
 
 // childEnv is the environment of every statgraph child process: the test's
-// own, without model configuration (so no test reaches a real endpoint),
-// with the shared build cache, and with extra entries appended.
+// own, without model or tracing configuration (so no test reaches a real
+// endpoint), with the shared build cache, and with extra entries appended.
 func childEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "OPENAI_") || name == "STATGRAPH_MODEL" || name == "STATGRAPH_TRACE" || name == "GOCACHE" {
+		if strings.HasPrefix(name, "OPENAI_") || strings.HasPrefix(name, "OTEL_") || name == "STATGRAPH_MODEL" || name == "STATGRAPH_TRACE" || name == "GOCACHE" {
 			continue
 		}
 		env = append(env, kv)

@@ -183,8 +183,12 @@ func (c Check) tool() string {
 	return tool
 }
 
-func runCheck(ctx context.Context, workdir string, c Check) (CheckResult, error) {
-	r := CheckResult{Name: c.name(), Kind: c.Kind, Mode: c.Mode}
+func runCheck(ctx context.Context, workdir string, c Check) (r CheckResult, err error) {
+	r = CheckResult{Name: c.name(), Kind: c.Kind, Mode: c.Mode}
+	ctx, end := startCheck(ctx, c, r.Name)
+	if end != nil {
+		defer func() { end(err, checkAttrs(r)...) }()
+	}
 	if r.Kind == "" {
 		r.Kind = KindOther
 	}

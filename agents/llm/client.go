@@ -12,6 +12,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/statgraph/statgraph/internal/obs"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/statgraph"
 )
@@ -146,16 +147,28 @@ func UsageOf(resp openai.ChatCompletionResponse) Usage {
 // MaxBackoff. Other failures, and the last retryable one, return an
 // *[APIError]. If ctx ends first, the error wraps ctx.Err(). The API key is
 // removed from the messages before sending, and no error text holds it.
-func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, budget *Budget) (openai.ChatCompletionResponse, error) {
+func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, budget *Budget) (resp openai.ChatCompletionResponse, err error) {
 	if req.Model == "" {
 		req.Model = c.cfg.Model
+	}
+	ctx, end := c.startCall(ctx, req.Model)
+	attempts := 0
+	if end != nil {
+		defer func() {
+			if err != nil {
+				end(err, obs.Int("statgraph.llm.attempts", attempts))
+			} else {
+				end(nil, callAttrs(resp, attempts)...)
+			}
+		}()
 	}
 	req.Messages = c.scrubMessages(req.Messages)
 	if err := budget.Check(0); err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
-	attempts := c.cfg.MaxRetries + 1
+	limit := c.cfg.MaxRetries + 1
 	for attempt := 1; ; attempt++ {
+		attempts = attempt
 		resp, f, err := c.send(ctx, req)
 		if err != nil {
 			return openai.ChatCompletionResponse{}, err
@@ -165,11 +178,11 @@ func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, bud
 			return resp, nil
 		}
 		f.err.Attempts = attempt
-		if !f.retryable || attempt >= attempts {
+		if !f.retryable || attempt >= limit {
 			return openai.ChatCompletionResponse{}, f.err
 		}
 		wait := backoff(attempt, c.cfg.InitialBackoff, c.cfg.MaxBackoff, f.retryAfter)
-		c.logf("llm: model %s: attempt %d of %d failed: %v; retrying in %s", req.Model, attempt, attempts, f.err, wait)
+		c.logf("llm: model %s: attempt %d of %d failed: %v; retrying in %s", req.Model, attempt, limit, f.err, wait)
 		if err := c.cfg.Sleep(ctx, wait); err != nil {
 			return openai.ChatCompletionResponse{}, fmt.Errorf("llm: model %s: stopped waiting to retry after %v: %w", req.Model, f.err, err)
 		}

@@ -232,6 +232,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		Report: p.event, Log: p.logWriter(), TaskTimeout: *taskTimeout, NoSandbox: *noSandbox,
 		KeepWorkspaces: *keep,
 	}
+	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
+	defer flush()
+	d.Tracer = tp
 	if exe, err := os.Executable(); err == nil {
 		d.GoCacheProg = []string{exe, goCacheProgCmd}
 	}
