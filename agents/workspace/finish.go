@@ -69,6 +69,7 @@ func (w *Workspace) CheckPublished(ctx context.Context) error {
 }
 
 func (w *Workspace) checkPublished(ctx context.Context, tip plumbing.Hash) error {
+	defer holdSource(w.source)()
 	src, err := openSource(w.source)
 	if err != nil {
 		return err
