@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -26,7 +27,8 @@ import (
 // protocol (<ref>.lock created exclusively, the new value written and
 // fsynced, renamed over the ref, the directory fsynced). No git process is
 // started, and the cost does not grow with the number of branches the
-// source has (git fetch lists them all). No reflog entry is written.
+// source has (git fetch lists them all). The branch's reflog gets an entry
+// as git writes one (reflog.go).
 
 // publish moves the task branch in the source to tip, writing the objects
 // it needs first, under the source's shared lock; then it merges
@@ -458,6 +460,13 @@ func (w *Workspace) moveRef(ctx context.Context, src *git.Repository, common str
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("workspace: publish %s into %s: %w", w.branch.Short(), w.source, err)
+	}
+	if wantsReflog(src) {
+		msg := "statgraph: publish task " + w.taskID
+		if err := appendReflog(common, w.branch, old, tip, w.name, w.email, msg, time.Now()); err != nil {
+			return fmt.Errorf("workspace: publish %s into %s: write its reflog: %w; check that %s is writable", w.branch.Short(), w.source, err,
+				filepath.Join(common, "logs"))
+		}
 	}
 	if err := os.Rename(lock, path); err != nil {
 		return fmt.Errorf("workspace: publish %s into %s: %w", w.branch.Short(), w.source, err)
