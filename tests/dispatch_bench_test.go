@@ -74,12 +74,12 @@ func BenchmarkDispatch200Chains(b *testing.B) { benchDispatch(b, benchChain) }
 
 func benchDispatch(b *testing.B, chain int) { benchDispatchN(b, benchTasks, chain) }
 
-// BenchmarkDispatchScale is BenchmarkDispatch200 at 200, 1,000 and 10,000
+// BenchmarkDispatchScale is BenchmarkDispatch200 at 200, 1,000, 3,000 and 10,000
 // independent tasks (issue 13: the per-task time must not grow with the
 // file), each size with its own plain loop as the floor, and the peak RSS
 // of the statgraph process. -benchtime=1x is enough for the larger sizes.
 func BenchmarkDispatchScale(b *testing.B) {
-	for _, n := range []int{200, 1000, 10000} {
+	for _, n := range []int{200, 1000, 3000, 10000} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) { benchDispatchN(b, n, 1) })
 	}
 }
