@@ -35,11 +35,14 @@ import (
 // replaces, each pack file before its index (a pack with no index makes
 // go-git refuse the repository; an index with no pack is skipped by both
 // git and go-git). The user's own packs, and any pack not in the list, are
-// never read or removed. In this process, a merge waits for every Prepare,
-// publish and check of the same source to finish (sourceLocks), and those
-// wait for it. Another process that reads the source while a merge removes
-// a pack it listed may fail that one read (git itself retries); calling it
-// again succeeds, since every object is in the new pack first.
+// never read or removed. A merge and the Prepares, publishes and checks of
+// the same source exclude each other: in this process through sourceLocks
+// (a merge waiting for the lock blocks new readers), and across statgraph
+// processes (queue workers) through a flock on <common>/statgraph-packs.lock,
+// shared by readers and exclusive for a merge, which gives up for this time
+// when readers keep it busy for longer than repackWait. git itself does
+// not take that lock; it copes with packs that go away, as with its own
+// repacks.
 
 // ownPacksFile lists, one base name ("pack-<sum>") a line, the packs
 // statgraph wrote into the source, in the common git directory.
@@ -48,9 +51,10 @@ const ownPacksFile = "statgraph-packs"
 // repackAt is the number of listed packs at which a publish merges them.
 const repackAt = 16
 
-// repackLockSettle is how old a repack lock must be before it is taken to
-// be left by a killed process and removed.
-const repackLockSettle = time.Minute
+// repackWait is how long a merge tries to take the exclusive flock while
+// other processes read the source, before it leaves the merge to a later
+// publish.
+const repackWait = 2 * time.Second
 
 // sourceLocks holds, per common git directory, the lock that publishes,
 // Prepares and checks take shared and a merge of packs takes exclusively.
@@ -63,9 +67,17 @@ func sourceLock(common string) *sync.RWMutex {
 	return l.(*sync.RWMutex)
 }
 
-// holdSource takes the shared lock of source (see sourceLocks) and returns
-// its release. A source whose git directory cannot be found gets no lock:
-// opening it fails anyway.
+// packsLockFile opens the flock file of the source whose common git
+// directory is common.
+func packsLockFile(common string) (*os.File, error) {
+	return os.OpenFile(filepath.Join(common, ownPacksFile+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+}
+
+// holdSource takes the shared locks of source (see the top of this file)
+// and returns their release. A source whose git directory cannot be found
+// gets no lock (opening it fails anyway), and one whose git directory
+// cannot take the flock file (read-only) only the in-process lock: no
+// statgraph process can write packs into it either.
 func holdSource(source string) func() {
 	_, common, err := sourceGitDirs(source)
 	if err != nil {
@@ -73,7 +85,18 @@ func holdSource(source string) func() {
 	}
 	l := sourceLock(common)
 	l.RLock()
-	return l.RUnlock
+	f, err := packsLockFile(common)
+	if err != nil {
+		return l.RUnlock
+	}
+	if flock(f, false, false) != nil {
+		f.Close()
+		return l.RUnlock
+	}
+	return func() {
+		f.Close() // drops the flock
+		l.RUnlock()
+	}
 }
 
 // recordPack adds pack base name to the list of statgraph's packs of the
@@ -156,23 +179,24 @@ func repackOwn(common string) error {
 	if err != nil || len(packs) < repackAt {
 		return err
 	}
-	lockPath := filepath.Join(common, ownPacksFile+".lock")
-	lock, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		if fi, serr := os.Stat(lockPath); serr == nil && time.Since(fi.ModTime()) > repackLockSettle {
-			os.Remove(lockPath) // left by a killed merge; the next publish merges
-		}
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	lock.Close()
-	defer os.Remove(lockPath)
-
 	l := sourceLock(common)
 	l.Lock()
 	defer l.Unlock()
+	lock, err := packsLockFile(common)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	for deadline := time.Now().Add(repackWait); ; {
+		err := flock(lock, true, true)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil // other processes keep reading: a later publish merges
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// Read again under the locks: another merge may have run meanwhile.
 	packs, _, err = readOwnPacks(common, dir)
 	if err != nil || len(packs) < repackAt {

@@ -98,3 +98,35 @@ func TestGeometricCut(t *testing.T) {
 	assert.Equal(t, 5, geometricCut(sizes(1, 1, 2, 4, 9, 40)))
 	assert.Equal(t, 6, geometricCut(sizes(1, 1, 2, 4, 100, 150)), "a larger pack within twice the sum takes the ones below it along")
 }
+
+// Another statgraph process reading the source (here: a shared flock on
+// the lock file, as its Prepare or publish holds) keeps a merge from
+// removing packs under it; the merge gives up for that time, and the
+// first publish after the reader is done merges.
+func TestMergeWaitsForReadersInOtherProcesses(t *testing.T) {
+	ctx := context.Background()
+	src := newSource(t)
+	common := filepath.Join(src, ".git")
+	reader, err := packsLockFile(common)
+	require.NoError(t, err)
+	require.NoError(t, flock(reader, false, false))
+
+	root := t.TempDir()
+	publish := func(i int) {
+		t.Helper()
+		w := prepare(t, Options{Source: src, TaskID: fmt.Sprint("t", i), Root: root})
+		require.NoError(t, w.FS().WriteFile("a.txt", fmt.Sprintf("content %d\n", i)))
+		_, _, err := w.Commit(ctx, 1, fmt.Sprint("task ", i))
+		require.NoError(t, err)
+		require.NoError(t, w.Finish(ctx))
+	}
+	for i := range repackAt {
+		publish(i)
+	}
+	assert.Len(t, packNames(t, src), repackAt, "no pack is removed while another process reads the source")
+
+	require.NoError(t, reader.Close())
+	publish(repackAt)
+	assert.Less(t, len(packNames(t, src)), repackAt, "the next publish merges")
+	gitRun(t, src, "fsck", "--strict", "--no-dangling")
+}
