@@ -463,7 +463,13 @@ func (w *Workspace) moveRef(ctx context.Context, src *git.Repository, common str
 	}
 	if wantsReflog(src) {
 		msg := "statgraph: publish task " + w.taskID
-		if err := appendReflog(common, w.branch, old, tip, w.name, w.email, msg, time.Now()); err != nil {
+		// A branch at a commit the source cannot read is replaced as if
+		// new: git fsck rejects a reflog entry naming a missing object.
+		logOld := old
+		if !old.IsZero() && !readableCommit(src, old) {
+			logOld = plumbing.ZeroHash
+		}
+		if err := appendReflog(common, w.branch, logOld, tip, w.name, w.email, msg, time.Now()); err != nil {
 			return fmt.Errorf("workspace: publish %s into %s: write its reflog: %w; check that %s is writable", w.branch.Short(), w.source, err,
 				filepath.Join(common, "logs"))
 		}
