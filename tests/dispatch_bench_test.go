@@ -74,19 +74,19 @@ func BenchmarkDispatch200Chains(b *testing.B) { benchDispatch(b, benchChain) }
 
 func benchDispatch(b *testing.B, chain int) { benchDispatchN(b, benchTasks, chain) }
 
-// BenchmarkDispatchScale is BenchmarkDispatch200 at 200, 1,000 and 10,000
+// BenchmarkDispatchScale is BenchmarkDispatch200 at 200, 1,000, 3,000 and 10,000
 // independent tasks (issue 13: the per-task time must not grow with the
 // file), each size with its own plain loop as the floor, and the peak RSS
 // of the statgraph process. -benchtime=1x is enough for the larger sizes.
 func BenchmarkDispatchScale(b *testing.B) {
-	for _, n := range []int{200, 1000, 10000} {
+	for _, n := range []int{200, 1000, 3000, 10000} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) { benchDispatchN(b, n, 1) })
 	}
 }
 
 func benchDispatchN(b *testing.B, n, chain int) {
-	plain := plainBaseline(b, n)
-	var total time.Duration
+	plain, plainCPU := plainBaseline(b, n)
+	var total, cpu time.Duration
 	var peak int64
 	for b.Loop() {
 		b.StopTimer()
@@ -104,10 +104,16 @@ func benchDispatchN(b *testing.B, n, chain int) {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			peak = max(peak, ru.Maxrss) // KiB on Linux
 		}
+		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		b.StartTimer()
 	}
 	reportDispatch(b, n, total, plain)
 	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
+	// CPU time of statgraph and every process it waited for (bwrap, the
+	// commands, git): what the run costs whatever else loads the machine.
+	perCPU := cpu / time.Duration(b.N)
+	b.ReportMetric(float64(perCPU)/float64(time.Millisecond)/float64(n), "cpu-ms/task")
+	b.ReportMetric(float64(perCPU)/float64(plainCPU), "x-plain-cpu")
 }
 
 // BenchmarkDispatch200API is BenchmarkDispatch200 through the
@@ -115,7 +121,7 @@ func benchDispatchN(b *testing.B, n, chain int) {
 // dispatcher spends its time. Loading the file and opening the run store
 // are timed too, as the binary does them.
 func BenchmarkDispatch200API(b *testing.B) {
-	plain := plainBaseline(b, benchTasks)
+	plain, _ := plainBaseline(b, benchTasks)
 	ctx := context.Background()
 	var total time.Duration
 	for b.Loop() {
@@ -161,17 +167,29 @@ func BenchmarkPlainLoop(b *testing.B) {
 	b.ReportMetric(float64(benchTasks)/(total/time.Duration(b.N)).Seconds(), "tasks/s")
 }
 
-// plainBaseline returns the median wall time of five plain loops of n
-// tasks, the baseline the dispatch benchmarks compare with (one loop is too
-// noisy).
-func plainBaseline(b *testing.B, n int) time.Duration {
+// plainBaseline returns the median wall time and the median CPU time
+// (of the commands, from getrusage of this process's children) of five
+// plain loops of n tasks, the baseline the dispatch benchmarks compare with
+// (one loop is too noisy).
+func plainBaseline(b *testing.B, n int) (wall, cpu time.Duration) {
 	b.Helper()
-	var runs []time.Duration
+	var runs, cpus []time.Duration
 	for range 5 {
+		before := childrenCPU(b)
 		runs = append(runs, plainLoop(b, n))
+		cpus = append(cpus, childrenCPU(b)-before)
 	}
 	slices.Sort(runs)
-	return runs[len(runs)/2]
+	slices.Sort(cpus)
+	return runs[len(runs)/2], cpus[len(cpus)/2]
+}
+
+// childrenCPU returns the user and system time of this process's
+// terminated, waited-for children so far.
+func childrenCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // plainLoop runs executor and tests for each of n tasks, benchJobs tasks at

@@ -126,3 +126,33 @@ func TestResetIsNotUndoneByAnOldJournal(t *testing.T) {
 		})
 	}
 }
+
+// A task done only in the journal of a killed run (tasks.json still says
+// in-progress) is finished for statgraph clean too: clean takes the
+// journal into the file first, as run and reset do, then removes the
+// task's workspace and checkpoints.
+func TestCleanAppliesTheJournalOfAKilledRun(t *testing.T) {
+	t.Parallel()
+	repo, jpath, _ := killedRun(t, strings.Replace(journalTasks, "STATUS", "pending", 1), "")
+	r := statgraph(t, repo, "run", "--plain", "--no-sandbox", "--keep-workspaces", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	plan := planOf(t, repo, "tasks.json", "")
+	require.DirExists(t, filepath.Join(plan.WorkDir(), "1"))
+	// Rewind to the moment of a kill: done in the journal, not in the file.
+	path := filepath.Join(repo, "tasks.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"done"`)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), `"done"`, `"in-progress"`, 1)), 0o644))
+	require.NoError(t, os.WriteFile(jpath, []byte(`{"id":"1","status":"done"}`+"\n"), 0o600))
+
+	r = statgraph(t, repo, "clean", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "task 1: removed its workspace (")
+	assert.NoDirExists(t, filepath.Join(plan.WorkDir(), "1"))
+	assert.Contains(t, r.stdout, "deleted the checkpoints of 1 finished task(s): 1")
+	assert.Equal(t, "done", readTasks(t, path)["1"].Status, "the journal's outcome is in the file")
+	rest, err := os.ReadFile(jpath)
+	require.NoError(t, err)
+	assert.Empty(t, string(rest), "clean empties the journal it took in")
+}

@@ -306,6 +306,7 @@ func makeRoot(root string) error {
 // directory of a git repository with a HEAD commit. It returns the HEAD
 // commit's hash, or an error saying what to do. It changes nothing.
 func CheckSource(dir string) (string, error) {
+	defer holdSource(dir)()
 	src, err := openSource(dir)
 	if err != nil {
 		return "", err

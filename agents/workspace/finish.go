@@ -24,7 +24,12 @@ import (
 // complete; calling Finish again finishes the job. A lock file of the task
 // branch that such a kill left in the source is removed once it has not
 // changed for two seconds, and the publish retried. Finish then reads the
-// branch back.
+// branch back. Each move of the branch appends its reflog entry (unless the
+// source sets core.logAllRefUpdates to false). Once statgraph's own packs in
+// the source number 16, Finish merges them into one before it returns (see
+// repack.go); that merge waits for the Prepares, publishes and checks of
+// the same source in this process and other statgraph processes, and a
+// failed merge does not fail Finish.
 //
 // Finish never touches the source's checked-out branch, index or working
 // tree: it fails with ErrBranchCheckedOut if the source (or one of its
@@ -69,6 +74,7 @@ func (w *Workspace) CheckPublished(ctx context.Context) error {
 }
 
 func (w *Workspace) checkPublished(ctx context.Context, tip plumbing.Hash) error {
+	defer holdSource(w.source)()
 	src, err := openSource(w.source)
 	if err != nil {
 		return err

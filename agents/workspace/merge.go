@@ -314,6 +314,7 @@ func (w *Workspace) Skipped() []Skipped { return slices.Clone(w.merged.skipped) 
 // repository at source, in the order given. It fails when source cannot be
 // opened.
 func PublishedBranches(source string, names []string) ([]string, error) {
+	defer holdSource(source)()
 	src, err := openSource(source)
 	if err != nil {
 		return nil, err

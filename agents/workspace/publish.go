@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -22,15 +23,33 @@ import (
 // the order git itself writes, so that a kill at any moment leaves the
 // source consistent: first the objects the source lacks, as one pack
 // written under a temporary name, fsynced and renamed, with its index
-// renamed last (see writePack); then the branch, under git's lock-file
+// renamed last (see writePackNamed); then the branch, under git's lock-file
 // protocol (<ref>.lock created exclusively, the new value written and
 // fsynced, renamed over the ref, the directory fsynced). No git process is
 // started, and the cost does not grow with the number of branches the
-// source has (git fetch lists them all). No reflog entry is written.
+// source has (git fetch lists them all). The branch's reflog gets an entry
+// as git writes one (reflog.go).
 
 // publish moves the task branch in the source to tip, writing the objects
-// it needs first. It applies Finish's rules (see Finish).
+// it needs first, under the source's shared lock; then it merges
+// statgraph's packs in the source when they are many (repack.go). It
+// applies Finish's rules (see Finish). A failed merge is not the publish's
+// failure: it leaves the source readable, and the next publish merges.
 func (w *Workspace) publish(ctx context.Context, tip plumbing.Hash) error {
+	release := holdSource(w.source)
+	err := w.publishHeld(ctx, tip)
+	release()
+	if err != nil {
+		return err
+	}
+	if _, common, err := sourceGitDirs(w.source); err == nil {
+		_ = repackOwn(common)
+	}
+	return nil
+}
+
+// publishHeld is publish with the source's shared lock held.
+func (w *Workspace) publishHeld(ctx context.Context, tip plumbing.Hash) error {
 	gitDir, common, err := sourceGitDirs(w.source)
 	if err != nil {
 		return err
@@ -64,8 +83,12 @@ func (w *Workspace) publish(ctx context.Context, tip plumbing.Hash) error {
 		return err
 	}
 	if len(objs) > 0 {
-		if err := writePack(filepath.Join(common, "objects", "pack"), objs); err != nil {
+		name, err := writePackNamed(filepath.Join(common, "objects", "pack"), objs)
+		if err != nil {
 			return fmt.Errorf("workspace: publish %s into %s: write its objects: %w", w.branch.Short(), w.source, err)
+		}
+		if err := recordPack(common, name); err != nil {
+			return fmt.Errorf("workspace: publish %s into %s: record its pack in %s: %w", w.branch.Short(), w.source, ownPacksFile, err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -248,40 +271,40 @@ func (w *Workspace) missingObjects(ctx context.Context, src *git.Repository, tip
 	return out, nil
 }
 
-// writePack writes objs as one pack into dir (objects/pack of the source),
-// as git's fetch does: pack and index under temporary names (tmp_pack_*,
+// writePackNamed writes objs as one pack into dir (objects/pack of the
+// source) and returns its base name ("pack-<sum>"), as git's fetch does: pack and index under temporary names (tmp_pack_*,
 // tmp_idx_*, which git fsck passes over), each fsynced, then the pack
 // renamed to its final name and the index last, and dir fsynced. A kill
 // leaves at most temporary files, or a pack without its index, which git
 // ignores and repairOrphanPacks completes for go-git.
-func writePack(dir string, objs []plumbing.EncodedObject) error {
+func writePackNamed(dir string, objs []plumbing.EncodedObject) (string, error) {
 	pack, idx, name, err := encodePack(objs)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", err
 	}
 	tmpPack, err := writeTemp(dir, "tmp_pack_", pack)
 	if err != nil {
-		return err
+		return "", err
 	}
 	tmpIdx, err := writeTemp(dir, "tmp_idx_", idx)
 	if err != nil {
 		os.Remove(tmpPack)
-		return err
+		return "", err
 	}
 	base := filepath.Join(dir, name)
 	if err := os.Rename(tmpPack, base+".pack"); err != nil {
 		os.Remove(tmpPack)
 		os.Remove(tmpIdx)
-		return err
+		return "", err
 	}
 	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
 		os.Remove(tmpIdx)
-		return err
+		return "", err
 	}
-	return syncDir(dir)
+	return name, syncDir(dir)
 }
 
 // writeTemp writes data to a new file in dir named prefix*, read-only as
@@ -437,6 +460,19 @@ func (w *Workspace) moveRef(ctx context.Context, src *git.Repository, common str
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("workspace: publish %s into %s: %w", w.branch.Short(), w.source, err)
+	}
+	if wantsReflog(src) {
+		msg := "statgraph: publish task " + w.taskID
+		// A branch at a commit the source cannot read is replaced as if
+		// new: git fsck rejects a reflog entry naming a missing object.
+		logOld := old
+		if !old.IsZero() && !readableCommit(src, old) {
+			logOld = plumbing.ZeroHash
+		}
+		if err := appendReflog(common, w.branch, logOld, tip, w.name, w.email, msg, time.Now()); err != nil {
+			return fmt.Errorf("workspace: publish %s into %s: write its reflog: %w; check that %s is writable", w.branch.Short(), w.source, err,
+				filepath.Join(common, "logs"))
+		}
 	}
 	if err := os.Rename(lock, path); err != nil {
 		return fmt.Errorf("workspace: publish %s into %s: %w", w.branch.Short(), w.source, err)

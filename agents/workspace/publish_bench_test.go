@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // BenchmarkFinish times the publish of one attempt (one changed file: a
@@ -63,5 +64,53 @@ func BenchmarkFinish(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkFinishSeries publishes n attempts of one task in a row into a
+// fresh source (each one changed file, committed outside the timer) and
+// reports the mean time of a publish over the whole series and over its
+// last tenth, and the packs the source has at the end: every publish adds a
+// pack, so without merging them the later publishes pay for all the earlier
+// ones (go-git loads every pack index when it opens the source).
+//
+//	go test -run XXX -bench FinishSeries -benchtime 1x ./agents/workspace
+func BenchmarkFinishSeries(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("publishes=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			var all, last time.Duration
+			packs := 0
+			for b.Loop() {
+				b.StopTimer()
+				src := newSource(b)
+				w := prepare(b, Options{Source: src, TaskID: "series", Root: b.TempDir()})
+				all, last = 0, 0
+				for i := range n {
+					if err := w.FS().WriteFile("a.txt", fmt.Sprintf("attempt %d\n", i)); err != nil {
+						b.Fatal(err)
+					}
+					if _, _, err := w.Commit(ctx, i+1, "bench"); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					start := time.Now()
+					if err := w.Finish(ctx); err != nil {
+						b.Fatal(err)
+					}
+					d := time.Since(start)
+					b.StopTimer()
+					all += d
+					if i >= n-n/10 {
+						last += d
+					}
+				}
+				packs = len(packNames(b, src))
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(all)/float64(time.Millisecond)/float64(n), "ms/publish")
+			b.ReportMetric(float64(last)/float64(time.Millisecond)/float64(n/10), "last-tenth-ms/publish")
+			b.ReportMetric(float64(packs), "packs-left")
+		})
 	}
 }

@@ -157,6 +157,7 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 		name:   cmp.Or(o.AuthorName, "statgraph"),
 		email:  cmp.Or(o.AuthorEmail, "statgraph@localhost"),
 	}
+	defer holdSource(source)() // a merge of statgraph's packs waits until this workspace has linked them
 	src, err := openSource(source)
 	if err != nil {
 		return nil, err

@@ -41,6 +41,11 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *keep < 0 {
 		return usageError{fmt.Sprintf("--keep-checkpoints is %d; give 0 (delete the threads) or more", *keep)}
 	}
+	// A killed run may have left outcomes only in its results journal: a
+	// task done there is finished too, and its workspace can go.
+	if err := tasks.SettleJournal(f, plan); err != nil {
+		return err
+	}
 	d := &tasks.Dispatcher{File: f, Repo: plan.Repo}
 	var st *sqlite.Store
 	if _, err := os.Stat(store); err == nil {
