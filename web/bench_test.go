@@ -107,7 +107,7 @@ func BenchmarkStatusToPage(b *testing.B) {
 func until(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		for {
-			ok, err := chromedp.Evaluate[bool]("!!(" + expr + ")")(ctx, t)
+			ok, err := chromedp.Evaluate[bool]("!!("+expr+")")(ctx, t)
 			if err != nil || ok {
 				return err
 			}
