@@ -53,7 +53,7 @@ func browser(t testing.TB, timeout time.Duration) context.Context {
 				dir = filepath.Join(os.TempDir(), "statgraph-test-artifacts")
 			}
 			sctx, scancel := context.WithTimeout(bctx, 10*time.Second)
-			png, err := chromedp.Run(sctx, chromedp.FullScreenshot(90))
+			png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 			scancel()
 			if err == nil && os.MkdirAll(dir, 0o755) == nil {
 				p := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png")
@@ -70,7 +70,7 @@ func browser(t testing.TB, timeout time.Duration) context.Context {
 }
 
 // serveTest serves h until the test ends, cutting open event streams then.
-func serveTest(t *testing.T, h http.Handler) *httptest.Server {
+func serveTest(t testing.TB, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()

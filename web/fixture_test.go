@@ -55,7 +55,7 @@ func newModel(t testing.TB, delay time.Duration) llm.Config {
 
 // newControl makes a repository holding tasksJSON in a fresh STATGRAPH_HOME
 // and a Control on it.
-func newControl(t *testing.T, tasksJSON string, mc llm.Config) *control.Control {
+func newControl(t testing.TB, tasksJSON string, mc llm.Config) *control.Control {
 	t.Helper()
 	t.Setenv("STATGRAPH_HOME", t.TempDir())
 	dir := t.TempDir()
