@@ -54,7 +54,10 @@ type jsonCodec[S any] struct {
 
 func (jsonCodec[S]) Marshal(s S) ([]byte, error) { return json.Marshal(s) }
 
-func (jsonCodec[S]) Unmarshal(data []byte) (S, error) {
+func (c jsonCodec[S]) Unmarshal(data []byte) (S, error) {
+	if s, ok := decodeFast[S](c.plan, data); ok {
+		return s, nil
+	}
 	var s S
 	err := json.Unmarshal(data, &s)
 	return s, err
@@ -217,7 +220,7 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 				continue
 			}
 			v := reflect.New(f.typ)
-			if err := json.Unmarshal(e.raw, v.Interface()); err != nil {
+			if err := f.unmarshal(e.raw, v); err != nil {
 				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", f.name, p.typ, err)
 			}
 			ov.Field(f.index).Set(v.Elem())
@@ -232,7 +235,7 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 				return out, di, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", f.name, p.typ)
 			}
 			v := reflect.New(f.typ)
-			if err := json.Unmarshal(e.raw, v.Interface()); err != nil {
+			if err := f.unmarshal(e.raw, v); err != nil {
 				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding elements appended to field %s of %v: %w", f.name, p.typ, err)
 			}
 			base, added := ov.Field(f.index), v.Elem()
@@ -301,11 +304,11 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 			// Decoded now, as one by one would, so a bad value
 			// is found even when a later delta sets the field again.
 			v := reflect.New(f.typ)
-			if json.Unmarshal(e.raw, v.Interface()) != nil {
+			if f.unmarshal(e.raw, v) != nil {
 				return out, false
 			}
 			m := get(f)
-			if len(m.app) > 0 && json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ).Interface()) != nil {
+			if len(m.app) > 0 && f.unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ)) != nil {
 				return out, false // elements this value replaces do not decode
 			}
 			m.set, m.app = v.Elem(), m.app[:0]
@@ -352,7 +355,7 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 			continue
 		}
 		v := reflect.New(f.typ)
-		if json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), v.Interface()) != nil {
+		if f.unmarshal(append(append([]byte{'['}, m.app...), ']'), v) != nil {
 			return out, false
 		}
 		base, added := field, v.Elem()
@@ -446,6 +449,10 @@ type deltaPlan struct {
 	ptr    bool         // the state is *typ rather than typ
 	fields []deltaField // the fields encoding/json encodes, in order
 	byName map[string]int
+	// The full-state decoder (jsondecode.go): fields by JSON name, and
+	// whether the type is one it reads.
+	byJSON    map[string]int
+	decodable bool
 }
 
 type deltaField struct {
@@ -455,6 +462,7 @@ type deltaField struct {
 	typ   reflect.Type
 	kind  deltaKind
 	fast  bool // bool or integer without custom JSON methods: encoded with strconv
+	dec   fieldDecoder
 }
 
 // field returns the field named name, or nil when the type has none.
@@ -506,6 +514,7 @@ func buildDeltaPlan(t reflect.Type) *deltaPlan {
 		p.byName[f.name] = len(p.fields)
 		p.fields = append(p.fields, f)
 	}
+	p.planDecode()
 	return p
 }
 
