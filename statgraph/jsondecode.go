@@ -266,9 +266,11 @@ func (d fieldDecoder) decodeSlice(data []byte, i int, v reflect.Value) (int, boo
 		if !ok {
 			return 0, false
 		}
-		if j = skipSpace(data, j); j < len(data) && data[j] == ',' {
-			j = skipSpace(data, j+1)
+		// Each element ends where scanArray found its end.
+		if j = skipSpace(data, j); j >= len(data) || k < n-1 && data[j] != ',' || k == n-1 && j != end-1 {
+			return 0, false
 		}
+		j = skipSpace(data, j+1)
 	}
 	v.Set(out)
 	return end, true

@@ -84,10 +84,11 @@ func boolInt(b bool) int64 {
 }
 
 // decodeRow builds a checkpoint from a row scanned into vals, checking the
-// type of every column. thread is the thread the row was read for. A row
+// type of every column. thread is the thread the row was read for; dec
+// decodes the JSON columns of the rows of one read. A row
 // that does not decode gives an error wrapping statgraph.ErrCorruptCheckpoint
 // that names the file, the thread and the checkpoint id.
-func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Checkpoint, error) {
+func (s *Store) decodeRow(thread string, vals *[numColumns]any, dec *rowenc.Decoder) (*statgraph.Checkpoint, error) {
 	key, _ := vals[colKey].(int64) // an INTEGER PRIMARY KEY is always an integer
 	id := key & maxID
 	d := rowDecoder{vals: vals}
@@ -112,7 +113,7 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Chec
 	raw := rowenc.Raw{Next: d.json(colNext), Pending: d.json(colPending), Counters: d.json(colCounters),
 		Interrupts: d.json(colInterrupts), Resumes: d.json(colResumes)}
 	if d.err == nil {
-		d.err = rowenc.Decode(cp, raw)
+		d.err = dec.Decode(cp, raw)
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: thread %q checkpoint %d in %s: %w; delete the thread or restore the file from a backup",

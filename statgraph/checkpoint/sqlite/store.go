@@ -310,6 +310,7 @@ func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, er
 		cps  []*statgraph.Checkpoint
 		vals [numColumns]any
 		dst  [numColumns]any
+		dec  rowenc.Decoder
 	)
 	for i := range vals {
 		dst[i] = &vals[i]
@@ -318,7 +319,7 @@ func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, er
 		if err := rows.Scan(dst[:]...); err != nil {
 			return nil, fmt.Errorf("sqlite: reading checkpoints of thread %q from %s: %w", thread, s.path, err)
 		}
-		cp, err := s.decodeRow(thread, &vals)
+		cp, err := s.decodeRow(thread, &vals, &dec)
 		if err != nil {
 			return nil, err
 		}
