@@ -173,9 +173,49 @@ func (d *rowDecoder) bytes(col int) []byte {
 	return nil
 }
 
+// jsonColumns are the columns scanned into a jsonText.
+var jsonColumns = [...]int{colNext, colPending, colCounters, colInterrupts, colResumes}
+
+// jsonText is the scan target of a JSON column: it copies the column's
+// text into a buffer it reuses from row to row, where a scan into an any
+// would allocate a string and decodeRow copy it again to bytes. rowenc
+// copies what it keeps.
+type jsonText struct {
+	text  []byte
+	null  bool
+	other any // a value of another type, reported by decodeRow
+}
+
+// Scan implements sql.Scanner.
+func (j *jsonText) Scan(src any) error {
+	j.text, j.null, j.other = j.text[:0], false, nil
+	switch v := src.(type) {
+	case nil:
+		j.null = true
+	case string:
+		j.text = append(j.text, v...)
+	case []byte:
+		j.text = append(j.text, v...)
+	default:
+		j.other = v
+	}
+	return nil
+}
+
 // json returns the text of a JSON column for rowenc.Decode; NULL is nil.
 func (d *rowDecoder) json(col int) []byte {
 	switch v := d.vals[col].(type) {
+	case *jsonText:
+		switch {
+		case v.other != nil:
+			d.fail(col, fmt.Errorf("holds %s, want JSON text", describe(v.other)))
+			return nil
+		case v.null:
+			return nil
+		case v.text == nil:
+			return []byte{} // empty text, not NULL
+		}
+		return v.text
 	case nil:
 		return nil
 	case string:
