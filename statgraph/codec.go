@@ -278,8 +278,9 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 		return out, false
 	}
 	type merged struct {
-		set reflect.Value // the last value set, invalid when none
-		app []byte        // elements appended since, comma-separated
+		set    reflect.Value // the last value set, invalid when none
+		setRaw []byte        // or its JSON, checked but not yet decoded
+		app    []byte        // elements appended since, comma-separated
 	}
 	acc := map[*deltaField]*merged{}
 	get := func(f *deltaField) *merged {
@@ -301,17 +302,23 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 			if e.appending {
 				continue
 			}
-			// Decoded now, as one by one would, so a bad value
-			// is found even when a later delta sets the field again.
-			v := reflect.New(f.typ)
-			if f.unmarshal(e.raw, v) != nil {
-				return out, false
-			}
+			// Checked now, as one by one would, so a bad value
+			// is found even when a later delta sets the field
+			// again; a scalar is decoded only if it is the last.
 			m := get(f)
 			if len(m.app) > 0 && f.unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ)) != nil {
 				return out, false // elements this value replaces do not decode
 			}
-			m.set, m.app = v.Elem(), m.app[:0]
+			m.app = m.app[:0]
+			if f.check(e.raw) {
+				m.set, m.setRaw = reflect.Value{}, e.raw
+				continue
+			}
+			v := reflect.New(f.typ)
+			if f.unmarshal(e.raw, v) != nil {
+				return out, false
+			}
+			m.set, m.setRaw = v.Elem(), nil
 		}
 		for _, e := range entries {
 			f := e.f
@@ -348,6 +355,13 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 	}
 	for f, m := range acc {
 		field := ov.Field(f.index)
+		if m.setRaw != nil {
+			v := reflect.New(f.typ)
+			if f.unmarshal(m.setRaw, v) != nil {
+				return out, false
+			}
+			m.set = v.Elem()
+		}
 		if m.set.IsValid() {
 			field.Set(m.set)
 		}

@@ -487,3 +487,51 @@ func (f *deltaField) unmarshal(raw []byte, v reflect.Value) error {
 	v.Elem().SetZero()
 	return json.Unmarshal(raw, v.Interface())
 }
+
+// check reports whether raw, the value of a scalar field, decodes (as
+// decodeField would, without keeping the value: a string is not copied).
+// false means it cannot tell cheaply, not that raw is invalid.
+func (f *deltaField) check(raw []byte) bool {
+	i := skipSpace(raw, 0)
+	end, ok := literal(raw, i, "null")
+	switch {
+	case ok:
+	case f.dec.kind == decodeString:
+		end, ok = checkString(raw, i)
+	case f.dec.kind == decodeBool:
+		if end, ok = literal(raw, i, "true"); !ok {
+			end, ok = literal(raw, i, "false")
+		}
+	case f.dec.kind == decodeInt || f.dec.kind == decodeUint:
+		var u uint64
+		var neg bool
+		neg, u, end, ok = scanInteger(raw, i)
+		limit := uint64(1) << (f.dec.bits - 1)
+		if f.dec.kind == decodeUint {
+			ok = ok && (!neg || u == 0) && (f.dec.bits == 64 || u < 1<<f.dec.bits)
+		} else {
+			ok = ok && (!neg && u < limit || neg && u <= limit)
+		}
+	}
+	return ok && skipSpace(raw, end) == len(raw)
+}
+
+// checkString reports whether the JSON string at data[i] is one scanString
+// reads without encoding/json, and returns its end.
+func checkString(data []byte, i int) (int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return 0, false
+	}
+	ascii := true
+	for j := i + 1; j < len(data); j++ {
+		switch c := data[j]; {
+		case c == '"':
+			return j + 1, ascii || utf8.Valid(data[i+1:j])
+		case c == '\\' || c < 0x20:
+			return 0, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return 0, false
+}
