@@ -254,8 +254,15 @@ func (d fieldDecoder) decodeSlice(data []byte, i int, v reflect.Value) (int, boo
 	if d.elem == decodeString {
 		block = string(data[i:end]) // one allocation for every element's text
 	}
-	out := reflect.MakeSlice(v.Type(), n, n)
-	strs, _ := out.Interface().([]string) // the common case, set without reflection
+	// The common case, []string, is made and set without reflection.
+	var out reflect.Value
+	var strs []string
+	if p, ok := v.Addr().Interface().(*[]string); ok {
+		strs = make([]string, n)
+		*p = strs
+	} else {
+		out = reflect.MakeSlice(v.Type(), n, n)
+	}
 	j := skipSpace(data, i+1)
 	for k := range n {
 		if strs != nil {
@@ -272,7 +279,9 @@ func (d fieldDecoder) decodeSlice(data []byte, i int, v reflect.Value) (int, boo
 		}
 		j = skipSpace(data, j+1)
 	}
-	v.Set(out)
+	if strs == nil {
+		v.Set(out)
+	}
 	return end, true
 }
 

@@ -46,7 +46,7 @@ var decodeInputs = []string{
 	`{"S":"x",}`, `{"S":"x"} extra`, `{"S":"x"`, `{"S":"x`, `{"S"}`, `{"S" "x"}`, `[1]`, `null`, ``, `"x"`,
 	`{"B":tru}`, `{"B":false}`, `{"B":"true"}`, `{"I":"1"}`, `{"S":1}`, `{"Nums":[1.5]}`, `{"Ptr":null}`,
 	`{"Meta":{"a":}}`, `{"Meta":{"a":"\`, `{"Log":["\`, "{\"S\":\"tab\there\"}",
-	`{"Nums":[000]}`, `{"Nums":[1 2]}`, `{"Log":["a""b"]}`, `{"F":[1.5]}`, `{"Nums":[-0, 0]}`,
+	`{"Nums":[000]}`, `{"Log":[]}`, `{"Log":[""]}`, `{"Nums":[1 2]}`, `{"Log":["a""b"]}`, `{"F":[1.5]}`, `{"Nums":[-0, 0]}`,
 }
 
 // TestDecodeFastMatchesEncodingJSON checks that JSONCodec's decoder gives

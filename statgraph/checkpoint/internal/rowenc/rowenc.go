@@ -99,6 +99,7 @@ func Decode(cp *statgraph.Checkpoint, raw Raw) error {
 type Decoder struct {
 	lastNext []byte   // the next column of the last row with one
 	next     []string // what it decoded to
+	names    []string // node names seen in counters columns, reused as map keys
 }
 
 // Decode is Decode, for the next row of the read.
@@ -131,7 +132,7 @@ func (d *Decoder) Decode(cp *statgraph.Checkpoint, raw Raw) error {
 	}
 	if raw.Counters != nil {
 		var ok bool
-		if cp.Counters, ok = scanCounters(raw.Counters); !ok {
+		if cp.Counters, ok = scanCounters(raw.Counters, d.intern); !ok {
 			var err error
 			if cp.Counters, err = decodeJSON[map[string]int]("counters", raw.Counters); err != nil {
 				return err
@@ -157,6 +158,21 @@ func (d *Decoder) Decode(cp *statgraph.Checkpoint, raw Raw) error {
 		}
 	}
 	return nil
+}
+
+// intern returns name as a string, the same string as for an earlier row
+// when one had it (a graph has few nodes: a short list is searched).
+func (d *Decoder) intern(name []byte) string {
+	for _, n := range d.names {
+		if n == string(name) {
+			return n
+		}
+	}
+	s := string(name)
+	if len(d.names) < 64 {
+		d.names = append(d.names, s)
+	}
+	return s
 }
 
 // decodeJSON decodes the JSON column column with encoding/json.

@@ -28,18 +28,19 @@ func scanNames(b []byte) (names []string, ok bool) {
 }
 
 // scanCounters decodes a counters column as countersJSON writes it: an
-// object of strings without escapes to integers, no whitespace. ok is
-// false for anything else.
-func scanCounters(b []byte) (counters map[string]int, ok bool) {
+// object of strings without escapes to integers, no whitespace; intern
+// makes the keys. ok is false for anything else.
+func scanCounters(b []byte, intern func([]byte) string) (counters map[string]int, ok bool) {
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
 		return nil, false
 	}
 	counters = map[string]int{}
 	for i := 1; i < len(b)-1; {
-		name, j, ok := scanPlain(b, i)
+		j, ok := plainEnd(b, i)
 		if !ok || j >= len(b) || b[j] != ':' {
 			return nil, false
 		}
+		name := intern(b[i+1 : j-1])
 		j++
 		neg := j < len(b) && b[j] == '-'
 		if neg {
@@ -74,22 +75,29 @@ func scanCounters(b []byte) (counters map[string]int, ok bool) {
 // scanPlain reads the string at b[i] when it has no escapes or control
 // characters and is valid UTF-8, returning it and the index after it.
 func scanPlain(b []byte, i int) (string, int, bool) {
-	if i >= len(b) || b[i] != '"' {
+	j, ok := plainEnd(b, i)
+	if !ok {
 		return "", 0, false
+	}
+	return string(b[i+1 : j-1]), j, true
+}
+
+// plainEnd returns the index after the string at b[i] when it has no
+// escapes or control characters and is valid UTF-8.
+func plainEnd(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
 	}
 	ascii := true
 	for j := i + 1; j < len(b); j++ {
 		switch c := b[j]; {
 		case c == '"':
-			if !ascii && !utf8.Valid(b[i+1:j]) {
-				return "", 0, false
-			}
-			return string(b[i+1 : j]), j + 1, true
+			return j + 1, ascii || utf8.Valid(b[i+1:j])
 		case c == '\\' || c < 0x20:
-			return "", 0, false
+			return 0, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return "", 0, false
+	return 0, false
 }

@@ -93,3 +93,28 @@ func TestDecoderAllocations(t *testing.T) {
 		t.Fatalf("decoding a row allocates %.0f times, want at most 1", allocs)
 	}
 }
+
+// TestDecoderCountersAllocations checks that a row with counters costs the
+// checkpoint and the map, its keys shared with earlier rows.
+func TestDecoderCountersAllocations(t *testing.T) {
+	var d Decoder
+	raw := func(n int) Raw {
+		cols, err := Encode(&statgraph.Checkpoint{Next: []string{"step"}, Counters: map[string]int{"step": n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Raw{Next: []byte(cols.Next), Counters: []byte(cols.Counters)}
+	}
+	rows := []Raw{raw(1), raw(2)}
+	n := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		cp := &statgraph.Checkpoint{}
+		if err := d.Decode(cp, rows[n%2]); err != nil || cp.Counters["step"] != 1+n%2 {
+			t.Fatalf("counters %v (%v), want step %d", cp.Counters, err, 1+n%2)
+		}
+		n++
+	})
+	if allocs > 3 {
+		t.Fatalf("decoding a row with counters allocates %.0f times, want at most 3", allocs)
+	}
+}
