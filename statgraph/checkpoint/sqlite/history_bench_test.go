@@ -26,8 +26,10 @@ import (
 // with the thread: checkpoint size and State's chain read), "flat" keeps a
 // bounded window (whole-thread History, whose output is one state per step).
 // Each benchmark reports ns/op, allocations, peak-MiB (the most heap in use
-// while it ran, sampled) and, for SQLite, the raw read's time as raw-ns and
-// the ratio x-raw.
+// while it ran, sampled) and, for SQLite, a raw read of the same rows run
+// before each op (see measure): its median time as raw-ns, its allocations
+// as raw-allocs, and the ratios of the medians, x-raw (wall time) and
+// cpu-x-raw (CPU time).
 
 // histState is the state of the benchmark threads.
 type histState struct {
