@@ -54,7 +54,10 @@ type jsonCodec[S any] struct {
 
 func (jsonCodec[S]) Marshal(s S) ([]byte, error) { return json.Marshal(s) }
 
-func (jsonCodec[S]) Unmarshal(data []byte) (S, error) {
+func (c jsonCodec[S]) Unmarshal(data []byte) (S, error) {
+	if s, ok := decodeFast[S](c.plan, data); ok {
+		return s, nil
+	}
 	var s S
 	err := json.Unmarshal(data, &s)
 	return s, err
@@ -217,7 +220,7 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 				continue
 			}
 			v := reflect.New(f.typ)
-			if err := json.Unmarshal(e.raw, v.Interface()); err != nil {
+			if err := f.unmarshal(e.raw, v); err != nil {
 				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", f.name, p.typ, err)
 			}
 			ov.Field(f.index).Set(v.Elem())
@@ -232,7 +235,7 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 				return out, di, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", f.name, p.typ)
 			}
 			v := reflect.New(f.typ)
-			if err := json.Unmarshal(e.raw, v.Interface()); err != nil {
+			if err := f.unmarshal(e.raw, v); err != nil {
 				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding elements appended to field %s of %v: %w", f.name, p.typ, err)
 			}
 			base, added := ov.Field(f.index), v.Elem()
@@ -275,8 +278,9 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 		return out, false
 	}
 	type merged struct {
-		set reflect.Value // the last value set, invalid when none
-		app []byte        // elements appended since, comma-separated
+		set    reflect.Value // the last value set, invalid when none
+		setRaw []byte        // or its JSON, checked but not yet decoded
+		app    []byte        // elements appended since, comma-separated
 	}
 	acc := map[*deltaField]*merged{}
 	get := func(f *deltaField) *merged {
@@ -298,17 +302,23 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 			if e.appending {
 				continue
 			}
-			// Decoded now, as one by one would, so a bad value
-			// is found even when a later delta sets the field again.
-			v := reflect.New(f.typ)
-			if json.Unmarshal(e.raw, v.Interface()) != nil {
-				return out, false
-			}
+			// Checked now, as one by one would, so a bad value
+			// is found even when a later delta sets the field
+			// again; a scalar is decoded only if it is the last.
 			m := get(f)
-			if len(m.app) > 0 && json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ).Interface()) != nil {
+			if len(m.app) > 0 && f.unmarshal(append(append([]byte{'['}, m.app...), ']'), reflect.New(f.typ)) != nil {
 				return out, false // elements this value replaces do not decode
 			}
-			m.set, m.app = v.Elem(), m.app[:0]
+			m.app = m.app[:0]
+			if f.check(e.raw) {
+				m.set, m.setRaw = reflect.Value{}, e.raw
+				continue
+			}
+			v := reflect.New(f.typ)
+			if f.unmarshal(e.raw, v) != nil {
+				return out, false
+			}
+			m.set, m.setRaw = v.Elem(), nil
 		}
 		for _, e := range entries {
 			f := e.f
@@ -345,6 +355,13 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 	}
 	for f, m := range acc {
 		field := ov.Field(f.index)
+		if m.setRaw != nil {
+			v := reflect.New(f.typ)
+			if f.unmarshal(m.setRaw, v) != nil {
+				return out, false
+			}
+			m.set = v.Elem()
+		}
 		if m.set.IsValid() {
 			field.Set(m.set)
 		}
@@ -352,7 +369,7 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 			continue
 		}
 		v := reflect.New(f.typ)
-		if json.Unmarshal(append(append([]byte{'['}, m.app...), ']'), v.Interface()) != nil {
+		if f.unmarshal(append(append([]byte{'['}, m.app...), ']'), v) != nil {
 			return out, false
 		}
 		base, added := field, v.Elem()
@@ -446,6 +463,10 @@ type deltaPlan struct {
 	ptr    bool         // the state is *typ rather than typ
 	fields []deltaField // the fields encoding/json encodes, in order
 	byName map[string]int
+	// The full-state decoder (jsondecode.go): fields by JSON name, and
+	// whether the type is one it reads.
+	byJSON    map[string]int
+	decodable bool
 }
 
 type deltaField struct {
@@ -455,6 +476,7 @@ type deltaField struct {
 	typ   reflect.Type
 	kind  deltaKind
 	fast  bool // bool or integer without custom JSON methods: encoded with strconv
+	dec   fieldDecoder
 }
 
 // field returns the field named name, or nil when the type has none.
@@ -506,6 +528,7 @@ func buildDeltaPlan(t reflect.Type) *deltaPlan {
 		p.byName[f.name] = len(p.fields)
 		p.fields = append(p.fields, f)
 	}
+	p.planDecode()
 	return p
 }
 

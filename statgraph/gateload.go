@@ -193,6 +193,9 @@ func corruptExtra(c *Checkpoint, err error) error {
 // for snapshots; memo is as for loadExtra. The slices may share their
 // elements with other snapshots' of the same memo.
 func gateRecord(ctx context.Context, cp Checkpointer, c *Checkpoint, memo map[int64]*gateDoc) ([]GateOutcome, []Warning, error) {
+	if len(c.Extra) == 0 {
+		return nil, nil, nil // no gate state (what loadExtra would give, without allocating)
+	}
 	d, err := loadExtra(ctx, cp, c, false, memo)
 	if err != nil {
 		return nil, nil, err

@@ -62,10 +62,11 @@ func (r *row) dest() []any {
 		&r.json.Next, &r.json.Pending, &r.json.Counters, &r.json.Interrupts, &r.json.Resumes, &r.extra, &r.base}
 }
 
-// checkpoint builds the checkpoint of thread that r holds. The scanned
-// byte slices are fresh for each row (pgx copies them), so the checkpoint
-// may keep them.
-func (r *row) checkpoint(thread string) (*statgraph.Checkpoint, error) {
+// checkpoint builds the checkpoint of thread that r holds, decoding its
+// JSON columns with dec, the decoder of the read. The scanned byte slices
+// are fresh for each row (pgx copies them), so the checkpoint may keep
+// them.
+func (r *row) checkpoint(thread string, dec *rowenc.Decoder) (*statgraph.Checkpoint, error) {
 	cp := &statgraph.Checkpoint{
 		Thread: thread, ID: r.id, Parent: r.parent, Step: int(r.step), Source: r.source,
 		Delta: r.delta, State: r.state, Extra: r.extra,
@@ -76,7 +77,7 @@ func (r *row) checkpoint(thread string) (*statgraph.Checkpoint, error) {
 	if r.base != nil {
 		cp.Base = *r.base
 	}
-	if err := rowenc.Decode(cp, r.json); err != nil {
+	if err := dec.Decode(cp, r.json); err != nil {
 		return nil, err
 	}
 	return cp, nil

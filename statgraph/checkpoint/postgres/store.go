@@ -236,12 +236,13 @@ func (s *Store) query(ctx context.Context, thread, tail string, args ...any) ([]
 	defer rows.Close()
 	var cps []*statgraph.Checkpoint
 	var r row
+	var dec rowenc.Decoder
 	dst := r.dest()
 	for rows.Next() {
 		if err := rows.Scan(dst...); err != nil {
 			return nil, fmt.Errorf("postgres: reading checkpoints of thread %q from %s: %w", thread, s.where, err)
 		}
-		cp, err := r.checkpoint(thread)
+		cp, err := r.checkpoint(thread, &dec)
 		if err != nil {
 			return nil, fmt.Errorf("%w: thread %q checkpoint %d in %s: %w; delete the thread or restore the rows from a backup",
 				statgraph.ErrCorruptCheckpoint, thread, r.id, s.where, err)

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,8 +26,10 @@ import (
 // with the thread: checkpoint size and State's chain read), "flat" keeps a
 // bounded window (whole-thread History, whose output is one state per step).
 // Each benchmark reports ns/op, allocations, peak-MiB (the most heap in use
-// while it ran, sampled) and, for SQLite, the raw read's time as raw-ns and
-// the ratio x-raw.
+// while it ran, sampled) and, for SQLite, a raw read of the same rows run
+// before each op (see measure): its median time as raw-ns, its allocations
+// as raw-allocs, and the ratios of the medians, x-raw (wall time) and
+// cpu-x-raw (CPU time).
 
 // histState is the state of the benchmark threads.
 type histState struct {
@@ -188,39 +191,62 @@ func rawRows(b *testing.B, t *histThread, from int64) int {
 	return n
 }
 
-// rawTime is the median time of a raw read of the rows from key from.
-func rawTime(b *testing.B, t *histThread, from int64) time.Duration {
-	ds := make([]time.Duration, 5)
-	for i := range ds {
-		start := time.Now()
-		rawRows(b, t, from)
-		ds[i] = time.Since(start)
+// cpuTime is the CPU time the process has used, user and system: unlike
+// wall time it does not grow when other processes load the machine.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
 	}
-	return median(ds)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// timed runs f and returns its wall and CPU time.
+func timed(f func()) (wall, cpu time.Duration) {
+	c, w := cpuTime(), time.Now()
+	f()
+	return time.Since(w), cpuTime() - c
 }
 
 // measure runs op in the benchmark loop and reports peak heap and, for
-// SQLite, the raw read of the rows from key from.
+// SQLite, a raw read of the rows from key from, run before each op with
+// the timer stopped: raw-ns is its median wall time, x-raw the median of
+// op's wall times over it, cpu-x-raw the same for CPU time (less moved by
+// the other processes of a shared machine), raw-allocs its allocations.
 func measure(b *testing.B, t *histThread, from int64, op func() error) {
-	var raw time.Duration
-	if t.path != "" {
-		raw = rawTime(b, t, from)
+	sqlite := t.path != ""
+	var rawAllocs uint64
+	if sqlite {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		rawRows(b, t, from)
+		runtime.ReadMemStats(&m1)
+		rawAllocs = m1.Mallocs - m0.Mallocs
 	}
+	var opWall, opCPU, rawWall, rawCPU []time.Duration
 	b.ReportAllocs()
 	stop := peakHeap()
-	start := time.Now()
-	n := 0
 	for b.Loop() {
-		if err := op(); err != nil {
+		if sqlite {
+			b.StopTimer()
+			w, c := timed(func() { rawRows(b, t, from) })
+			rawWall, rawCPU = append(rawWall, w), append(rawCPU, c)
+			b.StartTimer()
+		}
+		var err error
+		w, c := timed(func() { err = op() })
+		if err != nil {
 			b.Fatal(err)
 		}
-		n++
+		opWall, opCPU = append(opWall, w), append(opCPU, c)
 	}
-	elapsed := time.Since(start)
 	b.ReportMetric(stop(), "peak-MiB")
-	if t.path != "" {
+	if sqlite {
+		raw := median(rawWall)
 		b.ReportMetric(float64(raw.Nanoseconds()), "raw-ns")
-		b.ReportMetric(float64(elapsed.Nanoseconds())/float64(n)/float64(raw.Nanoseconds()), "x-raw")
+		b.ReportMetric(float64(median(opWall))/float64(raw), "x-raw")
+		b.ReportMetric(float64(median(opCPU))/float64(max(median(rawCPU), 1)), "cpu-x-raw")
+		b.ReportMetric(float64(rawAllocs), "raw-allocs")
 		b.ReportMetric(float64(t.bytes)/(1<<20), "db-MiB")
 	}
 }

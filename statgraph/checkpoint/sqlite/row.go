@@ -84,10 +84,11 @@ func boolInt(b bool) int64 {
 }
 
 // decodeRow builds a checkpoint from a row scanned into vals, checking the
-// type of every column. thread is the thread the row was read for. A row
+// type of every column. thread is the thread the row was read for; dec
+// decodes the JSON columns of the rows of one read. A row
 // that does not decode gives an error wrapping statgraph.ErrCorruptCheckpoint
 // that names the file, the thread and the checkpoint id.
-func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Checkpoint, error) {
+func (s *Store) decodeRow(thread string, vals *[numColumns]any, dec *rowenc.Decoder) (*statgraph.Checkpoint, error) {
 	key, _ := vals[colKey].(int64) // an INTEGER PRIMARY KEY is always an integer
 	id := key & maxID
 	d := rowDecoder{vals: vals}
@@ -112,7 +113,7 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any) (*statgraph.Chec
 	raw := rowenc.Raw{Next: d.json(colNext), Pending: d.json(colPending), Counters: d.json(colCounters),
 		Interrupts: d.json(colInterrupts), Resumes: d.json(colResumes)}
 	if d.err == nil {
-		d.err = rowenc.Decode(cp, raw)
+		d.err = dec.Decode(cp, raw)
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: thread %q checkpoint %d in %s: %w; delete the thread or restore the file from a backup",
@@ -172,9 +173,49 @@ func (d *rowDecoder) bytes(col int) []byte {
 	return nil
 }
 
+// jsonColumns are the columns scanned into a jsonText.
+var jsonColumns = [...]int{colNext, colPending, colCounters, colInterrupts, colResumes}
+
+// jsonText is the scan target of a JSON column: it copies the column's
+// text into a buffer it reuses from row to row, where a scan into an any
+// would allocate a string and decodeRow copy it again to bytes. rowenc
+// copies what it keeps.
+type jsonText struct {
+	text  []byte
+	null  bool
+	other any // a value of another type, reported by decodeRow
+}
+
+// Scan implements sql.Scanner.
+func (j *jsonText) Scan(src any) error {
+	j.text, j.null, j.other = j.text[:0], false, nil
+	switch v := src.(type) {
+	case nil:
+		j.null = true
+	case string:
+		j.text = append(j.text, v...)
+	case []byte:
+		j.text = append(j.text, v...)
+	default:
+		j.other = v
+	}
+	return nil
+}
+
 // json returns the text of a JSON column for rowenc.Decode; NULL is nil.
 func (d *rowDecoder) json(col int) []byte {
 	switch v := d.vals[col].(type) {
+	case *jsonText:
+		switch {
+		case v.other != nil:
+			d.fail(col, fmt.Errorf("holds %s, want JSON text", describe(v.other)))
+			return nil
+		case v.null:
+			return nil
+		case v.text == nil:
+			return []byte{} // empty text, not NULL
+		}
+		return v.text
 	case nil:
 		return nil
 	case string:

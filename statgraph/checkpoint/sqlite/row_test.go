@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/internal/rowenc"
 )
 
 // FuzzDecodeRow feeds rows of arbitrary column values, as a damaged or
@@ -34,7 +35,7 @@ func FuzzDecodeRow(f *testing.F) {
 				}
 			}
 		}
-		cp, err := s.decodeRow("t", &vals)
+		cp, err := s.decodeRow("t", &vals, &rowenc.Decoder{})
 		if err != nil {
 			require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
 			require.ErrorContains(t, err, `thread "t" checkpoint`)

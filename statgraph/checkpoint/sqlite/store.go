@@ -310,15 +310,23 @@ func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, er
 		cps  []*statgraph.Checkpoint
 		vals [numColumns]any
 		dst  [numColumns]any
+		dec  rowenc.Decoder
+		text [len(jsonColumns)]jsonText
 	)
 	for i := range vals {
 		dst[i] = &vals[i]
+	}
+	for k, col := range jsonColumns {
+		dst[col] = &text[k]
 	}
 	for rows.Next() {
 		if err := rows.Scan(dst[:]...); err != nil {
 			return nil, fmt.Errorf("sqlite: reading checkpoints of thread %q from %s: %w", thread, s.path, err)
 		}
-		cp, err := s.decodeRow(thread, &vals)
+		for k, col := range jsonColumns {
+			vals[col] = &text[k]
+		}
+		cp, err := s.decodeRow(thread, &vals, &dec)
 		if err != nil {
 			return nil, err
 		}

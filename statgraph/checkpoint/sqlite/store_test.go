@@ -112,6 +112,9 @@ func TestCorruptRow(t *testing.T) {
 		{"text created", `created = 'yesterday'`, "column created holds text, want an integer"},
 		{"delta out of range", `delta = 5`, "column delta holds 5, want 0 or 1"},
 		{"integer state", `state = 42`, "column state holds an integer, want bytes"},
+		{"number in next (stored as text)", `next = 7`, "column next holds invalid JSON"},
+		{"number in counters (stored as text)", `counters = 2.5`, "column counters holds invalid JSON"},
+		{"empty text next", `next = ''`, "column next holds invalid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
