@@ -99,7 +99,7 @@ type Checkpoint struct {
 	// checkpoints); when nil they are the parent's counters plus one for
 	// each node in the parent's Next.
 	Counters map[string]int
-	// Interrupts are the pauses waiting for a Resume; Resumes the values given
+	// Interrupts are the pauses waiting for WithResume; Resumes the values given
 	// to them, by interrupt ID, not yet consumed.
 	Interrupts []PendingInterrupt
 	Resumes    map[string][]byte
@@ -118,9 +118,9 @@ type PendingWrite struct {
 }
 
 // PendingInterrupt is a pause raised by a node (Interrupt) or by
-// InterruptBefore/InterruptAfter, waiting for Resume.
+// InterruptBefore/InterruptAfter, waiting for WithResume.
 type PendingInterrupt struct {
-	ID      string // unique within the thread; Resume addresses it by this
+	ID      string // unique within the thread; WithResume addresses it by this
 	Node    string
 	When    string // "before", "after" or "inside"
 	Payload []byte // JSON of the value given to Interrupt

@@ -79,14 +79,14 @@ func WithCheckpointer(cp Checkpointer) CompileOption {
 	return func(c *compileConfig) { c.checkpointer = cp }
 }
 
-// WithInterruptBefore pauses a run before any of nodes runs. Resume
+// WithInterruptBefore pauses a run before any of nodes runs. WithResume
 // continues it. Needs a checkpointer.
 func WithInterruptBefore(nodes ...string) CompileOption {
 	return func(c *compileConfig) { c.before = append(c.before, nodes...) }
 }
 
 // WithInterruptAfter pauses a run after any of nodes ran, once the step's
-// checkpoint is saved. Resume continues it. Needs a checkpointer.
+// checkpoint is saved. WithResume continues it. Needs a checkpointer.
 func WithInterruptAfter(nodes ...string) CompileOption {
 	return func(c *compileConfig) { c.after = append(c.after, nodes...) }
 }

@@ -97,7 +97,7 @@ const (
 	// with an error wrapping ErrMaxRetries.
 	Fail OnExhausted = iota
 	// Escalate pauses the run with an interrupt whose payload is an
-	// Escalation. Resume it with "retry" (reset the retry count, recorded in
+	// Escalation. Resume it (WithResume) with "retry" (reset the retry count, recorded in
 	// the gate log, and retry), "skip" (continue downstream with a warning)
 	// or "abort" (end the run with an error wrapping ErrAborted). Needs a
 	// checkpointer.
@@ -127,7 +127,7 @@ type GateConfig[S any] struct {
 	Validators []string
 	// RetryTarget is the node re-run when a blocking check fails: it and
 	// every node after it up to the gate run again. It must be upstream of
-	// the gate; Start re-runs the run's source (see InvokeFrom).
+	// the gate; Start re-runs the run's source (see WithSource).
 	RetryTarget string
 	// RetryTargets overrides RetryTarget for some validators (a lint failure
 	// goes back to the executor, a rejected plan to the planner). When checks
@@ -201,7 +201,7 @@ type Warning struct {
 }
 
 // Escalation is the payload of the interrupt a gate raises when its retries
-// are used up and OnExhausted is Escalate. Answer it with Resume and one of
+// are used up and OnExhausted is Escalate. Answer it with WithResume and one of
 // Choices.
 type Escalation struct {
 	Gate       string    `json:"gate"`
@@ -212,7 +212,7 @@ type Escalation struct {
 	Feedback   string    `json:"feedback"`
 	Choices    []string  `json:"choices"` // "retry", "skip", "abort"
 	// Invalid says why the previous answer was refused, when the gate asks
-	// again because Resume was given something other than one of Choices.
+	// again because WithResume was given something other than one of Choices.
 	Invalid string `json:"invalid,omitempty"`
 }
 

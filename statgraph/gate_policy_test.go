@@ -63,7 +63,8 @@ func TestGateEnforcementModes(t *testing.T) {
 				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
 					return verdictOf(calls, "test", true)
 				}))
-			res, err := g.InvokeResult(context.Background(), code{})
+			var res statgraph.Result[code]
+			_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 			require.Equal(t, tc.coderRuns, calls.get("coder"))
 			require.Equal(t, tc.mode, res.Gates[0].Verdicts[0].Mode)
 			require.Len(t, res.Warnings, tc.warnings)
@@ -95,7 +96,8 @@ func TestGateMostRestrictiveLimitAcrossTwoGates(t *testing.T) {
 		AddEdge(statgraph.Start, "coder").AddEdge("coder", "lint").AddEdge("coder", "test").
 		AddEdge("lint", "lint_gate").AddEdge("test", "test_gate").
 		AddEdge("lint_gate", statgraph.End).AddEdge("test_gate", statgraph.End))
-	res, err := g.InvokeResult(context.Background(), code{})
+	var res statgraph.Result[code]
+	_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 	require.ErrorIs(t, err, statgraph.ErrMaxRetries)
 	require.ErrorContains(t, err, `gate "lint_gate" after 1 retries of coder`)
 	require.Equal(t, 2, calls.get("coder"), "the limit of test_gate (1) applies to coder, not lint_gate's 3")
@@ -123,7 +125,8 @@ func TestGateRerunFailedOnlySkipsUnchangedPassingValidator(t *testing.T) {
 				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
 					return "test", check(calls, "test", 3), nil
 				}))
-			res, err := g.InvokeResult(context.Background(), code{})
+			var res statgraph.Result[code]
+			_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 			require.NoError(t, err)
 			require.Equal(t, 3, calls.get("coder"))
 			require.Equal(t, 3, calls.get("test"))
@@ -165,7 +168,8 @@ func TestGateRetryTargetsByValidator(t *testing.T) {
 				AddEdge(statgraph.Start, "planner").AddEdge("planner", "coder").
 				AddEdge("coder", "lint").AddEdge("coder", "plan_check").AddEdge("lint", "gate").AddEdge("plan_check", "gate").
 				AddEdge("gate", statgraph.End))
-			res, err := g.InvokeResult(context.Background(), code{})
+			var res statgraph.Result[code]
+			_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 			require.NoError(t, err)
 			require.Equal(t, tc.planner, calls.get("planner"))
 			require.Equal(t, tc.coders, calls.get("coder"))
@@ -256,10 +260,11 @@ func startRetryGraph(t *testing.T) *statgraph.Graph[seeded] {
 func TestGateRetryStart(t *testing.T) {
 	t.Run("with a source function", func(t *testing.T) {
 		calls := 0
-		res, err := startRetryGraph(t).InvokeFrom(context.Background(), func(context.Context) (seeded, error) {
+		var res statgraph.Result[seeded]
+		_, err := startRetryGraph(t).Invoke(context.Background(), seeded{}, statgraph.WithSource(func(context.Context) (seeded, error) {
 			calls++
 			return seeded{Seed: calls}, nil
-		})
+		}), statgraph.WithResult(&res))
 		require.NoError(t, err)
 		require.Equal(t, 3, calls)
 		require.Equal(t, []int{3}, res.State.Seen, "a fresh input replaces the state")
@@ -278,7 +283,7 @@ func TestGateRetryStart(t *testing.T) {
 	})
 	t.Run("source error", func(t *testing.T) {
 		boom := errors.New("no input today")
-		_, err := startRetryGraph(t).InvokeFrom(context.Background(), func(context.Context) (seeded, error) { return seeded{}, boom })
+		_, err := startRetryGraph(t).Invoke(context.Background(), seeded{}, statgraph.WithSource(func(context.Context) (seeded, error) { return seeded{}, boom }))
 		require.ErrorIs(t, err, boom)
 	})
 }

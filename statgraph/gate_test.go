@@ -75,7 +75,8 @@ func note000(calls *counter, testPasses int, cfg statgraph.GateConfig[code]) *st
 func TestGateRetriesUpstreamWithFeedback(t *testing.T) {
 	calls := &counter{}
 	g := mustCompile(t, note000(calls, 3, statgraph.GateConfig[code]{Hints: []string{"keep functions small"}}))
-	res, err := g.InvokeResult(context.Background(), code{})
+	var res statgraph.Result[code]
+	_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 	require.NoError(t, err)
 	for _, name := range []string{"coder", "review", "test"} {
 		require.Equal(t, 3, calls.get(name), "calls of %s", name)
@@ -106,7 +107,8 @@ func TestGateExhaustedFails(t *testing.T) {
 	t.Run("ends the run with ErrMaxRetries", func(t *testing.T) {
 		calls := &counter{}
 		g := mustCompile(t, note000(calls, 100, statgraph.GateConfig[code]{}))
-		res, err := g.InvokeResult(context.Background(), code{})
+		var res statgraph.Result[code]
+		_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 		require.ErrorIs(t, err, statgraph.ErrMaxRetries)
 		require.ErrorContains(t, err, `gate "gate" after 2 retries of coder`)
 		require.Equal(t, 3, calls.get("coder"))

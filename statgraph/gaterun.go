@@ -388,7 +388,7 @@ func (r *run[S]) routeGate(n *node[S], d *gateDecision) error {
 				continue
 			}
 			if r.source == nil {
-				return fmt.Errorf("gate %q retries %s: %w; run the graph with InvokeFrom to give it a source function", n.name, Start, ErrNotRetryable)
+				return fmt.Errorf("gate %q retries %s: %w; run the graph WithSource to give it a source function", n.name, Start, ErrNotRetryable)
 			}
 			gs.restart = true
 		}

@@ -178,7 +178,7 @@ func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool,
 		return false, r.loadPrev(ctx, c)
 	}
 	if resume == nil && len(c.Interrupts) > 0 && r.cfg.from == 0 {
-		return false, fmt.Errorf("%w: thread %q is waiting at interrupt %s; continue it with Resume", ErrInterrupted, s.thread, c.Interrupts[0].ID)
+		return false, fmt.Errorf("%w: thread %q is waiting at interrupt %s; continue it with WithResume(value)", ErrInterrupted, s.thread, c.Interrupts[0].ID)
 	}
 	chain, err := readChain(ctx, s.cp, c)
 	if err != nil {

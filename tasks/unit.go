@@ -135,7 +135,7 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 		var err error
 		var seq func(func(statgraph.Event[agents.TaskState], error) bool)
 		if resuming {
-			seq = g.StreamResume(ctx, thread, resume)
+			seq = g.Stream(ctx, agents.TaskState{}, statgraph.WithThread(thread), statgraph.WithResume(resume))
 		} else {
 			seq = g.Stream(ctx, in, statgraph.WithThread(thread))
 		}
