@@ -92,9 +92,6 @@ func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *B
 		return b
 	}
 	ns.fn = fn
-	if ns.cfg.validatorOpt {
-		b.problem("AddNode(%q): WithSeverity and WithMode apply to validators only (AddValidator)", name)
-	}
 	b.checkCache(ns)
 	return b
 }
@@ -188,20 +185,34 @@ func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
 	return b
 }
 
-// NodeOption configures a node at AddNode.
+// NodeOption configures a node at AddNode, AddCommandNode, AddSubgraph or
+// AddValidator (every NodeOption is also a ValidatorOption).
 type NodeOption func(*nodeConfig)
+
+func (o NodeOption) applyValidator(c *nodeConfig) { o(c) }
+
+// ValidatorOption configures a validator at AddValidator: WithSeverity,
+// WithMode, or any NodeOption. The options only validators take are not
+// NodeOptions, so giving one to AddNode does not compile.
+type ValidatorOption interface {
+	applyValidator(c *nodeConfig)
+}
+
+// validatorOption is a ValidatorOption that is not a NodeOption.
+type validatorOption func(*nodeConfig)
+
+func (o validatorOption) applyValidator(c *nodeConfig) { o(c) }
 
 type nodeConfig struct {
 	retry    *RetryPolicy
 	timeout  time.Duration
 	fallback string // WithFallback
-	// Validator options (gate.go); validatorOpt records that one was given.
-	severity     Severity
-	mode         Mode
-	inputKey     any // func(S) string, checked by AddValidator
-	validatorOpt bool
-	sub          drawable      // the child graph of a subgraph node (AddSubgraph)
-	cacheTTL     time.Duration // WithCache
+	// Validator options (gate.go).
+	severity Severity
+	mode     Mode
+	inputKey any           // func(S) string, checked by AddValidator
+	sub      drawable      // the child graph of a subgraph node (AddSubgraph)
+	cacheTTL time.Duration // WithCache
 }
 
 // WithRetry retries the node on error according to p.

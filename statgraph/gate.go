@@ -217,15 +217,15 @@ type Escalation struct {
 }
 
 // WithSeverity sets a validator's severity, and through it the default
-// enforcement mode. Only for AddValidator.
-func WithSeverity(s Severity) NodeOption {
-	return func(c *nodeConfig) { c.severity, c.validatorOpt = s, true }
+// enforcement mode.
+func WithSeverity(s Severity) ValidatorOption {
+	return validatorOption(func(c *nodeConfig) { c.severity = s })
 }
 
 // WithMode sets a validator's enforcement mode, overriding the one its
-// severity implies. Only for AddValidator.
-func WithMode(m Mode) NodeOption {
-	return func(c *nodeConfig) { c.mode, c.validatorOpt = m, true }
+// severity implies.
+func WithMode(m Mode) ValidatorOption {
+	return validatorOption(func(c *nodeConfig) { c.mode = m })
 }
 
 // WithInputKey declares what a validator's check depends on, e.g. a hash of
@@ -239,13 +239,17 @@ func WithInputKey[S any](key func(s S) string) NodeOption {
 
 // AddValidator adds a validator node: it runs fn, whose Verdict goes to the
 // gates that list it, and leaves the state unchanged. Options are those of
-// AddNode plus WithSeverity, WithMode and WithInputKey.
-func (b *Builder[S]) AddValidator(name string, fn ValidatorFunc[S], opts ...NodeOption) *Builder[S] {
+// AddNode (WithInputKey among them) plus WithSeverity and WithMode.
+func (b *Builder[S]) AddValidator(name string, fn ValidatorFunc[S], opts ...ValidatorOption) *Builder[S] {
 	if fn == nil {
 		b.problem("AddValidator(%q): nil function", name)
 		return b
 	}
-	ns := b.addSpec("AddValidator", name, opts)
+	nopts := make([]NodeOption, len(opts))
+	for i, o := range opts {
+		nopts[i] = o.applyValidator
+	}
+	ns := b.addSpec("AddValidator", name, nopts)
 	if ns == nil {
 		return b
 	}

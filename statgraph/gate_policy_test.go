@@ -14,7 +14,7 @@ import (
 )
 
 // verdictOf returns a validator with a fixed verdict, counting its calls.
-func verdictOf(calls *counter, name string, passed bool, opts ...statgraph.NodeOption) (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+func verdictOf(calls *counter, name string, passed bool, opts ...statgraph.ValidatorOption) (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 	return name, func(context.Context, code) (statgraph.Verdict, error) {
 		calls.inc(name)
 		return statgraph.Verdict{Passed: passed, Feedback: name + " says no"}, nil
@@ -22,7 +22,7 @@ func verdictOf(calls *counter, name string, passed bool, opts ...statgraph.NodeO
 }
 
 // fanOut builds coder -> validators (in parallel) -> gate -> done.
-func fanOut(calls *counter, cfg statgraph.GateConfig[code], validators ...func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption)) *statgraph.Builder[code] {
+func fanOut(calls *counter, cfg statgraph.GateConfig[code], validators ...func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption)) *statgraph.Builder[code] {
 	b := statgraph.New[code]().AddNode("coder", coder(calls)).AddNode("done", markDone).
 		AddEdge(statgraph.Start, "coder").AddEdge("gate", "done").AddEdge("done", statgraph.End)
 	for _, v := range validators {
@@ -40,27 +40,27 @@ func fanOut(calls *counter, cfg statgraph.GateConfig[code], validators ...func()
 func TestGateEnforcementModes(t *testing.T) {
 	tests := []struct {
 		name      string
-		opts      []statgraph.NodeOption
+		opts      []statgraph.ValidatorOption
 		mode      statgraph.Mode
 		blocks    bool
 		warnings  int
 		coderRuns int
 	}{
 		{"no options: critical, blocking", nil, statgraph.ModeBlocking, true, 0, 3},
-		{"high: advisory", []statgraph.NodeOption{statgraph.WithSeverity(statgraph.SeverityHigh)}, statgraph.ModeAdvisory, false, 1, 1},
-		{"medium: advisory", []statgraph.NodeOption{statgraph.WithSeverity(statgraph.SeverityMedium)}, statgraph.ModeAdvisory, false, 1, 1},
-		{"low: informational", []statgraph.NodeOption{statgraph.WithSeverity(statgraph.SeverityLow)}, statgraph.ModeInformational, false, 0, 1},
-		{"low made blocking", []statgraph.NodeOption{statgraph.WithSeverity(statgraph.SeverityLow), statgraph.WithMode(statgraph.ModeBlocking)}, statgraph.ModeBlocking, true, 0, 3},
-		{"critical made advisory", []statgraph.NodeOption{statgraph.WithMode(statgraph.ModeAdvisory)}, statgraph.ModeAdvisory, false, 1, 1},
+		{"high: advisory", []statgraph.ValidatorOption{statgraph.WithSeverity(statgraph.SeverityHigh)}, statgraph.ModeAdvisory, false, 1, 1},
+		{"medium: advisory", []statgraph.ValidatorOption{statgraph.WithSeverity(statgraph.SeverityMedium)}, statgraph.ModeAdvisory, false, 1, 1},
+		{"low: informational", []statgraph.ValidatorOption{statgraph.WithSeverity(statgraph.SeverityLow)}, statgraph.ModeInformational, false, 0, 1},
+		{"low made blocking", []statgraph.ValidatorOption{statgraph.WithSeverity(statgraph.SeverityLow), statgraph.WithMode(statgraph.ModeBlocking)}, statgraph.ModeBlocking, true, 0, 3},
+		{"critical made advisory", []statgraph.ValidatorOption{statgraph.WithMode(statgraph.ModeAdvisory)}, statgraph.ModeAdvisory, false, 1, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := &counter{}
 			g := mustCompile(t, fanOut(calls, statgraph.GateConfig[code]{},
-				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+				func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 					return verdictOf(calls, "review", false, tc.opts...)
 				},
-				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+				func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 					return verdictOf(calls, "test", true)
 				}))
 			var res statgraph.Result[code]
@@ -119,10 +119,10 @@ func TestGateRerunFailedOnlySkipsUnchangedPassingValidator(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := &counter{}
 			g := mustCompile(t, fanOut(calls, statgraph.GateConfig[code]{Rerun: tc.rerun},
-				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+				func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 					return verdictOf(calls, "lint", true, statgraph.WithInputKey(tc.key))
 				},
-				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+				func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 					return "test", check(calls, "test", 3), nil
 				}))
 			var res statgraph.Result[code]

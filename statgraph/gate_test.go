@@ -160,10 +160,10 @@ func TestGateCompileErrors(t *testing.T) {
 				AddEdge("gate", statgraph.End)
 		}, []string{`FailTo names unknown node "nowhere"`, `validator "ghost" is not a node`, `"coder" is not a validator`,
 			`retry target "nobody" is not a node`}},
-		{"validator without gate and misplaced options", func() *statgraph.Builder[code] {
-			return base().AddNode("x", markDone, statgraph.WithSeverity(statgraph.SeverityLow)).
+		{"validator without gate", func() *statgraph.Builder[code] {
+			return base().AddNode("x", markDone).
 				AddEdge("lint", "x").AddEdge("x", statgraph.End)
-		}, []string{`validator "lint" feeds no gate`, `edge lint -> gate: unknown node "gate"`, `AddNode("x"): WithSeverity and WithMode apply to validators only`}},
+		}, []string{`validator "lint" feeds no gate`, `edge lint -> gate: unknown node "gate"`}},
 		{"escalation without checkpointer, no retry target", func() *statgraph.Builder[code] {
 			return base().AddGate("gate", statgraph.GateConfig[code]{Validators: []string{"lint"}, OnExhausted: statgraph.Escalate}).AddEdge("gate", statgraph.End)
 		}, []string{`AddGate("gate"): no RetryTarget`, `gate "gate" escalates on exhaustion`}},
