@@ -20,7 +20,8 @@
 // scheduling; then every edge leaving a node that ran is followed, and the
 // nodes reached form the next step (a node reached from several nodes runs
 // once: that is a join). The run ends when no node is left, and fails with
-// ErrStepLimit after too many steps (DefaultStepLimit, or WithStepLimit).
+// ErrStepLimit after too many steps (10,000 unless WithDefaultStepLimit or
+// WithStepLimit says otherwise).
 //
 // A node is a NodeFunc: it returns an update. Without a reducer the update
 // replaces the state, so a node returns the whole state, and two nodes

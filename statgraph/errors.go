@@ -9,7 +9,7 @@ import (
 // with errors.Is.
 var (
 	// ErrStepLimit ends a run that took more super-steps than its limit
-	// (WithStepLimit, default DefaultStepLimit). The error names the nodes
+	// (WithStepLimit, default 10,000). The error names the nodes
 	// that were still active, which are the nodes of the loop.
 	ErrStepLimit = errors.New("statgraph: step limit reached")
 	// ErrUnknownRoute is returned when a router returns a key that is not in

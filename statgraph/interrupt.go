@@ -9,7 +9,9 @@ import (
 	"strings"
 )
 
-// Interruption is a pause of a run, waiting for WithResume.
+// Interruption is a pause of a run, raised by a node (Interrupt) or by
+// WithInterruptBefore/WithInterruptAfter, waiting for WithResume. Checkpoints
+// keep the pending ones (Checkpoint.Interrupts).
 type Interruption struct {
 	ID      string          // addresses the interrupt in a ResumeMap
 	Node    string          // the node that paused, or that the pause is before or after
@@ -95,7 +97,7 @@ func (r *run[S]) applyResume(c *Checkpoint, arg *resumeArg) error {
 		r.resumes = make(map[string][]byte, len(values))
 	}
 	for id, v := range values {
-		var in *PendingInterrupt
+		var in *Interruption
 		for i := range c.Interrupts {
 			if c.Interrupts[i].ID == id {
 				in = &c.Interrupts[i]

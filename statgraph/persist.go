@@ -83,10 +83,7 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		s.sinceCounters++
 	}
 	if len(ints) > 0 {
-		cp.Interrupts = make([]PendingInterrupt, len(ints))
-		for i, in := range ints {
-			cp.Interrupts[i] = PendingInterrupt{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload}
-		}
+		cp.Interrupts = slices.Clone(ints)
 	}
 	if len(r.resumes) > 0 {
 		cp.Resumes = maps.Clone(r.resumes)
