@@ -145,11 +145,11 @@ func (r *run[S]) invoke(ctx context.Context, input S) (S, error) {
 		return zero, r.refuse(fmt.Errorf("statgraph: WithResult was given a %T, but the graph's state is %T: pass a *statgraph.Result[%[2]T]", c.result, zero))
 	}
 	if c.source != nil {
-		if r.source, ok = c.source.(func(context.Context) (S, error)); !ok {
+		if _, ok = c.source.(func(context.Context) (S, error)); !ok {
 			return zero, r.refuse(fmt.Errorf("statgraph: WithSource was given a %T, but the graph's state is %T: pass a func(context.Context) (%[2]T, error)", c.source, zero))
 		}
 	}
-	if c.resume != nil || r.source != nil {
+	if c.resume != nil || c.source != nil {
 		input = zero
 	}
 	s, err := r.start(ctx, input, c.resume)
@@ -175,15 +175,14 @@ type run[S any] struct {
 	slots     []slot[S]
 	counters  []int // per node: executions so far
 	saver     *saver[S]
-	writes    *taskWrites                      // failures to store a task's update (writes.go); nil until a step stores one
-	joins     *joinState                       // waiting joins' arrivals (join.go); nil until a join is reached
-	tq        *taskQueue[S]                    // Sends and fallback errors (send.go); nil until used
-	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
-	skipAhead bool                             // resuming past an interrupt-before: don't pause again
-	paused    bool                             // the last checkpoint saved holds the frontier's pause
-	pending   []PendingWrite                   // updates of nodes already done in the current step
-	gs        *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
-	source    func(context.Context) (S, error) // the input's source (WithSource), or nil
+	writes    *taskWrites       // failures to store a task's update (writes.go); nil until a step stores one
+	joins     *joinState        // waiting joins' arrivals (join.go); nil until a join is reached
+	tq        *taskQueue[S]     // Sends and fallback errors (send.go); nil until used
+	resumes   map[string][]byte // interrupt id -> resume value (JSON)
+	skipAhead bool              // resuming past an interrupt-before: don't pause again
+	paused    bool              // the last checkpoint saved holds the frontier's pause
+	pending   []PendingWrite    // updates of nodes already done in the current step
+	gs        *gateRun[S]       // verdicts, retry counters and attempts; nil without gates
 }
 
 // slot holds one node's run within a step.
@@ -225,6 +224,15 @@ func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
 		r.gs = newGateRun(g)
 	}
 	return r
+}
+
+// source is the run's WithSource function, or nil. Its type was checked
+// when the run started (invoke).
+func (r *run[S]) source() func(context.Context) (S, error) {
+	if r.cfg.call == nil || r.cfg.call.source == nil {
+		return nil
+	}
+	return r.cfg.call.source.(func(context.Context) (S, error))
 }
 
 // refuse reports err, which stopped the run before it started, as the
@@ -317,9 +325,9 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 // begin sets the state of a new run, from input or from the run's source,
 // and the first frontier.
 func (r *run[S]) begin(ctx context.Context, input S) error {
-	if r.source != nil {
+	if source := r.source(); source != nil {
 		var err error
-		if input, err = r.source(ctx); err != nil {
+		if input, err = source(ctx); err != nil {
 			return fmt.Errorf("statgraph: source of the run's input: %w", err)
 		}
 	}
