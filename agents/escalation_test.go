@@ -100,7 +100,7 @@ func TestEscalation(t *testing.T) {
 			assert.Contains(t, esc.Errors[0], "fixed")
 			assert.Empty(t, log.String(), "nothing is reported failed while the operator decides")
 
-			out, err := g.Resume(ctx, "ask", tc.answer)
+			out, err := g.Invoke(ctx, TaskState{}, statgraph.WithThread("ask"), statgraph.WithResume(tc.answer))
 			tc.check(t, out, err, log.String())
 		})
 	}

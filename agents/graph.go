@@ -81,7 +81,7 @@ type Config struct {
 }
 
 // Escalation is the payload of the interrupt raised when a task with
-// on_exhausted "ask" runs out of retries. Answer it with Resume and one of
+// on_exhausted "ask" runs out of retries. Answer it with WithResume and one of
 // Choices.
 type Escalation struct {
 	Task     string   `json:"task"`

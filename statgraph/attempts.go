@@ -76,7 +76,7 @@ func (gs *gateRun[S]) tries(keep func(*tryRecord[S]) bool) []Try[S] {
 	return out
 }
 
-// Result is the outcome of InvokeResult and InvokeFrom: the final state
+// Result is the outcome of a run that WithResult reports: the final state
 // with what the run's gates recorded.
 type Result[S any] struct {
 	State S
@@ -88,33 +88,6 @@ type Result[S any] struct {
 	Gates []GateOutcome
 	// Attempts is every run of every retried node (AttemptContext.All).
 	Attempts []Try[S]
-}
-
-// InvokeResult runs the graph like Invoke and returns the final state with
-// the warnings, gate decisions and attempts of the run. A continued thread
-// reports those of the whole run, resumes included. On error the Result
-// holds what the run reached.
-//
-// A gate that retries Start fails the run with ErrNotRetryable, since input
-// is a value and not a function; use InvokeFrom for that.
-func (g *Graph[S]) InvokeResult(ctx context.Context, input S, opts ...RunOption) (Result[S], error) {
-	r := g.newRun(opts)
-	s, err := r.start(ctx, input, nil)
-	return r.result(s), err
-}
-
-// InvokeFrom runs the graph on the state that source returns. A gate whose
-// retry target is Start calls source again for a fresh input, which
-// replaces the state (gate counters and attempts are kept outside the state
-// and carry on). source is not called when the run continues a thread from
-// a checkpoint, nor on Resume (which therefore cannot retry Start).
-// Otherwise InvokeFrom is InvokeResult; an error from source ends the run.
-func (g *Graph[S]) InvokeFrom(ctx context.Context, source func(ctx context.Context) (S, error), opts ...RunOption) (Result[S], error) {
-	r := g.newRun(opts)
-	r.source = source
-	var zero S
-	s, err := r.start(ctx, zero, nil)
-	return r.result(s), err
 }
 
 func (r *run[S]) result(s S) Result[S] {

@@ -27,7 +27,7 @@ func TestBackoffDelay(t *testing.T) {
 		require.True(t, d >= 0 && d < 200*time.Millisecond, "%v outside [0, 2×100ms)", d)
 	}
 	p := statgraph.RetryPolicy{InitialInterval: time.Second, BackoffFactor: 1.5}
-	require.Equal(t, 2250*time.Millisecond, p.Delay(3))
+	require.Equal(t, 2250*time.Millisecond, statgraph.RetryDelay(&p, 3))
 }
 
 // TestSleep: Sleep waits, and returns ctx's error when ctx ends first.

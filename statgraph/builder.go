@@ -26,10 +26,6 @@ const (
 // observe each other's writes.
 type NodeFunc[S any] func(ctx context.Context, s S) (S, error)
 
-// Router chooses the next node after source from the state. It returns a key
-// of the path map given to AddConditionalEdges.
-type Router[S any] func(ctx context.Context, s S) string
-
 // Reducer merges one node's update into the current state. It is called at
 // the barrier of every super-step, once per node that ran, in node-name order.
 type Reducer[S any] func(cur, update S) S
@@ -62,7 +58,7 @@ type nodeSpec[S any] struct {
 type edgeSpec struct{ from, to string }
 
 type branchSpec[S any] struct {
-	router Router[S]
+	router func(ctx context.Context, s S) string
 	routes func(context.Context, S) []string // AddRoutes; router is nil
 	paths  map[string]string
 	keys   []string // path-map keys, sorted
@@ -92,9 +88,6 @@ func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *B
 		return b
 	}
 	ns.fn = fn
-	if ns.cfg.validatorOpt {
-		b.problem("AddNode(%q): WithSeverity and WithMode apply to validators only (AddValidator)", name)
-	}
 	b.checkCache(ns)
 	return b
 }
@@ -136,10 +129,11 @@ func (b *Builder[S]) AddEdge(from, to string) *Builder[S] {
 }
 
 // AddConditionalEdges makes router choose, after source runs, which node
-// runs next. pathMap declares every destination: router returns one of its
-// keys and the value is the node (or End) to run. A node has at most one
+// runs next, from the state. pathMap declares every destination: router
+// returns one of its keys and the value is the node (or End) to run; another
+// key ends the run with ErrUnknownRoute. A node has at most one
 // router; it may also have plain edges, which are followed as well.
-func (b *Builder[S]) AddConditionalEdges(source string, router Router[S], pathMap map[string]string) *Builder[S] {
+func (b *Builder[S]) AddConditionalEdges(source string, router func(ctx context.Context, s S) string, pathMap map[string]string) *Builder[S] {
 	return b.addBranch("AddConditionalEdges", source, router == nil, &branchSpec[S]{router: router}, pathMap)
 }
 
@@ -188,20 +182,34 @@ func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
 	return b
 }
 
-// NodeOption configures a node at AddNode.
+// NodeOption configures a node at AddNode, AddCommandNode, AddSubgraph or
+// AddValidator (every NodeOption is also a ValidatorOption).
 type NodeOption func(*nodeConfig)
+
+func (o NodeOption) applyValidator(c *nodeConfig) { o(c) }
+
+// ValidatorOption configures a validator at AddValidator: WithSeverity,
+// WithMode, or any NodeOption. The options only validators take are not
+// NodeOptions, so giving one to AddNode does not compile.
+type ValidatorOption interface {
+	applyValidator(c *nodeConfig)
+}
+
+// validatorOption is a ValidatorOption that is not a NodeOption.
+type validatorOption func(*nodeConfig)
+
+func (o validatorOption) applyValidator(c *nodeConfig) { o(c) }
 
 type nodeConfig struct {
 	retry    *RetryPolicy
 	timeout  time.Duration
 	fallback string // WithFallback
-	// Validator options (gate.go); validatorOpt records that one was given.
-	severity     Severity
-	mode         Mode
-	inputKey     any // func(S) string, checked by AddValidator
-	validatorOpt bool
-	sub          drawable      // the child graph of a subgraph node (AddSubgraph)
-	cacheTTL     time.Duration // WithCache
+	// Validator options (gate.go).
+	severity Severity
+	mode     Mode
+	inputKey any           // func(S) string, checked by AddValidator
+	sub      drawable      // the child graph of a subgraph node (AddSubgraph)
+	cacheTTL time.Duration // WithCache
 }
 
 // WithRetry retries the node on error according to p.

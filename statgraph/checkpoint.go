@@ -99,9 +99,9 @@ type Checkpoint struct {
 	// checkpoints); when nil they are the parent's counters plus one for
 	// each node in the parent's Next.
 	Counters map[string]int
-	// Interrupts are the pauses waiting for a Resume; Resumes the values given
+	// Interrupts are the pauses waiting for WithResume; Resumes the values given
 	// to them, by interrupt ID, not yet consumed.
-	Interrupts []PendingInterrupt
+	Interrupts []Interruption
 	Resumes    map[string][]byte
 	// Extra is engine bookkeeping (gate counters, attempt history, warnings)
 	// encoded as JSON; like State it may be an increment against Parent's.
@@ -115,15 +115,6 @@ type PendingWrite struct {
 	Node   string
 	Update []byte // the node's update, encoded with the graph's Codec
 	Value  any    // the live update, for value-keeping checkpointers only
-}
-
-// PendingInterrupt is a pause raised by a node (Interrupt) or by
-// InterruptBefore/InterruptAfter, waiting for Resume.
-type PendingInterrupt struct {
-	ID      string // unique within the thread; Resume addresses it by this
-	Node    string
-	When    string // "before", "after" or "inside"
-	Payload []byte // JSON of the value given to Interrupt
 }
 
 // Codec turns states (and node updates) into bytes for checkpoints and back.

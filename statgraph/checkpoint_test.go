@@ -48,7 +48,7 @@ func TestThreadOptionsNeedACheckpointer(t *testing.T) {
 	g := mustCompile(t, oneNode(step("n")))
 	_, err := g.Invoke(context.Background(), st{}, statgraph.WithThread("x"))
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
-	_, err = g.Resume(context.Background(), "x", 1)
+	_, err = g.Invoke(context.Background(), st{}, statgraph.WithThread("x"), statgraph.WithResume(1))
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
 	_, err = g.History(context.Background(), "x", 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
@@ -95,7 +95,7 @@ func TestStreamReportsCheckpointsAndInterrupts(t *testing.T) {
 	require.Contains(t, kinds, statgraph.EventCheckpoint)
 	require.Contains(t, kinds, statgraph.EventInterrupt)
 	require.ErrorIs(t, last, statgraph.ErrInterrupted)
-	for ev, err := range g.StreamResume(context.Background(), "s", "ok") {
+	for ev, err := range g.Stream(context.Background(), st{}, statgraph.WithThread("s"), statgraph.WithResume("ok")) {
 		last = err
 		if ev.Kind == statgraph.EventRunEnd {
 			require.Equal(t, []string{"answer:ok"}, ev.State.Log)

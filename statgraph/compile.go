@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// DefaultStepLimit is the number of super-steps a run may take unless
-// WithStepLimit says otherwise.
-const DefaultStepLimit = 10_000
+// defaultStepLimit is the number of super-steps a run may take unless
+// WithDefaultStepLimit or WithStepLimit says otherwise.
+const defaultStepLimit = 10_000
 
 const (
 	endIdx   = -1
@@ -57,7 +57,7 @@ type node[S any] struct {
 }
 
 type branch[S any] struct {
-	router Router[S]
+	router func(ctx context.Context, s S) string
 	routes func(context.Context, S) []string // AddRoutes; router is nil
 	keys   []string                          // path-map keys, sorted
 	to     map[string]int                    // key -> node index or endIdx
@@ -79,20 +79,20 @@ func WithCheckpointer(cp Checkpointer) CompileOption {
 	return func(c *compileConfig) { c.checkpointer = cp }
 }
 
-// WithInterruptBefore pauses a run before any of nodes runs. Resume
+// WithInterruptBefore pauses a run before any of nodes runs. WithResume
 // continues it. Needs a checkpointer.
 func WithInterruptBefore(nodes ...string) CompileOption {
 	return func(c *compileConfig) { c.before = append(c.before, nodes...) }
 }
 
 // WithInterruptAfter pauses a run after any of nodes ran, once the step's
-// checkpoint is saved. Resume continues it. Needs a checkpointer.
+// checkpoint is saved. WithResume continues it. Needs a checkpointer.
 func WithInterruptAfter(nodes ...string) CompileOption {
 	return func(c *compileConfig) { c.after = append(c.after, nodes...) }
 }
 
 // WithDefaultStepLimit changes the step limit of every run of the graph
-// (default DefaultStepLimit); WithStepLimit overrides it per run.
+// (default 10,000); WithStepLimit overrides it per run.
 func WithDefaultStepLimit(n int) CompileOption {
 	return func(c *compileConfig) { c.stepLimit = n }
 }
@@ -147,7 +147,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	g.delta, _ = g.codec.(DeltaCodec[S])
 	if g.cfg.stepLimit <= 0 {
-		g.cfg.stepLimit = DefaultStepLimit
+		g.cfg.stepLimit = defaultStepLimit
 	}
 
 	// resolve returns the index of a node name used as an edge endpoint.

@@ -20,7 +20,8 @@
 // scheduling; then every edge leaving a node that ran is followed, and the
 // nodes reached form the next step (a node reached from several nodes runs
 // once: that is a join). The run ends when no node is left, and fails with
-// ErrStepLimit after too many steps (DefaultStepLimit, or WithStepLimit).
+// ErrStepLimit after too many steps (10,000 unless WithDefaultStepLimit or
+// WithStepLimit says otherwise).
 //
 // A node is a NodeFunc: it returns an update. Without a reducer the update
 // replaces the state, so a node returns the whole state, and two nodes
@@ -74,9 +75,9 @@
 // A node reads its attempt context with Attempts: Try (the attempt within
 // the current retry context), Tries (earlier attempts in that context with
 // their outputs and the feedback that sent them back), All (every attempt,
-// for best-of-N) and Hint. InvokeFrom takes a source function instead of a
-// literal input, so a gate may retry Start; InvokeResult returns the
-// warnings and gate outcomes with the state. Gate counters and history are
+// for best-of-N) and Hint. The run option WithSource takes a source function
+// instead of a literal input, so a gate may retry Start; WithResult reports
+// the warnings and gate outcomes with the state. Gate counters and history are
 // checkpointed, so a resumed run keeps counting.
 //
 // # Checkpoints, resume, interrupts, time travel
@@ -92,7 +93,7 @@
 // PostgreSQL database that several processes share. All three pass one
 // conformance suite, checkpoint/checkpointtest, which a new store can run.
 //
-// Interrupt pauses a run from inside a node and Resume continues it with a
+// Interrupt pauses a run from inside a node and WithResume continues it with a
 // value; WithInterruptBefore and WithInterruptAfter pause around nodes.
 // History lists a thread's snapshots, FromCheckpoint replays from any of
 // them, and UpdateState (with FromCheckpoint, at any of them) forks a thread
@@ -105,7 +106,7 @@
 // AddSubgraph makes a compiled graph of another state type a node, with
 // typed functions mapping the parent's state in and the child's result
 // back. The child checkpoints under a namespace of the parent's thread; an
-// interrupt inside it pauses the parent, Resume through the parent resumes
+// interrupt inside it pauses the parent, WithResume through the parent resumes
 // it, and its events reach the parent's stream. WithCache caches a node's
 // update by its input key for a TTL.
 //

@@ -9,7 +9,7 @@ import (
 // with errors.Is.
 var (
 	// ErrStepLimit ends a run that took more super-steps than its limit
-	// (WithStepLimit, default DefaultStepLimit). The error names the nodes
+	// (WithStepLimit, default 10,000). The error names the nodes
 	// that were still active, which are the nodes of the loop.
 	ErrStepLimit = errors.New("statgraph: step limit reached")
 	// ErrUnknownRoute is returned when a router returns a key that is not in
@@ -19,9 +19,9 @@ var (
 	// return updates and the graph has no reducer to merge them.
 	ErrConflictingUpdates = errors.New("statgraph: parallel updates with no reducer")
 	// ErrInterrupted is returned by Invoke when the run paused at an
-	// interrupt; continue it with Resume.
+	// interrupt; continue it with WithResume.
 	ErrInterrupted = errors.New("statgraph: run interrupted")
-	// ErrNotInterrupted is returned by Resume for a thread that is not
+	// ErrNotInterrupted is returned by a run WithResume on a thread that is not
 	// waiting at an interrupt.
 	ErrNotInterrupted = errors.New("statgraph: thread is not interrupted")
 	// ErrNoCheckpointer is returned when a feature that needs saved state

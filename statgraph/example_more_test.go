@@ -47,7 +47,7 @@ func ExampleAddSubgraph() {
 	if errors.As(err, &paused) {
 		fmt.Println("paused at", paused.Interrupts[0].ID, string(paused.Interrupts[0].Payload))
 	}
-	d, err := g.Resume(ctx, "doc-1", "approved")
+	d, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"), statgraph.WithResume("approved"))
 	fmt.Println(d.Text, d.Status, err)
 	// Output:
 	// paused at review|ask:1:0 "approve v1?"

@@ -14,7 +14,7 @@ type nodeInfo struct {
 	node    string
 	attempt int
 	step    int
-	resumes map[string][]byte      // values given to Resume, by interrupt id
+	resumes map[string][]byte      // values given to WithResume, by interrupt id
 	extra   *taskExtra             // set only for command nodes and fallback handlers
 	calls   int                    // Interrupt calls so far in this attempt
 	raised  []Interruption         // interrupts raised by this attempt

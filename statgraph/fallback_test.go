@@ -67,7 +67,7 @@ func TestFallbackErrorSurvivesResume(t *testing.T) {
 		require.ErrorIs(t, err, statgraph.ErrInterrupted)
 		g = mustCompile(t, flakyWithFallback(&calls, &seen), statgraph.WithCheckpointer(cp),
 			statgraph.WithInterruptBefore("recover"))
-		out, err := g.Resume(ctx, "fb", nil)
+		out, err := g.Invoke(ctx, st{}, statgraph.WithThread("fb"), statgraph.WithResume(nil))
 		require.NoError(t, err)
 		require.Equal(t, []string{"recovered"}, out.Log)
 		require.Len(t, seen, 1)

@@ -97,7 +97,7 @@ const (
 	// with an error wrapping ErrMaxRetries.
 	Fail OnExhausted = iota
 	// Escalate pauses the run with an interrupt whose payload is an
-	// Escalation. Resume it with "retry" (reset the retry count, recorded in
+	// Escalation. Resume it (WithResume) with "retry" (reset the retry count, recorded in
 	// the gate log, and retry), "skip" (continue downstream with a warning)
 	// or "abort" (end the run with an error wrapping ErrAborted). Needs a
 	// checkpointer.
@@ -127,7 +127,7 @@ type GateConfig[S any] struct {
 	Validators []string
 	// RetryTarget is the node re-run when a blocking check fails: it and
 	// every node after it up to the gate run again. It must be upstream of
-	// the gate; Start re-runs the run's source (see InvokeFrom).
+	// the gate; Start re-runs the run's source (see WithSource).
 	RetryTarget string
 	// RetryTargets overrides RetryTarget for some validators (a lint failure
 	// goes back to the executor, a rejected plan to the planner). When checks
@@ -201,7 +201,7 @@ type Warning struct {
 }
 
 // Escalation is the payload of the interrupt a gate raises when its retries
-// are used up and OnExhausted is Escalate. Answer it with Resume and one of
+// are used up and OnExhausted is Escalate. Answer it with WithResume and one of
 // Choices.
 type Escalation struct {
 	Gate       string    `json:"gate"`
@@ -212,20 +212,20 @@ type Escalation struct {
 	Feedback   string    `json:"feedback"`
 	Choices    []string  `json:"choices"` // "retry", "skip", "abort"
 	// Invalid says why the previous answer was refused, when the gate asks
-	// again because Resume was given something other than one of Choices.
+	// again because WithResume was given something other than one of Choices.
 	Invalid string `json:"invalid,omitempty"`
 }
 
 // WithSeverity sets a validator's severity, and through it the default
-// enforcement mode. Only for AddValidator.
-func WithSeverity(s Severity) NodeOption {
-	return func(c *nodeConfig) { c.severity, c.validatorOpt = s, true }
+// enforcement mode.
+func WithSeverity(s Severity) ValidatorOption {
+	return validatorOption(func(c *nodeConfig) { c.severity = s })
 }
 
 // WithMode sets a validator's enforcement mode, overriding the one its
-// severity implies. Only for AddValidator.
-func WithMode(m Mode) NodeOption {
-	return func(c *nodeConfig) { c.mode, c.validatorOpt = m, true }
+// severity implies.
+func WithMode(m Mode) ValidatorOption {
+	return validatorOption(func(c *nodeConfig) { c.mode = m })
 }
 
 // WithInputKey declares what a validator's check depends on, e.g. a hash of
@@ -239,13 +239,17 @@ func WithInputKey[S any](key func(s S) string) NodeOption {
 
 // AddValidator adds a validator node: it runs fn, whose Verdict goes to the
 // gates that list it, and leaves the state unchanged. Options are those of
-// AddNode plus WithSeverity, WithMode and WithInputKey.
-func (b *Builder[S]) AddValidator(name string, fn ValidatorFunc[S], opts ...NodeOption) *Builder[S] {
+// AddNode (WithInputKey among them) plus WithSeverity and WithMode.
+func (b *Builder[S]) AddValidator(name string, fn ValidatorFunc[S], opts ...ValidatorOption) *Builder[S] {
 	if fn == nil {
 		b.problem("AddValidator(%q): nil function", name)
 		return b
 	}
-	ns := b.addSpec("AddValidator", name, opts)
+	nopts := make([]NodeOption, len(opts))
+	for i, o := range opts {
+		nopts[i] = o.applyValidator
+	}
+	ns := b.addSpec("AddValidator", name, nopts)
 	if ns == nil {
 		return b
 	}

@@ -41,7 +41,8 @@ func ExampleAttempts_bestOfN() {
 		fmt.Println(err)
 		return
 	}
-	res, err := g.InvokeResult(context.Background(), draft{})
+	var res statgraph.Result[draft]
+	_, err = g.Invoke(context.Background(), draft{}, statgraph.WithResult(&res))
 	if err != nil {
 		fmt.Println(err)
 		return

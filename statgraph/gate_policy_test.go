@@ -14,7 +14,7 @@ import (
 )
 
 // verdictOf returns a validator with a fixed verdict, counting its calls.
-func verdictOf(calls *counter, name string, passed bool, opts ...statgraph.NodeOption) (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+func verdictOf(calls *counter, name string, passed bool, opts ...statgraph.ValidatorOption) (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 	return name, func(context.Context, code) (statgraph.Verdict, error) {
 		calls.inc(name)
 		return statgraph.Verdict{Passed: passed, Feedback: name + " says no"}, nil
@@ -22,7 +22,7 @@ func verdictOf(calls *counter, name string, passed bool, opts ...statgraph.NodeO
 }
 
 // fanOut builds coder -> validators (in parallel) -> gate -> done.
-func fanOut(calls *counter, cfg statgraph.GateConfig[code], validators ...func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption)) *statgraph.Builder[code] {
+func fanOut(calls *counter, cfg statgraph.GateConfig[code], validators ...func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption)) *statgraph.Builder[code] {
 	b := statgraph.New[code]().AddNode("coder", coder(calls)).AddNode("done", markDone).
 		AddEdge(statgraph.Start, "coder").AddEdge("gate", "done").AddEdge("done", statgraph.End)
 	for _, v := range validators {
@@ -40,30 +40,31 @@ func fanOut(calls *counter, cfg statgraph.GateConfig[code], validators ...func()
 func TestGateEnforcementModes(t *testing.T) {
 	tests := []struct {
 		name      string
-		opts      []statgraph.NodeOption
+		opts      []statgraph.ValidatorOption
 		mode      statgraph.Mode
 		blocks    bool
 		warnings  int
 		coderRuns int
 	}{
 		{"no options: critical, blocking", nil, statgraph.ModeBlocking, true, 0, 3},
-		{"high: advisory", []statgraph.NodeOption{statgraph.WithSeverity(statgraph.SeverityHigh)}, statgraph.ModeAdvisory, false, 1, 1},
-		{"medium: advisory", []statgraph.NodeOption{statgraph.WithSeverity(statgraph.SeverityMedium)}, statgraph.ModeAdvisory, false, 1, 1},
-		{"low: informational", []statgraph.NodeOption{statgraph.WithSeverity(statgraph.SeverityLow)}, statgraph.ModeInformational, false, 0, 1},
-		{"low made blocking", []statgraph.NodeOption{statgraph.WithSeverity(statgraph.SeverityLow), statgraph.WithMode(statgraph.ModeBlocking)}, statgraph.ModeBlocking, true, 0, 3},
-		{"critical made advisory", []statgraph.NodeOption{statgraph.WithMode(statgraph.ModeAdvisory)}, statgraph.ModeAdvisory, false, 1, 1},
+		{"high: advisory", []statgraph.ValidatorOption{statgraph.WithSeverity(statgraph.SeverityHigh)}, statgraph.ModeAdvisory, false, 1, 1},
+		{"medium: advisory", []statgraph.ValidatorOption{statgraph.WithSeverity(statgraph.SeverityMedium)}, statgraph.ModeAdvisory, false, 1, 1},
+		{"low: informational", []statgraph.ValidatorOption{statgraph.WithSeverity(statgraph.SeverityLow)}, statgraph.ModeInformational, false, 0, 1},
+		{"low made blocking", []statgraph.ValidatorOption{statgraph.WithSeverity(statgraph.SeverityLow), statgraph.WithMode(statgraph.ModeBlocking)}, statgraph.ModeBlocking, true, 0, 3},
+		{"critical made advisory", []statgraph.ValidatorOption{statgraph.WithMode(statgraph.ModeAdvisory)}, statgraph.ModeAdvisory, false, 1, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := &counter{}
 			g := mustCompile(t, fanOut(calls, statgraph.GateConfig[code]{},
-				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+				func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 					return verdictOf(calls, "review", false, tc.opts...)
 				},
-				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+				func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 					return verdictOf(calls, "test", true)
 				}))
-			res, err := g.InvokeResult(context.Background(), code{})
+			var res statgraph.Result[code]
+			_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 			require.Equal(t, tc.coderRuns, calls.get("coder"))
 			require.Equal(t, tc.mode, res.Gates[0].Verdicts[0].Mode)
 			require.Len(t, res.Warnings, tc.warnings)
@@ -95,7 +96,8 @@ func TestGateMostRestrictiveLimitAcrossTwoGates(t *testing.T) {
 		AddEdge(statgraph.Start, "coder").AddEdge("coder", "lint").AddEdge("coder", "test").
 		AddEdge("lint", "lint_gate").AddEdge("test", "test_gate").
 		AddEdge("lint_gate", statgraph.End).AddEdge("test_gate", statgraph.End))
-	res, err := g.InvokeResult(context.Background(), code{})
+	var res statgraph.Result[code]
+	_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 	require.ErrorIs(t, err, statgraph.ErrMaxRetries)
 	require.ErrorContains(t, err, `gate "lint_gate" after 1 retries of coder`)
 	require.Equal(t, 2, calls.get("coder"), "the limit of test_gate (1) applies to coder, not lint_gate's 3")
@@ -117,13 +119,14 @@ func TestGateRerunFailedOnlySkipsUnchangedPassingValidator(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := &counter{}
 			g := mustCompile(t, fanOut(calls, statgraph.GateConfig[code]{Rerun: tc.rerun},
-				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+				func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 					return verdictOf(calls, "lint", true, statgraph.WithInputKey(tc.key))
 				},
-				func() (string, statgraph.ValidatorFunc[code], []statgraph.NodeOption) {
+				func() (string, statgraph.ValidatorFunc[code], []statgraph.ValidatorOption) {
 					return "test", check(calls, "test", 3), nil
 				}))
-			res, err := g.InvokeResult(context.Background(), code{})
+			var res statgraph.Result[code]
+			_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 			require.NoError(t, err)
 			require.Equal(t, 3, calls.get("coder"))
 			require.Equal(t, 3, calls.get("test"))
@@ -165,7 +168,8 @@ func TestGateRetryTargetsByValidator(t *testing.T) {
 				AddEdge(statgraph.Start, "planner").AddEdge("planner", "coder").
 				AddEdge("coder", "lint").AddEdge("coder", "plan_check").AddEdge("lint", "gate").AddEdge("plan_check", "gate").
 				AddEdge("gate", statgraph.End))
-			res, err := g.InvokeResult(context.Background(), code{})
+			var res statgraph.Result[code]
+			_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 			require.NoError(t, err)
 			require.Equal(t, tc.planner, calls.get("planner"))
 			require.Equal(t, tc.coders, calls.get("coder"))
@@ -256,10 +260,11 @@ func startRetryGraph(t *testing.T) *statgraph.Graph[seeded] {
 func TestGateRetryStart(t *testing.T) {
 	t.Run("with a source function", func(t *testing.T) {
 		calls := 0
-		res, err := startRetryGraph(t).InvokeFrom(context.Background(), func(context.Context) (seeded, error) {
+		var res statgraph.Result[seeded]
+		_, err := startRetryGraph(t).Invoke(context.Background(), seeded{}, statgraph.WithSource(func(context.Context) (seeded, error) {
 			calls++
 			return seeded{Seed: calls}, nil
-		})
+		}), statgraph.WithResult(&res))
 		require.NoError(t, err)
 		require.Equal(t, 3, calls)
 		require.Equal(t, []int{3}, res.State.Seen, "a fresh input replaces the state")
@@ -278,7 +283,7 @@ func TestGateRetryStart(t *testing.T) {
 	})
 	t.Run("source error", func(t *testing.T) {
 		boom := errors.New("no input today")
-		_, err := startRetryGraph(t).InvokeFrom(context.Background(), func(context.Context) (seeded, error) { return seeded{}, boom })
+		_, err := startRetryGraph(t).Invoke(context.Background(), seeded{}, statgraph.WithSource(func(context.Context) (seeded, error) { return seeded{}, boom }))
 		require.ErrorIs(t, err, boom)
 	})
 }

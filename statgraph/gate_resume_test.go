@@ -45,7 +45,7 @@ func TestGateEscalation(t *testing.T) {
 	}
 	t.Run("retry resets the count", func(t *testing.T) {
 		g, calls := setup(t, 4)
-		out, err := g.Resume(ctx, "t", "retry")
+		out, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("retry"))
 		require.NoError(t, err)
 		require.True(t, out.Done)
 		require.Equal(t, 4, calls.get("coder"))
@@ -61,7 +61,7 @@ func TestGateEscalation(t *testing.T) {
 	})
 	t.Run("skip continues with a warning", func(t *testing.T) {
 		g, calls := setup(t, 100)
-		out, err := g.Resume(ctx, "t", "skip")
+		out, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("skip"))
 		require.NoError(t, err)
 		require.True(t, out.Done)
 		require.False(t, out.Passed)
@@ -73,7 +73,7 @@ func TestGateEscalation(t *testing.T) {
 	})
 	t.Run("abort ends the run", func(t *testing.T) {
 		g, calls := setup(t, 100)
-		out, err := g.Resume(ctx, "t", "abort")
+		out, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("abort"))
 		require.ErrorIs(t, err, statgraph.ErrAborted)
 		require.ErrorContains(t, err, `gate "gate": the escalation after 1 retries of coder was answered "abort"`)
 		require.False(t, out.Done)
@@ -81,10 +81,10 @@ func TestGateEscalation(t *testing.T) {
 	})
 	t.Run("another answer asks again", func(t *testing.T) {
 		g, _ := setup(t, 100)
-		_, err := g.Resume(ctx, "t", "maybe")
+		_, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("maybe"))
 		esc := escalation(t, err)
 		require.Equal(t, `the answer "maybe" is not one of retry, skip, abort`, esc.Invalid)
-		_, err = g.Resume(ctx, "t", "abort")
+		_, err = g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("abort"))
 		require.ErrorIs(t, err, statgraph.ErrAborted)
 	})
 }
@@ -118,7 +118,8 @@ func TestGateKillAndResumeKeepsCounts(t *testing.T) {
 
 	// A new process: a fresh graph on the same store continues the thread.
 	g = mustCompile(t, b, statgraph.WithCheckpointer(cp))
-	res, err := g.InvokeResult(ctx, code{}, statgraph.WithThread("k"))
+	var res statgraph.Result[code]
+	_, err = g.Invoke(ctx, code{}, statgraph.WithThread("k"), statgraph.WithResult(&res))
 	require.NoError(t, err)
 	require.True(t, res.State.Done)
 	require.Equal(t, 2, res.State.RetryCount, "the retry before the kill still counts")

@@ -75,7 +75,8 @@ func note000(calls *counter, testPasses int, cfg statgraph.GateConfig[code]) *st
 func TestGateRetriesUpstreamWithFeedback(t *testing.T) {
 	calls := &counter{}
 	g := mustCompile(t, note000(calls, 3, statgraph.GateConfig[code]{Hints: []string{"keep functions small"}}))
-	res, err := g.InvokeResult(context.Background(), code{})
+	var res statgraph.Result[code]
+	_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 	require.NoError(t, err)
 	for _, name := range []string{"coder", "review", "test"} {
 		require.Equal(t, 3, calls.get(name), "calls of %s", name)
@@ -106,7 +107,8 @@ func TestGateExhaustedFails(t *testing.T) {
 	t.Run("ends the run with ErrMaxRetries", func(t *testing.T) {
 		calls := &counter{}
 		g := mustCompile(t, note000(calls, 100, statgraph.GateConfig[code]{}))
-		res, err := g.InvokeResult(context.Background(), code{})
+		var res statgraph.Result[code]
+		_, err := g.Invoke(context.Background(), code{}, statgraph.WithResult(&res))
 		require.ErrorIs(t, err, statgraph.ErrMaxRetries)
 		require.ErrorContains(t, err, `gate "gate" after 2 retries of coder`)
 		require.Equal(t, 3, calls.get("coder"))
@@ -158,10 +160,10 @@ func TestGateCompileErrors(t *testing.T) {
 				AddEdge("gate", statgraph.End)
 		}, []string{`FailTo names unknown node "nowhere"`, `validator "ghost" is not a node`, `"coder" is not a validator`,
 			`retry target "nobody" is not a node`}},
-		{"validator without gate and misplaced options", func() *statgraph.Builder[code] {
-			return base().AddNode("x", markDone, statgraph.WithSeverity(statgraph.SeverityLow)).
+		{"validator without gate", func() *statgraph.Builder[code] {
+			return base().AddNode("x", markDone).
 				AddEdge("lint", "x").AddEdge("x", statgraph.End)
-		}, []string{`validator "lint" feeds no gate`, `edge lint -> gate: unknown node "gate"`, `AddNode("x"): WithSeverity and WithMode apply to validators only`}},
+		}, []string{`validator "lint" feeds no gate`, `edge lint -> gate: unknown node "gate"`}},
 		{"escalation without checkpointer, no retry target", func() *statgraph.Builder[code] {
 			return base().AddGate("gate", statgraph.GateConfig[code]{Validators: []string{"lint"}, OnExhausted: statgraph.Escalate}).AddEdge("gate", statgraph.End)
 		}, []string{`AddGate("gate"): no RetryTarget`, `gate "gate" escalates on exhaustion`}},

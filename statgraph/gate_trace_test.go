@@ -27,7 +27,8 @@ func traced(calls *counter) *statgraph.Builder[code] {
 func TestGateTrace(t *testing.T) {
 	g := mustCompile(t, traced(&counter{}))
 	var buf bytes.Buffer
-	res, err := g.InvokeResult(context.Background(), code{}, statgraph.WithTrace(&buf))
+	var res statgraph.Result[code]
+	_, err := g.Invoke(context.Background(), code{}, statgraph.WithTrace(&buf), statgraph.WithResult(&res))
 	require.NoError(t, err)
 	require.Len(t, res.Warnings, 3, "style warned on each of the three rounds")
 	got := regexp.MustCompile(`<d> +`).ReplaceAllString(durations.ReplaceAllString(buf.String(), "<d>"), "<d> ")

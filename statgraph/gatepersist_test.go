@@ -122,7 +122,8 @@ func TestGateResumeMidChainKeepsAttempts(t *testing.T) {
 	const retries, crashAt = 60, 40
 	ctx := context.Background()
 	ref := observer{}
-	want, err := mustCompile(t, retryLoop(retries+1, ref.coder)).InvokeResult(ctx, cycleState{})
+	var want statgraph.Result[cycleState]
+	_, err := mustCompile(t, retryLoop(retries+1, ref.coder)).Invoke(ctx, cycleState{}, statgraph.WithResult(&want))
 	require.NoError(t, err)
 	require.Len(t, ref.runs, retries+1)
 	require.Len(t, ref.runs[retries].All, retries)
@@ -155,7 +156,8 @@ func TestGateResumeMidChainKeepsAttempts(t *testing.T) {
 			if tt.before != nil {
 				tt.before(t, g)
 			}
-			got, err := g.InvokeResult(ctx, cycleState{}, statgraph.WithThread("k"))
+			var got statgraph.Result[cycleState]
+			_, err = g.Invoke(ctx, cycleState{}, statgraph.WithThread("k"), statgraph.WithResult(&got))
 			require.NoError(t, err)
 			require.Equal(t, ref.runs, o.runs, "every coder run sees the attempts of the uninterrupted run")
 			require.Equal(t, want, got)
@@ -168,8 +170,9 @@ func TestGateForkFromMidChain(t *testing.T) {
 	ctx := context.Background()
 	cp := &statgraph.MemoryCheckpointer{Encode: true}
 	ref := observer{}
-	want, err := mustCompile(t, retryLoop(retries+1, ref.coder), statgraph.WithCheckpointer(cp)).
-		InvokeResult(ctx, cycleState{}, statgraph.WithThread("f"))
+	var want statgraph.Result[cycleState]
+	_, err := mustCompile(t, retryLoop(retries+1, ref.coder), statgraph.WithCheckpointer(cp)).
+		Invoke(ctx, cycleState{}, statgraph.WithThread("f"), statgraph.WithResult(&want))
 	require.NoError(t, err)
 
 	from := midChain(t, cp, "f", func(c *statgraph.Checkpoint) bool {
@@ -184,7 +187,8 @@ func TestGateForkFromMidChain(t *testing.T) {
 	before := at[i]
 	require.NotEmpty(t, before.Gates)
 
-	got, err := g.InvokeResult(ctx, cycleState{}, statgraph.WithThread("f"), statgraph.FromCheckpoint(from.ID))
+	var got statgraph.Result[cycleState]
+	_, err = g.Invoke(ctx, cycleState{}, statgraph.WithThread("f"), statgraph.FromCheckpoint(from.ID), statgraph.WithResult(&got))
 	require.NoError(t, err)
 	require.Equal(t, want, got, "the replay decides as the original run did")
 	require.Equal(t, ref.runs[before.State.Version:], o.runs, "the replayed coder runs see the attempts of the original ones")

@@ -387,8 +387,8 @@ func (r *run[S]) routeGate(n *node[S], d *gateDecision) error {
 				r.add(spec.idx)
 				continue
 			}
-			if r.source == nil {
-				return fmt.Errorf("gate %q retries %s: %w; run the graph with InvokeFrom to give it a source function", n.name, Start, ErrNotRetryable)
+			if r.source() == nil {
+				return fmt.Errorf("gate %q retries %s: %w; run the graph WithSource to give it a source function", n.name, Start, ErrNotRetryable)
 			}
 			gs.restart = true
 		}
@@ -425,7 +425,7 @@ func (r *run[S]) afterGates() error {
 		return nil
 	}
 	gs.restart = false
-	input, err := r.source(r.ctx)
+	input, err := r.source()(r.ctx)
 	if err != nil {
 		return fmt.Errorf("statgraph: source of the run's input, retried by a gate: %w", err)
 	}

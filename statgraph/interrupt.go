@@ -9,7 +9,9 @@ import (
 	"strings"
 )
 
-// Interruption is a pause of a run, waiting for Resume.
+// Interruption is a pause of a run, raised by a node (Interrupt) or by
+// WithInterruptBefore/WithInterruptAfter, waiting for WithResume. Checkpoints
+// keep the pending ones (Checkpoint.Interrupts).
 type Interruption struct {
 	ID      string          // addresses the interrupt in a ResumeMap
 	Node    string          // the node that paused, or that the pause is before or after
@@ -17,7 +19,7 @@ type Interruption struct {
 	Payload json.RawMessage // what the node passed to Interrupt, as JSON
 }
 
-// InterruptedError is returned by Invoke, Stream and Resume when a run
+// InterruptedError is returned by Invoke and yielded by Stream when a run
 // paused. It wraps ErrInterrupted.
 type InterruptedError struct {
 	Thread     string
@@ -29,7 +31,7 @@ func (e *InterruptedError) Error() string {
 	for i, in := range e.Interrupts {
 		ids[i] = in.ID
 	}
-	return fmt.Sprintf("statgraph: thread %q paused at %s; continue it with Resume", e.Thread, strings.Join(ids, ", "))
+	return fmt.Sprintf("statgraph: thread %q paused at %s; continue it with WithResume(value)", e.Thread, strings.Join(ids, ", "))
 }
 
 func (e *InterruptedError) Unwrap() error { return ErrInterrupted }
@@ -40,12 +42,12 @@ type ResumeMap map[string]any
 type resumeArg struct{ value any }
 
 // Interrupt pauses the run from inside a node and returns the value given to
-// Resume once the run continues. The first time it is reached it returns
+// WithResume once the run continues. The first time it is reached it returns
 // the zero T and an error wrapping ErrInterrupted, which the node must
 // return as its own error; the run then saves a checkpoint and Invoke
 // returns an *InterruptedError carrying payload (encoded as JSON).
 //
-// On Resume the node runs again from its start, and this call returns the
+// On WithResume the node runs again from its start, and this call returns the
 // resume value decoded into T. Whatever the node did before calling Interrupt is
 // therefore done twice: keep it idempotent, or do it after Interrupt. A node may
 // call Interrupt several times; each call is a separate interrupt, matched by
@@ -74,19 +76,6 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	return zero, &InterruptedError{Interrupts: []Interruption{in}}
 }
 
-// Resume continues thread, which must be paused at an interrupt, giving
-// value to it. With several interrupts pending, value must be a ResumeMap
-// naming each one answered by ID.
-func (g *Graph[S]) Resume(ctx context.Context, thread string, value any, opts ...RunOption) (S, error) {
-	r := g.newRun(append(opts, WithThread(thread)))
-	var zero S
-	return r.startResume(ctx, zero, value)
-}
-
-func (r *run[S]) startResume(ctx context.Context, zero S, value any) (S, error) {
-	return r.start(ctx, zero, &resumeArg{value: value})
-}
-
 // applyResume records the resume values for checkpoint c's interrupts.
 func (r *run[S]) applyResume(c *Checkpoint, arg *resumeArg) error {
 	if len(c.Interrupts) == 0 {
@@ -108,7 +97,7 @@ func (r *run[S]) applyResume(c *Checkpoint, arg *resumeArg) error {
 		r.resumes = make(map[string][]byte, len(values))
 	}
 	for id, v := range values {
-		var in *PendingInterrupt
+		var in *Interruption
 		for i := range c.Interrupts {
 			if c.Interrupts[i].ID == id {
 				in = &c.Interrupts[i]

@@ -83,10 +83,7 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		s.sinceCounters++
 	}
 	if len(ints) > 0 {
-		cp.Interrupts = make([]PendingInterrupt, len(ints))
-		for i, in := range ints {
-			cp.Interrupts[i] = PendingInterrupt{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload}
-		}
+		cp.Interrupts = slices.Clone(ints)
 	}
 	if len(r.resumes) > 0 {
 		cp.Resumes = maps.Clone(r.resumes)
@@ -178,7 +175,7 @@ func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool,
 		return false, r.loadPrev(ctx, c)
 	}
 	if resume == nil && len(c.Interrupts) > 0 && r.cfg.from == 0 {
-		return false, fmt.Errorf("%w: thread %q is waiting at interrupt %s; continue it with Resume", ErrInterrupted, s.thread, c.Interrupts[0].ID)
+		return false, fmt.Errorf("%w: thread %q is waiting at interrupt %s; continue it with WithResume(value)", ErrInterrupted, s.thread, c.Interrupts[0].ID)
 	}
 	chain, err := readChain(ctx, s.cp, c)
 	if err != nil {

@@ -35,9 +35,9 @@ func (p *RetryPolicy) maxAttempts() int {
 	return p.MaxAttempts
 }
 
-// Delay returns the pause after the given failed attempt (1 for the first),
+// delay returns the pause after the given failed attempt (1 for the first),
 // before jitter.
-func (p *RetryPolicy) Delay(attempt int) time.Duration {
+func (p *RetryPolicy) delay(attempt int) time.Duration {
 	b := p.backoff()
 	b.Jitter = 0
 	return b.Delay(attempt)

@@ -175,8 +175,8 @@ func TestNodeTimeoutWithoutRetry(t *testing.T) {
 
 func TestRetryPolicyDelayCaps(t *testing.T) {
 	p := statgraph.RetryPolicy{}
-	require.Equal(t, 500*time.Millisecond, p.Delay(1))
-	require.Equal(t, 2*time.Second, p.Delay(3))
-	require.Equal(t, 128*time.Second, p.Delay(50))
-	require.Equal(t, 128*time.Second, p.Delay(5000))
+	require.Equal(t, 500*time.Millisecond, statgraph.RetryDelay(&p, 1))
+	require.Equal(t, 2*time.Second, statgraph.RetryDelay(&p, 3))
+	require.Equal(t, 128*time.Second, statgraph.RetryDelay(&p, 50))
+	require.Equal(t, 128*time.Second, statgraph.RetryDelay(&p, 5000))
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// RunOption configures one Invoke, Stream or Resume.
+// RunOption configures one Invoke, Stream or UpdateState call.
 type RunOption func(*runConfig)
 
 type runConfig struct {
@@ -32,6 +32,25 @@ type runConfig struct {
 	durability Durability
 	// hook is called around each node attempt (nodehook.go); nil: none.
 	hook func(ctx context.Context, node string, step, attempt int) (context.Context, func(error))
+	// call holds what WithResume, WithSource and WithResult set; nil when
+	// none of them was given, so that plain runs stay small.
+	call *callOpts
+}
+
+// callOpts are the run options that change how a run starts or what it
+// reports. source and result hold a func(context.Context) (S, error) and a
+// *Result[S] of the graph's S, checked when the run starts.
+type callOpts struct {
+	resume *resumeArg
+	source any
+	result any
+}
+
+func (c *runConfig) calls() *callOpts {
+	if c.call == nil {
+		c.call = &callOpts{}
+	}
+	return c.call
 }
 
 // WithThread names the run's thread. On a graph with a checkpointer the
@@ -46,7 +65,7 @@ type runConfig struct {
 //     changes nothing); without one the input is ignored, as there is no way
 //     to merge it, and the checkpoint's state is kept;
 //   - a thread paused at an interrupt is an error wrapping ErrInterrupted:
-//     continue it with Resume, or dismiss the pause with UpdateState.
+//     continue it with WithResume, or dismiss the pause with UpdateState.
 func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
 
 // WithStepLimit ends the run with ErrStepLimit after n super-steps.
@@ -61,6 +80,40 @@ func WithTrace(w io.Writer) RunOption { return func(c *runConfig) { c.trace = w 
 // run continues from there. Needs WithThread.
 func FromCheckpoint(id int64) RunOption { return func(c *runConfig) { c.from = id } }
 
+// WithResume continues the run's thread, which must be paused at an
+// interrupt, giving value to it: Interrupt returns it inside the node that
+// paused, and a gate's escalation reads it as its answer. With several
+// interrupts pending, value must be a ResumeMap naming each one answered by
+// ID. Needs WithThread. The input given to Invoke or Stream is ignored (pass
+// the zero value): the run continues from the thread's checkpoint. A thread
+// that is not paused is an error wrapping ErrNotInterrupted.
+func WithResume(value any) RunOption {
+	return func(c *runConfig) { c.calls().resume = &resumeArg{value: value} }
+}
+
+// WithSource makes the run take its input from source instead of the input
+// given to Invoke or Stream, which is then ignored (pass the zero value). A
+// gate whose retry target is Start calls source again for a fresh input,
+// which replaces the state (gate counters and attempts are kept outside the
+// state and carry on); without WithSource such a gate fails the run with
+// ErrNotRetryable. source is not called when the run continues a thread from
+// a checkpoint, nor with WithResume. An error from source ends the run.
+// source must return the graph's state type; another type fails the run
+// before it starts.
+func WithSource[S any](source func(ctx context.Context) (S, error)) RunOption {
+	return func(c *runConfig) { c.calls().source = source }
+}
+
+// WithResult makes the run fill *res, when it stops, with the final state
+// and the warnings, gate decisions and attempts of the run. A continued
+// thread reports those of the whole run, resumes included; on error *res
+// holds what the run reached. With Stream, *res is filled before the last
+// event is yielded. res must be a *Result of the graph's state type;
+// another type fails the run before it starts.
+func WithResult[S any](res *Result[S]) RunOption {
+	return func(c *runConfig) { c.calls().result = res }
+}
+
 // Invoke runs the graph on input and returns the final state.
 //
 // It runs super-steps until no node is left to run. In each step the ready
@@ -69,13 +122,43 @@ func FromCheckpoint(id int64) RunOption { return func(c *runConfig) { c.from = i
 // followed from every node that ran, and the nodes they lead to form the
 // next step (a node reached from several nodes runs once).
 //
+// WithResume, WithSource and WithResult continue a paused thread, take the
+// input from a function and report the run's gate decisions and warnings.
+//
 // Invoke returns the context's error (wrapped) soon after ctx is done, a
 // *NodeError when a node fails, ErrStepLimit when the run is too long, and
 // an error wrapping ErrInterrupted when it paused. It never leaves a
 // goroutine behind.
 func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	r := g.newRun(opts)
-	return r.start(ctx, input, nil)
+	if r.cfg.call == nil {
+		return r.start(ctx, input, nil)
+	}
+	return r.invoke(ctx, input)
+}
+
+// invoke runs r with the options of callOpts: it checks their types, starts
+// or resumes the run, and fills the result.
+func (r *run[S]) invoke(ctx context.Context, input S) (S, error) {
+	c := r.cfg.call
+	var zero S
+	res, ok := c.result.(*Result[S])
+	if c.result != nil && !ok {
+		return zero, r.refuse(fmt.Errorf("statgraph: WithResult was given a %T, but the graph's state is %T: pass a *statgraph.Result[%[2]T]", c.result, zero))
+	}
+	if c.source != nil {
+		if _, ok = c.source.(func(context.Context) (S, error)); !ok {
+			return zero, r.refuse(fmt.Errorf("statgraph: WithSource was given a %T, but the graph's state is %T: pass a func(context.Context) (%[2]T, error)", c.source, zero))
+		}
+	}
+	if c.resume != nil || c.source != nil {
+		input = zero
+	}
+	s, err := r.start(ctx, input, c.resume)
+	if res != nil {
+		*res = r.result(s)
+	}
+	return s, err
 }
 
 // run is the state of one invocation. It is used by one goroutine, except
@@ -94,15 +177,14 @@ type run[S any] struct {
 	slots     []slot[S]
 	counters  []int // per node: executions so far
 	saver     *saver[S]
-	writes    *taskWrites                      // failures to store a task's update (writes.go); nil until a step stores one
-	joins     *joinState                       // waiting joins' arrivals (join.go); nil until a join is reached
-	tq        *taskQueue[S]                    // Sends and fallback errors (send.go); nil until used
-	resumes   map[string][]byte                // interrupt id -> resume value (JSON)
-	skipAhead bool                             // resuming past an interrupt-before: don't pause again
-	paused    bool                             // the last checkpoint saved holds the frontier's pause
-	pending   []PendingWrite                   // updates of nodes already done in the current step
-	gs        *gateRun[S]                      // verdicts, retry counters and attempts; nil without gates
-	source    func(context.Context) (S, error) // the input's source (InvokeFrom), or nil
+	writes    *taskWrites       // failures to store a task's update (writes.go); nil until a step stores one
+	joins     *joinState        // waiting joins' arrivals (join.go); nil until a join is reached
+	tq        *taskQueue[S]     // Sends and fallback errors (send.go); nil until used
+	resumes   map[string][]byte // interrupt id -> resume value (JSON)
+	skipAhead bool              // resuming past an interrupt-before: don't pause again
+	paused    bool              // the last checkpoint saved holds the frontier's pause
+	pending   []PendingWrite    // updates of nodes already done in the current step
+	gs        *gateRun[S]       // verdicts, retry counters and attempts; nil without gates
 }
 
 // slot holds one node's run within a step.
@@ -146,8 +228,26 @@ func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
 	return r
 }
 
+// source is the run's WithSource function, or nil. Its type was checked
+// when the run started (invoke).
+func (r *run[S]) source() func(context.Context) (S, error) {
+	if r.cfg.call == nil || r.cfg.call.source == nil {
+		return nil
+	}
+	return r.cfg.call.source.(func(context.Context) (S, error))
+}
+
+// refuse reports err, which stopped the run before it started, as the
+// run's end.
+func (r *run[S]) refuse(err error) error {
+	if r.emit != nil {
+		r.emit(Event[S]{Kind: EventRunEnd, Err: err, Thread: r.cfg.thread})
+	}
+	return err
+}
+
 // start runs the graph from input, or continues the run's thread. resume
-// holds the values given to Resume.
+// holds the values given to WithResume.
 func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -191,7 +291,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 	r.cfg.cp = cp
 	if cp == nil {
 		if r.cfg.thread != "" || r.cfg.from != 0 || resume != nil {
-			return fmt.Errorf("%w: WithThread, FromCheckpoint and Resume need a graph compiled WithCheckpointer", ErrNoCheckpointer)
+			return fmt.Errorf("%w: WithThread, FromCheckpoint and WithResume need a graph compiled WithCheckpointer", ErrNoCheckpointer)
 		}
 		if err := r.begin(ctx, input); err != nil {
 			return err
@@ -227,9 +327,9 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 // begin sets the state of a new run, from input or from the run's source,
 // and the first frontier.
 func (r *run[S]) begin(ctx context.Context, input S) error {
-	if r.source != nil {
+	if source := r.source(); source != nil {
 		var err error
-		if input, err = r.source(ctx); err != nil {
+		if input, err = source(ctx); err != nil {
 			return fmt.Errorf("statgraph: source of the run's input: %w", err)
 		}
 	}

@@ -157,7 +157,7 @@ func TestSendPausesBeforeItsNode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"map", "map", "map"}, snap.Next)
 
-	out, err := g.Resume(ctx, "p", nil)
+	out, err := g.Invoke(ctx, st{}, statgraph.WithThread("p"), statgraph.WithResume(nil))
 	require.NoError(t, err)
 	require.Equal(t, []string{"edited", "0", "2", "4", "reduced 3"}, out.Log)
 	for i := range 3 {

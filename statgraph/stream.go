@@ -14,15 +14,10 @@ import (
 // step where several nodes run in parallel, their retry and end events are
 // yielded together at the step's barrier, in node-name order.
 func (g *Graph[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event[S], error] {
-	return g.stream(ctx, input, nil, opts)
+	return g.stream(ctx, input, opts)
 }
 
-// StreamResume is Resume with the events yielded as Stream does.
-func (g *Graph[S]) StreamResume(ctx context.Context, thread string, value any, opts ...RunOption) iter.Seq2[Event[S], error] {
-	return g.stream(ctx, *new(S), &resumeArg{value: value}, append(opts, WithThread(thread)))
-}
-
-func (g *Graph[S]) stream(ctx context.Context, input S, resume *resumeArg, opts []RunOption) iter.Seq2[Event[S], error] {
+func (g *Graph[S]) stream(ctx context.Context, input S, opts []RunOption) iter.Seq2[Event[S], error] {
 	return func(yield func(Event[S], error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -50,6 +45,10 @@ func (g *Graph[S]) stream(ctx context.Context, input S, resume *resumeArg, opts 
 			}
 			return true
 		}
-		r.start(ctx, input, resume) //nolint:errcheck // the error was yielded with EventRunEnd
+		if r.cfg.call == nil {
+			r.start(ctx, input, nil) //nolint:errcheck // the error was yielded with EventRunEnd
+			return
+		}
+		r.invoke(ctx, input) //nolint:errcheck // the error was yielded with EventRunEnd
 	}
 }

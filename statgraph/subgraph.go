@@ -27,7 +27,7 @@ const nsSep = "|"
 // without one.
 //
 // An interrupt inside the child pauses the parent: the parent's
-// *InterruptedError lists it with the ID "name|<child's ID>", and Resume
+// *InterruptedError lists it with the ID "name|<child's ID>", and WithResume
 // through the parent (with a value, or a ResumeMap naming that ID) resumes
 // the child where it stopped. A parent stopped while the child ran (a
 // cancelled context, or a killed process) continues the child from its
@@ -144,7 +144,7 @@ func pendingHas(c *Checkpoint, id string) bool {
 
 // raiseFromChild turns the child's pause into a pause of the parent's node:
 // the child's interrupts are raised by the node, their IDs prefixed with
-// its name, so that the parent saves them and Resume finds them.
+// its name, so that the parent saves them and WithResume finds them.
 func raiseFromChild(info *nodeInfo, err error) error {
 	var ie *InterruptedError
 	if !errors.As(err, &ie) {

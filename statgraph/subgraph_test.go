@@ -127,7 +127,7 @@ func TestSubgraphInterruptResumesThroughParent(t *testing.T) {
 
 	var nsEvents []string
 	var final parentState
-	for ev, err := range g.StreamResume(ctx, "t", "yes") {
+	for ev, err := range g.Stream(ctx, parentState{}, WithThread("t"), WithResume("yes")) {
 		if err != nil {
 			t.Fatalf("resume: %v", err)
 		}
@@ -186,7 +186,7 @@ func TestSubgraphStoppedMidChildContinues(t *testing.T) {
 	// a fresh graph on the same store.
 	var f2 subgraphFixture
 	g2 := f2.parent(t, cp)
-	s, err := g2.Resume(context.Background(), "k", "ok")
+	s, err := g2.Invoke(context.Background(), parentState{}, WithThread("k"), WithResume("ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,11 +268,11 @@ func TestSubgraphParallelInterrupts(t *testing.T) {
 	if !errors.As(err, &ie) || len(ie.Interrupts) != 2 || ie.Interrupts[0].ID != "left|ask:2:0" || ie.Interrupts[1].ID != "right|ask:2:0" {
 		t.Fatalf("Invoke: %v, want pauses left|ask:2:0 and right|ask:2:0", err)
 	}
-	_, err = g.Resume(ctx, "p", ResumeMap{"left|ask:2:0": "L"})
+	_, err = g.Invoke(ctx, parentState{}, WithThread("p"), WithResume(ResumeMap{"left|ask:2:0": "L"}))
 	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 || ie.Interrupts[0].ID != "right|ask:2:0" {
 		t.Fatalf("after answering left: %v, want right still waiting", err)
 	}
-	s, err := g.Resume(ctx, "p", "R")
+	s, err := g.Invoke(ctx, parentState{}, WithThread("p"), WithResume("R"))
 	if err != nil || !slices.Equal(s.Log, []string{"left=L", "right=R"}) {
 		t.Fatalf("after answering right: %+v, %v", s, err)
 	}

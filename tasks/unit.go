@@ -143,7 +143,7 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 		var seq func(func(statgraph.Event[agents.TaskState], error) bool)
 		hook := ut.nodeHook(thread)
 		if resuming {
-			seq = g.StreamResume(ctx, thread, resume, hook...)
+			seq = g.Stream(ctx, agents.TaskState{}, append(hook, statgraph.WithThread(thread), statgraph.WithResume(resume))...)
 		} else {
 			seq = g.Stream(ctx, in, append(hook, statgraph.WithThread(thread))...)
 		}

@@ -143,7 +143,7 @@ func Invoke[S any](ctx context.Context, t *Tracer, g *statgraph.Graph[S], input 
 	return out, err
 }
 
-// Wrap traces the run that start begins (g.Stream, g.StreamResume, ...):
+// Wrap traces the run that start begins (a g.Stream call made elsewhere):
 // start is called once with ctx carrying the run's span and the node hook
 // to pass as a run option. The run's thread, from its first event, is
 // recorded on every span. When the run's span is not recorded (no SDK

@@ -179,7 +179,7 @@ func TestFailedRunAndInterrupt(t *testing.T) {
 	require.True(t, ok, "the paused attempt's span records the interrupt")
 
 	for ev, err := range sgotel.Wrap(ctx, tr, func(ctx context.Context, hook statgraph.RunOption) iter.Seq2[statgraph.Event[st], error] {
-		return g.StreamResume(ctx, "t2", "fail", hook)
+		return g.Stream(ctx, st{}, statgraph.WithThread("t2"), statgraph.WithResume("fail"), hook)
 	}) {
 		if ev.Kind == statgraph.EventRunEnd {
 			require.ErrorIs(t, err, boom)

@@ -183,14 +183,14 @@ func testInterruptInsideNode(t *testing.T, cp statgraph.Checkpointer) {
 	// Invoking again does not skip the question.
 	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("h"))
 	require.ErrorIs(t, err, statgraph.ErrInterrupted)
-	require.ErrorContains(t, err, "continue it with Resume")
+	require.ErrorContains(t, err, "continue it with WithResume(value)")
 
-	out, err := g.Resume(ctx, "h", "yes")
+	out, err := g.Invoke(ctx, st{}, statgraph.WithThread("h"), statgraph.WithResume("yes"))
 	require.NoError(t, err)
 	require.Equal(t, []string{"prep", "answer:yes", "ship"}, out.Log)
 	require.Equal(t, 2, calls.get("approve"), "the node re-runs from its start on resume")
 
-	_, err = g.Resume(ctx, "h", "again")
+	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("h"), statgraph.WithResume("again"))
 	require.ErrorIs(t, err, statgraph.ErrNotInterrupted)
 }
 
@@ -216,22 +216,22 @@ func testTwoInterrupts(t *testing.T, cp statgraph.Checkpointer) {
 		ids[in.Node] = in.ID
 	}
 
-	_, err = g.Resume(ctx, "two", 5)
+	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResume(5))
 	require.ErrorContains(t, err, "2 pending interrupts")
 	require.ErrorContains(t, err, "ResumeMap")
 
 	// Answer only the left one: the right one pauses again.
-	_, err = g.Resume(ctx, "two", statgraph.ResumeMap{ids["left"]: 10})
+	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResume(statgraph.ResumeMap{ids["left"]: 10}))
 	require.ErrorAs(t, err, &ie)
 	require.Len(t, ie.Interrupts, 1)
 	require.Equal(t, "right", ie.Interrupts[0].Node)
 
-	out, err := g.Resume(ctx, "two", statgraph.ResumeMap{ids["right"]: 32})
+	out, err := g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResume(statgraph.ResumeMap{ids["right"]: 32}))
 	require.NoError(t, err)
 	require.Equal(t, 42, out.N)
 	require.Equal(t, []string{"left", "right"}, out.Log)
 
-	_, err = g.Resume(ctx, "nobody", 1)
+	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("nobody"), statgraph.WithResume(1))
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
 }
 
@@ -249,7 +249,7 @@ func testInterruptBeforeAndAfter(t *testing.T, cp statgraph.Checkpointer) {
 	require.Equal(t, 1, calls.get("a"))
 
 	// c is the last node: an after-pause with nothing left to run ends.
-	out, err := g.Resume(ctx, "ba", nil)
+	out, err := g.Invoke(ctx, st{}, statgraph.WithThread("ba"), statgraph.WithResume(nil))
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b", "c"}, out.Log)
 	require.Equal(t, 1, calls.get("b"))
@@ -268,7 +268,7 @@ func testInterruptAfterPauses(t *testing.T, cp statgraph.Checkpointer) {
 	snap, err := g.State(ctx, "after")
 	require.NoError(t, err)
 	require.Equal(t, []string{"b"}, snap.Next)
-	out, err := g.Resume(ctx, "after", true)
+	out, err := g.Invoke(ctx, st{}, statgraph.WithThread("after"), statgraph.WithResume(true))
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b", "c"}, out.Log)
 	require.Equal(t, 1, calls.get("a"))

@@ -70,7 +70,7 @@ func Checkpoint(thread string, id int64) *statgraph.Checkpoint {
 			{Node: "b", Update: []byte{0, 1, 2, 255}},
 		},
 		Counters: map[string]int{"a": 2, "b": 1},
-		Interrupts: []statgraph.PendingInterrupt{
+		Interrupts: []statgraph.Interruption{
 			{ID: "i1", Node: "a", When: "inside", Payload: []byte(`"approve?"`)},
 			{ID: "i2", Node: "b", When: "before"},
 		},

@@ -30,7 +30,7 @@ type pending struct {
 	Update []byte `json:"u,omitempty"`
 }
 
-// interrupt is a statgraph.PendingInterrupt as stored in the interrupts
+// interrupt is a statgraph.Interruption as stored in the interrupts
 // column.
 type interrupt struct {
 	ID      string `json:"i"`
@@ -145,9 +145,9 @@ func (d *Decoder) Decode(cp *statgraph.Checkpoint, raw Raw) error {
 			return err
 		}
 		if is != nil {
-			cp.Interrupts = make([]statgraph.PendingInterrupt, len(is))
+			cp.Interrupts = make([]statgraph.Interruption, len(is))
 			for i, p := range is {
-				cp.Interrupts[i] = statgraph.PendingInterrupt{ID: p.ID, Node: p.Node, When: p.When, Payload: p.Payload}
+				cp.Interrupts[i] = statgraph.Interruption{ID: p.ID, Node: p.Node, When: p.When, Payload: p.Payload}
 			}
 		}
 	}

@@ -61,7 +61,7 @@ func TestEncodeDecode(t *testing.T) {
 		Next:       []string{"a", "b"},
 		Pending:    []statgraph.PendingWrite{{Node: "a", Update: []byte{0, 255}, Value: 1}},
 		Counters:   map[string]int{"a": 2},
-		Interrupts: []statgraph.PendingInterrupt{{ID: "i", Node: "a", When: "inside", Payload: []byte(`"?"`)}},
+		Interrupts: []statgraph.Interruption{{ID: "i", Node: "a", When: "inside", Payload: []byte(`"?"`)}},
 		Resumes:    map[string][]byte{"i": []byte("true")},
 	}
 	cols, err := Encode(cp)
