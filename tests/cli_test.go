@@ -25,7 +25,8 @@ func TestCommands(t *testing.T) {
 	}{
 		{name: "graph dot", args: []string{"graph", "--format", "dot"}, stdout: []string{"digraph", "planner", "executor", "verifier", "failed", "retry", "style=dashed"}},
 		{name: "graph mermaid", args: []string{"graph"}, stdout: []string{"planner", "executor", "verifier"}},
-		{name: "graph unknown format", args: []string{"graph", "--format", "svg"}, code: 2, stderr: []string{`unknown format "svg"`, "mermaid or dot"}, noStdout: true},
+		{name: "graph svg", args: []string{"graph", "--format", "svg"}, stdout: []string{"<svg", `data-node="planner"`, `data-node="executor"`, `data-node="verifier"`}},
+		{name: "graph unknown format", args: []string{"graph", "--format", "png"}, code: 2, stderr: []string{`unknown format "png"`, "mermaid, dot or svg"}, noStdout: true},
 		{name: "version", args: []string{"version"}, stdout: []string{"statgraph "}},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderr: []string{`unknown command "frobnicate"`, "Usage:"}, noStdout: true},
 		{name: "no command", args: nil, code: 2, stderr: []string{"Usage:"}, noStdout: true},

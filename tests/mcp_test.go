@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,12 +18,12 @@ import (
 // mcpSession starts `statgraph mcp args...` in dir and connects the MCP
 // SDK's client to its stdin and stdout. Closing the session closes stdin
 // and returns the process's exit error.
-func mcpSession(t *testing.T, dir string, args ...string) (*mcp.ClientSession, *bytes.Buffer) {
+func mcpSession(t *testing.T, dir string, args ...string) (*mcp.ClientSession, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = childEnv()
-	var stderr bytes.Buffer
+	var stderr lockedBuffer // written by exec's copying goroutine while the test reads it
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -30,6 +31,24 @@ func mcpSession(t *testing.T, dir string, args ...string) (*mcp.ClientSession, *
 		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 20 * time.Second}, nil)
 	require.NoError(t, err, "stderr:\n%s", stderr.String())
 	return cs, &stderr
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // mcpCall calls tool and decodes its structured result into out, failing

@@ -237,7 +237,7 @@ func indent(s, pre string) string {
 
 func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("graph", stderr)
-	format := fs.String("format", "mermaid", "mermaid or dot")
+	format := fs.String("format", "mermaid", "mermaid, dot or svg")
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -250,8 +250,10 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, g.Mermaid())
 	case "dot":
 		fmt.Fprint(stdout, g.DOT())
+	case "svg":
+		fmt.Fprint(stdout, g.SVG())
 	default:
-		return usagef("graph: unknown format %q; use mermaid or dot", *format)
+		return usagef("graph: unknown format %q; use mermaid, dot or svg", *format)
 	}
 	return nil
 }

@@ -62,10 +62,10 @@ Usage:
   statgraph run [flags] [tasks.json]       run pending tasks (default file: tasks.json)
   statgraph resume [flags] [tasks.json]    continue tasks a crash or Ctrl-C left in progress
   statgraph validate [--tag T] [tasks.json]
-  statgraph status [--tag T] [--store F] [--json] [tasks.json]
-  statgraph history [--file tasks.json] [--store F] [--no-diff] [--json] <task-id>
+  statgraph status [--tag T] [--store F] [--queue URL] [--json] [tasks.json]
+  statgraph history [--file tasks.json] [--store F] [--queue URL] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
-  statgraph graph [--format mermaid|dot]
+  statgraph graph [--format mermaid|dot|svg]
   statgraph serve [--addr 127.0.0.1:7777] [--token-file F] [tasks.json]   web UI and JSON API (README, Web UI)
   statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [tasks.json]
   statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues
