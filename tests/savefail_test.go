@@ -20,9 +20,9 @@ import (
 // not save the file, rather than hang. Saves are coalesced (see tasks'
 // saver), so the failure shows at the first save after the removal: task
 // 2's end, not task 1's, makes that moment certain. Task 1 waits a little
-// before removing the directory, so that the run's first save is not
-// writing into it at that moment (rm -rf would then fail to remove it). It runs unsandboxed:
-// the sandbox would (rightly) stop the executor from removing a directory
+// before the removal, so that the run's first save is not writing into the
+// directory then (rm -rf would fail to remove it). It runs unsandboxed: the
+// sandbox would (rightly) stop the executor from removing a directory
 // outside its workspace.
 func TestSaveFailureEndsRun(t *testing.T) {
 	t.Parallel()
