@@ -14,6 +14,7 @@ const (
 	svgGapY   = 56
 	svgMargin = 24
 	svgBackX  = 48 // room on the right for edges back to earlier layers
+	svgSkipX  = 40 // room on the left for edges that skip a layer
 )
 
 // SVG returns a drawing of the graph as a standalone SVG document, laid out
@@ -81,13 +82,21 @@ func (g *Graph[S]) SVG() string {
 	for _, r := range rows {
 		widest = max(widest, len(r))
 	}
-	width := 2*svgMargin + widest*svgNodeW + (widest-1)*svgGapX + svgBackX
+	// An edge down past a layer would cross that layer's nodes: it goes
+	// round a lane on the left instead, when there is one.
+	skipX := 0
+	for _, e := range edges {
+		if !e.back && layer[e.to] > layer[e.from]+1 {
+			skipX = svgSkipX
+		}
+	}
+	width := 2*svgMargin + skipX + widest*svgNodeW + (widest-1)*svgGapX + svgBackX
 	height := 2*svgMargin + len(rows)*svgNodeH + (len(rows)-1)*svgGapY
 	type point struct{ x, y int } // a node's top-left corner
 	pos := map[string]point{}
 	for i, r := range rows {
 		rowW := len(r)*svgNodeW + (len(r)-1)*svgGapX
-		x0 := svgMargin + ((width-svgBackX-2*svgMargin)-rowW)/2
+		x0 := svgMargin + skipX + ((width-skipX-svgBackX-2*svgMargin)-rowW)/2
 		for j, n := range r {
 			pos[n] = point{x0 + j*(svgNodeW+svgGapX), svgMargin + i*(svgNodeH+svgGapY)}
 		}
@@ -95,6 +104,15 @@ func (g *Graph[S]) SVG() string {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="statgraph" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="graph">`+"\n", width, height, width, height)
+	// Default looks for a drawing opened on its own; :where keeps their
+	// weight at zero, so that a page's own rules win.
+	b.WriteString(`<style>:where(svg.statgraph) .node rect{fill:#fff;stroke:#888}` +
+		`:where(svg.statgraph) .node.terminal rect{fill:#eeeeea}` +
+		`:where(svg.statgraph) text{font:13px sans-serif;fill:#222}` +
+		`:where(svg.statgraph) .edge path{stroke:#888}` +
+		`:where(svg.statgraph) .edge.dashed path{stroke-dasharray:5 4}` +
+		`:where(svg.statgraph) .label{font-size:11px;fill:#666}` +
+		`:where(svg.statgraph) marker path{fill:#888}</style>` + "\n")
 	b.WriteString(`<defs><marker id="sg-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z"/></marker></defs>` + "\n")
 	for i, e := range edges {
 		from, to := pos[e.from], pos[e.to]
@@ -104,6 +122,7 @@ func (g *Graph[S]) SVG() string {
 		}
 		var d string
 		var lx, ly int
+		anchor := "start"
 		switch {
 		case e.back || to.y <= from.y:
 			// Out of the source's right side, round the right margin, into
@@ -113,6 +132,15 @@ func (g *Graph[S]) SVG() string {
 			tx, ty := to.x+svgNodeW, to.y+svgNodeH/2
 			d = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", sx, sy, x, sy, x, ty, tx, ty)
 			lx, ly = x-4, (sy+ty)/2
+		case layer[e.to] > layer[e.from]+1:
+			// Out of the source's left side, round the left lane, into
+			// the target's left side.
+			class += " skip"
+			x := svgMargin + svgSkipX/2 - (i%3)*6
+			sx, sy := from.x, from.y+svgNodeH/2
+			tx, ty := to.x, to.y+svgNodeH/2
+			d = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", sx, sy, x, sy, x, ty, tx, ty)
+			lx, ly, anchor = x-2, (sy+ty)/2, "end"
 		default:
 			sx, sy := from.x+svgNodeW/2, from.y+svgNodeH
 			tx, ty := to.x+svgNodeW/2, to.y
@@ -122,7 +150,7 @@ func (g *Graph[S]) SVG() string {
 		fmt.Fprintf(&b, `<g class="%s" data-from="%s" data-to="%s"><path d="%s" fill="none" marker-end="url(#sg-arrow)"/>`,
 			class, esc(e.from), esc(e.to), d)
 		if e.label != "" {
-			fmt.Fprintf(&b, `<text class="label" x="%d" y="%d">%s</text>`, lx, ly, esc(e.label))
+			fmt.Fprintf(&b, `<text class="label" x="%d" y="%d" text-anchor="%s">%s</text>`, lx, ly, anchor, esc(e.label))
 		}
 		b.WriteString("</g>\n")
 	}

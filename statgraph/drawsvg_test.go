@@ -20,6 +20,7 @@ type svgNode struct {
 	ID    string `xml:"id,attr"`
 	Node  string `xml:"data-node,attr"`
 	Rect  struct {
+		X string `xml:"x,attr"`
 		Y string `xml:"y,attr"`
 	} `xml:"rect"`
 	Text string `xml:"text"`
@@ -76,6 +77,17 @@ func TestSVGLayersAndIDs(t *testing.T) {
 	require.Equal(t, "edge dashed", edges["verifier->executor"], "the retry edge")
 	require.Equal(t, "edge", edges["planner->executor"])
 	require.Equal(t, g.SVG(), g.SVG(), "stable output")
+
+	// verifier -> End skips failed's layer: it is routed left of failed,
+	// not drawn through it.
+	require.Equal(t, "edge skip", edges["verifier->"+statgraph.End])
+	m := regexp.MustCompile(`data-from="verifier" data-to="` + statgraph.End + `"><path d="([^"]*)"`).FindStringSubmatch(g.SVG())
+	require.Len(t, m, 2, "the skip edge's path")
+	left, _ := strconv.Atoi(nodes["failed"].Rect.X)
+	for _, pt := range regexp.MustCompile(`(\d+),\d+`).FindAllStringSubmatch(m[1], -1) {
+		x, _ := strconv.Atoi(pt[1])
+		require.LessOrEqual(t, x, left, "every point of %s is left of failed (x=%d)", m[1], left)
+	}
 }
 
 // Node names are escaped: a name with markup stays text.
