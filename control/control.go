@@ -54,6 +54,7 @@ type Options struct {
 	Poll time.Duration
 
 	// StoreOnly skips Open's check that the tasks file loads, for callers
+	// that have just checked it themselves (statgraph's commands) or
 	// that read only the run store (History, as statgraph history does),
 	// which works while the file is missing or being edited. Methods that
 	// read the file (Tasks, Start, AddTask, Reset) still fail then.

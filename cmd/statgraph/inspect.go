@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
@@ -39,11 +38,6 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readerGraph compiles the orchestrator graph only to read a run store.
-func readerGraph(cp statgraph.Checkpointer) (*statgraph.Graph[agents.TaskState], error) {
-	return control.ReaderGraph(cp)
-}
-
 // openPlan opens the plan of file (validated first, its warnings on
 // stderr, so that a bad file reads as it does for run) through control,
 // which status, history, mcp and the web UI all read and steer it with; o
@@ -52,7 +46,8 @@ func openPlan(c common, file string, o control.Options, stderr io.Writer) (*cont
 	if _, err := load(file, c.tag, stderr); err != nil {
 		return nil, err
 	}
-	o.File, o.Tag, o.Repo, o.Store = file, c.tag, c.repo, c.store
+	// load has just read and checked the file: Open need not do it again.
+	o.File, o.Tag, o.Repo, o.Store, o.StoreOnly = file, c.tag, c.repo, c.store, true
 	ctl, err := control.Open(o)
 	if err != nil {
 		return nil, usageError{err.Error()}
@@ -241,7 +236,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	g, err := readerGraph(statgraph.NewMemoryCheckpointer())
+	g, err := control.ReaderGraph(statgraph.NewMemoryCheckpointer())
 	if err != nil {
 		return err
 	}

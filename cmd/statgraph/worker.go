@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
@@ -87,7 +88,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitFailed, err
 	}
 	defer st.Close()
-	reader, err := readerGraph(st)
+	reader, err := control.ReaderGraph(st)
 	if err != nil {
 		return exitFailed, err
 	}
