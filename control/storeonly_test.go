@@ -8,13 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
-	"github.com/statgraph/statgraph/control/controltest"
 )
 
 // With StoreOnly, a plan whose tasks file is gone still opens for History,
 // which reads only the run store; without it Open refuses.
 func TestStoreOnlyOpensWithoutTheTasksFile(t *testing.T) {
-	file := controltest.NewPlan(t, controltest.AskPlan)
+	file := newPlan(t, askPlan)
 	require.NoError(t, os.Remove(file))
 	_, err := control.Open(control.Options{File: file})
 	require.Error(t, err)

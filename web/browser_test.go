@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/web"
 )
 
@@ -99,9 +98,7 @@ type css = chromedp.CSS
 // attempt's feedback and diff appear, and the escalation answered "retry"
 // from the page resumes the task to the end.
 func TestBrowserRunAnswerRetry(t *testing.T) {
-	m := controltest.NewModel(t)
-	m.SetHold(300 * time.Millisecond)
-	c := newControl(t, controltest.AskPlan, m.Config())
+	c := newControl(t, askPlan, newModel(t, 300*time.Millisecond))
 	srv := serveTest(t, web.Handler(c, ""))
 	ctx := browser(t, 60*time.Second)
 
@@ -138,7 +135,7 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 // Model and repository text is shown as text: a task title with markup
 // does not become elements.
 func TestBrowserEscapesText(t *testing.T) {
-	c := newControl(t, `{"tasks": [{"id": 1, "title": "<img src=x id=injected onerror=\"document.title='pwned'\">"}]}`, controltest.NewModel(t).Config())
+	c := newControl(t, `{"tasks": [{"id": 1, "title": "<img src=x id=injected onerror=\"document.title='pwned'\">"}]}`, newModel(t, 0))
 	srv := serveTest(t, web.Handler(c, ""))
 	ctx := browser(t, 30*time.Second)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL), chromedp.WaitVisible(card("1", "pending"))))

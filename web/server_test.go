@@ -15,7 +15,6 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/control"
-	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/web"
 )
 
@@ -201,7 +200,7 @@ func (s *sse) next(t *testing.T) (kind string, ev control.Event) {
 // done, and the task's attempts and diff are readable; a second start
 // while it runs is refused with 409.
 func TestRunThroughAPI(t *testing.T) {
-	c := newControl(t, controltest.AskPlan, controltest.NewModel(t).Config())
+	c := newControl(t, askPlan, newModel(t, 0))
 	srv := httptest.NewServer(web.Handler(c, ""))
 	defer srv.Close()
 	post := func(path, body string) *http.Response {
