@@ -83,12 +83,21 @@ func card(id, status string) chromedp.CSS {
 	return chromedp.CSS(fmt.Sprintf(`#board .card[data-id=%q][data-status=%q]`, id, status))
 }
 
-// text returns the text of the element sel.
+// text returns the text of the element sel. The page re-renders a task's
+// details when an event arrives, which can replace the element between
+// finding it and reading it ("No node with given id found"): then it is
+// looked up again, for up to 5 s.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	require.NoError(t, err, "text of %s", sel)
-	return s
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err == nil || time.Now().After(deadline) || !strings.Contains(err.Error(), "No node with given id") {
+			require.NoError(t, err, "text of %s", sel)
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 type css = chromedp.CSS
