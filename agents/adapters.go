@@ -65,20 +65,19 @@ type ChecksVerifier struct {
 	FeedbackBytes int // 0 means verifier.DefaultFeedbackBytes (8 KiB)
 }
 
-// Verify runs the checks.
-func (c ChecksVerifier) Verify(ctx context.Context, _ TaskState) (Verification, error) {
+// Verify runs the checks. The Verification it returns has Feedback set
+// when it failed, and no Checks: the checks' outputs are not part of the
+// task state (every checkpoint would carry them); Feedback summarises them.
+func (c ChecksVerifier) Verify(ctx context.Context, _ TaskState) (verifier.Verification, error) {
 	v, err := verifier.Verify(ctx, c.Workdir, c.Checks)
 	if err != nil {
-		return Verification{}, err
-	}
-	out := Verification{
-		TestsPassed: v.TestsPassed, LintPassed: v.LintPassed,
-		Errors: v.Errors, Failures: v.Failures, Warnings: v.Warnings,
+		return verifier.Verification{}, err
 	}
 	if !v.Passed() {
-		out.Feedback = v.Feedback(c.FeedbackBytes)
+		v.Feedback = v.RenderFeedback(c.FeedbackBytes)
 	}
-	return out, nil
+	v.Checks = nil
+	return v, nil
 }
 
 // ReviewVerifier adds an advisory LLM review to another Verifier: when the
@@ -97,7 +96,7 @@ type ReviewVerifier struct {
 }
 
 // Verify runs the checks, then the review.
-func (r ReviewVerifier) Verify(ctx context.Context, s TaskState) (Verification, error) {
+func (r ReviewVerifier) Verify(ctx context.Context, s TaskState) (verifier.Verification, error) {
 	v, err := r.Checks.Verify(ctx, s)
 	if err != nil || !v.Passed() {
 		return v, err

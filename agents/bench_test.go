@@ -78,7 +78,7 @@ func BenchmarkAttemptOverhead(b *testing.B) {
 		checks := ChecksVerifier{Checks: trueCheck, Workdir: ws.Dir()}
 		// The verifier runs the real check, then fails all but the last
 		// attempt so the loop goes round.
-		v := VerifierFunc(func(ctx context.Context, st TaskState) (Verification, error) {
+		v := VerifierFunc(func(ctx context.Context, st TaskState) (verifier.Verification, error) {
 			out, err := checks.Verify(ctx, st)
 			if st.RetryCount+1 < benchAttempts {
 				out.TestsPassed, out.Errors, out.Feedback = false, []string{"bench: not yet"}, strings.Repeat("feedback line\n", 500)
@@ -208,6 +208,6 @@ func benchState(n int) TaskState {
 		s.ErrorHistory = append(s.ErrorHistory, fmt.Sprintf("Retry %d: tests: 1 failed (TestX)", k))
 		s.Attempts = append(s.Attempts, Attempt{N: k + 1, Summary: "try", Commit: strings.Repeat("a", 40), Tree: strings.Repeat("b", 40), Feedback: fb, Started: time.Unix(0, 0)})
 	}
-	s.Verification = Verification{Errors: []string{"tests: 1 failed (TestX)"}, Feedback: s.Attempts[n-1].Feedback}
+	s.Verification = verifier.Verification{Errors: []string{"tests: 1 failed (TestX)"}, Feedback: s.Attempts[n-1].Feedback}
 	return s
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // Node names of the orchestrator graph.
@@ -49,14 +50,14 @@ func (f ExecutorFunc) Execute(ctx context.Context, s TaskState) (string, error) 
 
 // Verifier checks the workspace after an attempt.
 type Verifier interface {
-	Verify(ctx context.Context, s TaskState) (Verification, error)
+	Verify(ctx context.Context, s TaskState) (verifier.Verification, error)
 }
 
 // VerifierFunc adapts a function to Verifier.
-type VerifierFunc func(ctx context.Context, s TaskState) (Verification, error)
+type VerifierFunc func(ctx context.Context, s TaskState) (verifier.Verification, error)
 
 // Verify calls f.
-func (f VerifierFunc) Verify(ctx context.Context, s TaskState) (Verification, error) {
+func (f VerifierFunc) Verify(ctx context.Context, s TaskState) (verifier.Verification, error) {
 	return f(ctx, s)
 }
 

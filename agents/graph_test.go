@@ -12,6 +12,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 func TestShouldRetryOrEnd(t *testing.T) {
@@ -20,10 +21,10 @@ func TestShouldRetryOrEnd(t *testing.T) {
 		s    TaskState
 		want string
 	}{
-		{"passed", TaskState{Verification: Verification{TestsPassed: true, LintPassed: true}, RetryCount: 3, MaxRetries: 3}, RouteDone},
-		{"tests failed, retries left", TaskState{Verification: Verification{LintPassed: true}, RetryCount: 1, MaxRetries: 3}, RouteRetry},
-		{"lint failed, retries left", TaskState{Verification: Verification{TestsPassed: true}, RetryCount: 2, MaxRetries: 3}, RouteRetry},
-		{"retries spent", TaskState{Verification: Verification{LintPassed: true}, RetryCount: 3, MaxRetries: 3}, RouteFailed},
+		{"passed", TaskState{Verification: verifier.Verification{TestsPassed: true, LintPassed: true}, RetryCount: 3, MaxRetries: 3}, RouteDone},
+		{"tests failed, retries left", TaskState{Verification: verifier.Verification{LintPassed: true}, RetryCount: 1, MaxRetries: 3}, RouteRetry},
+		{"lint failed, retries left", TaskState{Verification: verifier.Verification{TestsPassed: true}, RetryCount: 2, MaxRetries: 3}, RouteRetry},
+		{"retries spent", TaskState{Verification: verifier.Verification{LintPassed: true}, RetryCount: 3, MaxRetries: 3}, RouteFailed},
 		{"zero MaxRetries means the default", TaskState{RetryCount: DefaultMaxRetries - 1}, RouteRetry},
 		{"default spent", TaskState{RetryCount: DefaultMaxRetries}, RouteFailed},
 	} {

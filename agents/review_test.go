@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // fixedDiff stands in for a workspace's Diff.
@@ -16,11 +17,11 @@ type fixedDiff string
 func (d fixedDiff) Diff(context.Context) (string, error) { return string(d), nil }
 
 func TestReviewVerifier(t *testing.T) {
-	pass := VerifierFunc(func(context.Context, TaskState) (Verification, error) {
-		return Verification{TestsPassed: true, LintPassed: true}, nil
+	pass := VerifierFunc(func(context.Context, TaskState) (verifier.Verification, error) {
+		return verifier.Verification{TestsPassed: true, LintPassed: true}, nil
 	})
-	fail := VerifierFunc(func(context.Context, TaskState) (Verification, error) {
-		return Verification{TestsPassed: false, LintPassed: true, Errors: []string{"tests: 1 failed (TestAdd)"}}, nil
+	fail := VerifierFunc(func(context.Context, TaskState) (verifier.Verification, error) {
+		return verifier.Verification{TestsPassed: false, LintPassed: true, Errors: []string{"tests: 1 failed (TestAdd)"}}, nil
 	})
 	s := TaskState{Task: Task{ID: "1", Title: "Fix Add"}}
 	ctx := context.Background()
@@ -62,7 +63,7 @@ func TestReviewVerifier(t *testing.T) {
 	})
 	t.Run("check errors pass through", func(t *testing.T) {
 		boom := errors.New("cannot run")
-		broken := VerifierFunc(func(context.Context, TaskState) (Verification, error) { return Verification{}, boom })
+		broken := VerifierFunc(func(context.Context, TaskState) (verifier.Verification, error) { return verifier.Verification{}, boom })
 		_, err := ReviewVerifier{Checks: broken, Workspace: fixedDiff("+x\n")}.Verify(ctx, s)
 		require.ErrorIs(t, err, boom)
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // TestCheckpointsCarryNoSecret: an executor and a verifier that put a
@@ -31,8 +32,8 @@ func TestCheckpointsCarryNoSecret(t *testing.T) {
 		Executor: ExecutorFunc(func(_ context.Context, s TaskState) (string, error) {
 			return "wrote " + hex.EncodeToString([]byte(key)), nil
 		}),
-		Verifier: VerifierFunc(func(_ context.Context, s TaskState) (Verification, error) {
-			return Verification{
+		Verifier: VerifierFunc(func(_ context.Context, s TaskState) (verifier.Verification, error) {
+			return verifier.Verification{
 				Errors:   []string{"tests: leaked " + string(rev)},
 				Feedback: "environ: " + b64,
 				Warnings: []string{"saw " + key},
@@ -92,8 +93,8 @@ func TestCommittedSecretIsAWarning(t *testing.T) {
 		Executor: ExecutorFunc(func(context.Context, TaskState) (string, error) {
 			return "wrote leak.txt", ws.FS().WriteFile("leak.txt", "key="+key+"\n")
 		}),
-		Verifier: VerifierFunc(func(context.Context, TaskState) (Verification, error) {
-			return Verification{TestsPassed: true, LintPassed: true}, nil
+		Verifier: VerifierFunc(func(context.Context, TaskState) (verifier.Verification, error) {
+			return verifier.Verification{TestsPassed: true, LintPassed: true}, nil
 		}),
 		Workspace: ws,
 		Log:       log,

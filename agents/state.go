@@ -7,7 +7,9 @@ import (
 	"github.com/statgraph/statgraph/verifier"
 )
 
-// DefaultMaxRetries is TaskState.MaxRetries when the task gives none.
+// DefaultMaxRetries is TaskState.MaxRetries when the task gives none, and
+// a task's max_retries when neither the task nor the defaults of tasks.json
+// set it.
 const DefaultMaxRetries = 3
 
 // Phases of a task, in TaskState.Phase.
@@ -40,21 +42,6 @@ func (t Task) Info() llm.TaskInfo {
 // Plan is the planner's answer.
 type Plan = llm.Plan
 
-// Verification is the verifier's verdict on one attempt.
-type Verification struct {
-	TestsPassed bool               `json:"tests_passed"`
-	LintPassed  bool               `json:"lint_passed"`
-	Errors      []string           `json:"errors,omitempty"`
-	Failures    []verifier.Failure `json:"failures,omitempty"`
-	Warnings    []string           `json:"warnings,omitempty"`
-	// Feedback is what the executor is told on its next attempt: failing
-	// tests first, capped.
-	Feedback string `json:"feedback,omitempty"`
-}
-
-// Passed reports whether tests and lint both passed.
-func (v Verification) Passed() bool { return v.TestsPassed && v.LintPassed }
-
 // Attempt records one executor attempt and its verification.
 type Attempt struct {
 	N          int       `json:"n"`
@@ -73,9 +60,9 @@ type Attempt struct {
 // TaskState is the state of the orchestrator graph for one task. It is
 // saved in every checkpoint, so every field is JSON.
 type TaskState struct {
-	Task         Task         `json:"task"`
-	Plan         Plan         `json:"plan"`
-	Verification Verification `json:"verification"`
+	Task         Task                  `json:"task"`
+	Plan         Plan                  `json:"plan"`
+	Verification verifier.Verification `json:"verification"`
 	// RetryCount counts verifications (note 002: incremented on every one).
 	RetryCount int `json:"retry_count"`
 	// MaxRetries bounds the verifications; zero means DefaultMaxRetries.

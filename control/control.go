@@ -16,6 +16,7 @@ import (
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // Options says which plan a Control works on and how its runs are set up.
@@ -215,8 +216,8 @@ func (c *Control) reader(ctx context.Context, create bool) (*statgraph.Graph[age
 // (State, History); running it does nothing.
 func ReaderGraph(cp statgraph.Checkpointer) (*statgraph.Graph[agents.TaskState], error) {
 	nop := agents.ExecutorFunc(func(context.Context, agents.TaskState) (string, error) { return "", nil })
-	ver := agents.VerifierFunc(func(context.Context, agents.TaskState) (agents.Verification, error) {
-		return agents.Verification{}, nil
+	ver := agents.VerifierFunc(func(context.Context, agents.TaskState) (verifier.Verification, error) {
+		return verifier.Verification{}, nil
 	})
 	return agents.NewGraph(agents.Config{Executor: nop, Verifier: ver}, statgraph.WithCheckpointer(cp))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/taskid"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // decode.go turns task objects into Tasks, checking each known field's type
@@ -297,27 +298,27 @@ func (d *decoder) strList(obj *node, key, id string, ids bool) ([]string, bool) 
 	return out, true
 }
 
-// command decodes a test or lint command.
-func (d *decoder) command(obj *node, key, id string) Command {
+// command decodes a command field: a string is Shell, an array Argv.
+func (d *decoder) command(obj *node, key, id string) verifier.Command {
 	v := obj.get(key)
 	if v == nil || v.kind == kindNull {
-		return Command{}
+		return verifier.Command{}
 	}
 	switch v.kind {
 	case kindString:
 		if strings.TrimSpace(v.str) == "" {
 			d.add(v.off, id, "%q is empty; give a command or leave the field out", key)
 		}
-		return Command{Shell: v.str}
+		return verifier.Command{Shell: v.str}
 	case kindArray:
 		argv, _ := d.strList(obj, key, id, false)
 		if len(argv) == 0 || argv[0] == "" {
 			d.add(v.off, id, "%q has no program; want [\"program\", \"arg\", ...]", key)
 		}
-		return Command{Argv: argv}
+		return verifier.Command{Argv: argv}
 	default:
 		d.add(v.off, id, "%q is %s; want a string (run with sh -c) or an array of strings (run directly)", key, describe(v))
-		return Command{}
+		return verifier.Command{}
 	}
 }
 
@@ -393,7 +394,7 @@ func contains(list []string, s string) bool {
 var checkKeys = []string{"name", "cmd", "kind", "mode", "timeout"}
 
 // checks decodes the checks field: an array of check objects.
-func (d *decoder) checks(obj *node, id string) []Check {
+func (d *decoder) checks(obj *node, id string) []verifier.Check {
 	v := obj.get("checks")
 	if v == nil || v.kind == kindNull {
 		return nil
@@ -403,7 +404,7 @@ func (d *decoder) checks(obj *node, id string) []Check {
 		d.add(v.off, id, `"checks" is %s; %s`, describe(v), want)
 		return nil
 	}
-	var out []Check
+	var out []verifier.Check
 	names := map[string]bool{}
 	for i, c := range v.elems {
 		if c.kind != kindObject {
@@ -416,7 +417,9 @@ func (d *decoder) checks(obj *node, id string) []Check {
 				d.add(m.keyOff, id, "checks[%d]: unknown field %q (known: %s)", i, m.key, strings.Join(checkKeys, ", "))
 			}
 		}
-		ck := Check{Name: d.str(c, "name", id), Cmd: d.command(c, "cmd", id), Kind: d.str(c, "kind", id), Mode: d.str(c, "mode", id), Timeout: 10 * time.Minute}
+		ck := verifier.Check{Name: d.str(c, "name", id), Command: d.command(c, "cmd", id),
+			Kind: verifier.Kind(d.str(c, "kind", id)), Mode: verifier.Mode(d.str(c, "mode", id))}
+		ck.Command.Timeout = 10 * time.Minute
 		switch {
 		case ck.Name == "":
 			d.add(c.off, id, `checks[%d] has no "name"; give it a short name such as "race"`, i)
@@ -424,13 +427,17 @@ func (d *decoder) checks(obj *node, id string) []Check {
 			d.add(c.off, id, "checks[%d]: a check named %q comes earlier; names must be unique", i, ck.Name)
 		}
 		names[ck.Name] = true
-		if ck.Cmd.IsZero() && c.get("cmd") == nil {
+		if ck.Command.IsZero() && c.get("cmd") == nil {
 			d.add(c.off, id, `checks[%d] has no "cmd"; give a string (sh -c) or an array (run directly)`, i)
 		}
-		if ck.Kind != "" && ck.Kind != "test" && ck.Kind != "lint" && ck.Kind != "other" {
+		switch ck.Kind {
+		case "", verifier.KindTest, verifier.KindLint, verifier.KindOther:
+		default:
 			d.add(c.get("kind").off, id, `checks[%d]: unknown kind %q (want "test", "lint" or "other")`, i, ck.Kind)
 		}
-		if ck.Mode != "" && ck.Mode != "blocking" && ck.Mode != "advisory" && ck.Mode != "informational" {
+		switch ck.Mode {
+		case "", verifier.Blocking, verifier.Advisory, verifier.Informational:
+		default:
 			d.add(c.get("mode").off, id, `checks[%d]: unknown mode %q (want "blocking", "advisory" or "informational")`, i, ck.Mode)
 		}
 		if t := d.str(c, "timeout", id); t != "" {
@@ -438,7 +445,7 @@ func (d *decoder) checks(obj *node, id string) []Check {
 			if err != nil || dur <= 0 {
 				d.add(c.get("timeout").off, id, `checks[%d]: timeout %q is not a positive duration such as "90s" or "10m"`, i, t)
 			} else {
-				ck.Timeout = dur
+				ck.Command.Timeout = dur
 			}
 		}
 		out = append(out, ck)

@@ -15,15 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
 )
-
-// TestExecutorPresetsMatchAgents: the names tasks.json accepts are exactly
-// the presets the agents package can run.
-func TestExecutorPresetsMatchAgents(t *testing.T) {
-	assert.Equal(t, agents.PresetNames(), ExecutorPresets)
-}
 
 func TestExecutorForms(t *testing.T) {
 	for _, tc := range []struct {

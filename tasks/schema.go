@@ -4,6 +4,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/verifier"
 )
 
 // Status values a task can have. The first eight are claude-task-master's
@@ -58,10 +61,6 @@ const (
 	OnExhaustedAsk  = "ask"  // the CLI asks retry, skip or abort
 )
 
-// DefaultMaxRetries is the number of attempts a task gets when neither the
-// task nor the file's defaults set max_retries.
-const DefaultMaxRetries = 3
-
 // DefaultTag is the claude-task-master tag used when none is chosen.
 const DefaultTag = "master"
 
@@ -106,16 +105,16 @@ type File struct {
 // leaves the built-in default in place.
 type Defaults struct {
 	MaxRetries   *int
-	TestCmd      Command
-	LintCmd      Command
-	SetupCmd     Command
+	TestCmd      verifier.Command
+	LintCmd      verifier.Command
+	SetupCmd     verifier.Command
 	CopyFiles    []string
 	Workdir      string
 	Executor     Executor
 	Model        string
 	OnExhausted  string
 	BudgetTokens *int
-	Checks       []Check
+	Checks       []verifier.Check
 	Review       *bool
 	Sandbox      SandboxSettings
 	// Timeout is the task's deadline, per run; RequestTimeout bounds each
@@ -139,25 +138,6 @@ type SandboxSettings struct {
 // NetworkOn reports whether the sandbox keeps the host's network.
 func (s SandboxSettings) NetworkOn() bool { return s.Network == nil || *s.Network }
 
-// Check is one more command the verifier runs besides test_cmd and lint_cmd,
-// with its own enforcement mode. In JSON:
-//
-//	"checks": [{"name": "race", "cmd": ["go", "test", "-race", "./..."], "kind": "test",
-//	            "mode": "advisory", "timeout": "5m"}]
-//
-// cmd is a string (sh -c) or an array (run directly); kind is "test",
-// "lint" or "other" (default); mode is "blocking" (default: a failure sends
-// the task back to the executor), "advisory" (a failure is recorded as a
-// warning and does not block) or "informational" (shown only); timeout is a
-// Go duration, default 10m.
-type Check struct {
-	Name    string
-	Cmd     Command
-	Kind    string
-	Mode    string
-	Timeout time.Duration
-}
-
 // Task is one entry of tasks.json, or one of its subtasks.
 //
 // ID is the full id: a top-level task's id as written (3 and "3" both give
@@ -177,19 +157,34 @@ type Task struct {
 	Dependencies []string // as written: ids, or for subtasks sibling local ids
 	Subtasks     []Task
 
-	MaxRetries   *int // nil: DefaultMaxRetries (see Retries)
-	TestCmd      Command
-	LintCmd      Command
-	SetupCmd     Command  // run once in each new workspace, e.g. to install dependencies
-	CopyFiles    []string // untracked files (e.g. .env) copied into each new workspace
-	Workdir      string
-	Executor     Executor
-	Model        string
-	OnExhausted  string // "" means OnExhaustedFail
-	BudgetTokens *int   // nil: no per-task budget
-	Checks       []Check
-	Review       *bool // true: an advisory LLM review of each passing attempt's diff
-	Sandbox      SandboxSettings
+	MaxRetries *int // nil: agents.DefaultMaxRetries (see Retries)
+	// TestCmd ("test_cmd") and LintCmd ("lint_cmd") are the blocking test
+	// and lint checks. A command field is a string, run with sh -c
+	// (verifier.Command.Shell), or an array of strings, run directly
+	// (Argv); absent is the zero Command, meaning none.
+	TestCmd, LintCmd verifier.Command
+	SetupCmd         verifier.Command // run once in each new workspace, e.g. to install dependencies
+	CopyFiles        []string         // untracked files (e.g. .env) copied into each new workspace
+	Workdir          string
+	Executor         Executor
+	Model            string
+	OnExhausted      string // "" means OnExhaustedFail
+	BudgetTokens     *int   // nil: no per-task budget
+	// Checks ("checks") are more commands the verifier runs besides
+	// test_cmd and lint_cmd, each with its own enforcement mode:
+	//
+	//	"checks": [{"name": "race", "cmd": ["go", "test", "-race", "./..."], "kind": "test",
+	//	            "mode": "advisory", "timeout": "5m"}]
+	//
+	// cmd is a string (sh -c) or an array (run directly); kind is "test",
+	// "lint" or "other" (default); mode is "blocking" (default: a failure
+	// sends the task back to the executor), "advisory" (a failure is
+	// recorded as a warning and does not block) or "informational" (shown
+	// only); timeout is a Go duration, default 10m, kept in
+	// Command.Timeout.
+	Checks  []verifier.Check
+	Review  *bool // true: an advisory LLM review of each passing attempt's diff
+	Sandbox SandboxSettings
 	// Timeout ("timeout") is how long one run of the task may take, all
 	// attempts included; past it the task ends failed with the reason.
 	// 0 means Dispatcher.TaskTimeout.
@@ -209,31 +204,13 @@ type Task struct {
 	obj *node // the task's object in File.root
 }
 
-// Retries returns the task's max_retries, or DefaultMaxRetries when unset.
+// Retries returns the task's max_retries, or agents.DefaultMaxRetries when
+// unset.
 func (t *Task) Retries() int {
 	if t.MaxRetries == nil {
-		return DefaultMaxRetries
+		return agents.DefaultMaxRetries
 	}
 	return *t.MaxRetries
-}
-
-// Command is a test or lint command. In JSON it is either a string, run with
-// `sh -c` (Shell), or an array of strings, run directly without a shell
-// (Argv). The zero Command means no command.
-type Command struct {
-	Shell string
-	Argv  []string
-}
-
-// IsZero reports whether c is empty.
-func (c Command) IsZero() bool { return c.Shell == "" && len(c.Argv) == 0 }
-
-// String shows the command as a person would type it.
-func (c Command) String() string {
-	if c.Shell != "" {
-		return c.Shell
-	}
-	return strings.Join(c.Argv, " ")
 }
 
 // Executor says who does a task's work. In JSON it is the string "llm" (or
@@ -261,9 +238,9 @@ type Executor struct {
 	Env     []string
 }
 
-// ExecutorPresets lists the agent CLIs an executor can name; the agents
-// package defines how each is run (agents.Preset).
-var ExecutorPresets = []string{"aider", "claude", "codex", "gemini", "opencode", "qwen"}
+// ExecutorPresets lists the agent CLIs an executor can name, sorted: the
+// names agents.Preset knows, which defines how each is run.
+var ExecutorPresets = agents.PresetNames()
 
 // Executor placeholders replaced by Expand.
 const (

@@ -80,11 +80,12 @@ func setupFunc(t Task, sb *verifier.Sandbox) func(context.Context, string) error
 		return nil
 	}
 	return func(ctx context.Context, dir string) error {
-		wd := dir
+		setup := t.SetupCmd
+		setup.Dir, setup.Timeout, setup.Sandbox = dir, 30*time.Minute, sb
 		if t.Workdir != "" {
-			wd = filepath.Join(dir, filepath.FromSlash(t.Workdir))
+			setup.Dir = filepath.Join(dir, filepath.FromSlash(t.Workdir))
 		}
-		res, err := verifier.Run(ctx, verifier.Command{Argv: t.SetupCmd.Argv, Shell: t.SetupCmd.Shell, Dir: wd, Timeout: 30 * time.Minute, Sandbox: sb})
+		res, err := verifier.Run(ctx, setup)
 		switch {
 		case err != nil:
 			return fmt.Errorf("setup_cmd %q: %w", t.SetupCmd.String(), err)

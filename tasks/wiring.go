@@ -31,10 +31,8 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 	checks := testAndLint(t.TestCmd, t.LintCmd, sb)
 	checks = append(checks, conflictChecks(ws)...)
 	for _, c := range t.Checks {
-		checks = append(checks, verifier.Check{
-			Name: c.Name, Kind: verifier.Kind(c.Kind), Mode: verifier.Mode(c.Mode),
-			Command: verifier.Command{Argv: c.Cmd.Argv, Shell: c.Cmd.Shell, Timeout: c.Timeout, Sandbox: sb},
-		})
+		c.Command.Sandbox = sb
+		checks = append(checks, c)
 	}
 	cfg := agents.Config{
 		Verifier:  agents.ChecksVerifier{Checks: checks, Workdir: workdir},
@@ -129,13 +127,14 @@ func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox 
 // testAndLint returns the blocking checks of a test_cmd and a lint_cmd
 // (either may be unset), each run in sandbox sb (nil: none) with a
 // 10-minute timeout.
-func testAndLint(test, lint Command, sb *verifier.Sandbox) []verifier.Check {
+func testAndLint(test, lint verifier.Command, sb *verifier.Sandbox) []verifier.Check {
 	var checks []verifier.Check
-	if !test.IsZero() {
-		checks = append(checks, verifier.Check{Name: "tests", Kind: verifier.KindTest, Command: verifier.Command{Argv: test.Argv, Shell: test.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
-	}
-	if !lint.IsZero() {
-		checks = append(checks, verifier.Check{Name: "lint", Kind: verifier.KindLint, Command: verifier.Command{Argv: lint.Argv, Shell: lint.Shell, Timeout: 10 * time.Minute, Sandbox: sb}})
+	for _, c := range []verifier.Check{{Name: "tests", Kind: verifier.KindTest, Command: test}, {Name: "lint", Kind: verifier.KindLint, Command: lint}} {
+		if c.Command.IsZero() {
+			continue
+		}
+		c.Command.Timeout, c.Command.Sandbox = 10*time.Minute, sb
+		checks = append(checks, c)
 	}
 	return checks
 }

@@ -38,7 +38,10 @@ const (
 // ErrInvalidCheck reports a check with an unknown Kind or Mode.
 var ErrInvalidCheck = errors.New("verifier: invalid check")
 
-// Check is one command whose success is part of a verification.
+// Check is one command whose success is part of a verification. It is
+// also what a tasks.json "checks" entry decodes to (package tasks): the
+// entry's cmd and timeout become Command.Argv or Command.Shell and
+// Command.Timeout.
 type Check struct {
 	// Name identifies the check in reports; empty means one derived from
 	// the command.
@@ -78,25 +81,33 @@ type CheckResult struct {
 	Diagnostics []Diagnostic
 }
 
-// Verification is the verdict of a set of checks.
+// Verification is the verdict of a set of checks. It is also the
+// orchestrator's record of one attempt's verification (agents.TaskState),
+// saved in every checkpoint as JSON; Checks is left out of the JSON, so a
+// checkpoint does not carry every check's output.
 type Verification struct {
 	// TestsPassed is true when every blocking check of kind test or other
 	// passed (true when there are none). Kind other counts as tests because
 	// the orchestrator retries on either verdict and an unclassified check,
 	// such as a build, is nearer to tests than to style.
-	TestsPassed bool
+	TestsPassed bool `json:"tests_passed"`
 	// LintPassed is true when every blocking lint check passed (true when
 	// there are none).
-	LintPassed bool
+	LintPassed bool `json:"lint_passed"`
 	// Errors has one short line per failed blocking check, such as
 	// "tests: 2 failed (TestParse, TestEmpty)".
-	Errors []string
+	Errors []string `json:"errors,omitempty"`
 	// Failures are the failing tests of the blocking checks.
-	Failures []Failure
+	Failures []Failure `json:"failures,omitempty"`
 	// Warnings has one short line per failed advisory check.
-	Warnings []string
-	// Checks holds every check's result, in the order given to Verify.
-	Checks []CheckResult
+	Warnings []string `json:"warnings,omitempty"`
+	// Feedback is what the executor is told on its next attempt: Verify
+	// leaves it empty; the orchestrator sets it from RenderFeedback when
+	// the verification failed.
+	Feedback string `json:"feedback,omitempty"`
+	// Checks holds every check's result, in the order given to Verify. It
+	// is not saved in JSON.
+	Checks []CheckResult `json:"-"`
 }
 
 // Passed reports whether tests and lint both passed.
@@ -157,10 +168,7 @@ func (c Check) name() string {
 	if c.Name != "" {
 		return c.Name
 	}
-	cmd := c.Command.Shell
-	if len(c.Command.Argv) > 0 {
-		cmd = strings.Join(c.Command.Argv, " ")
-	}
+	cmd := c.Command.String()
 	if len(cmd) > 40 {
 		cmd = string(dropPartialRune([]byte(cmd[:40]))) + "…"
 	}

@@ -252,7 +252,7 @@ exit 1`
 	assert.NotContains(t, r.Output, "TestMiddle", "the capture should have dropped the middle")
 	require.Equal(t, []failureSummary{{"TestMiddle", "example.com/mid", false, "mid_test.go:3: boom in the middle"}}, summarize(v.Failures))
 
-	fb := v.Feedback(0)
+	fb := v.RenderFeedback(0)
 	assert.LessOrEqual(t, len(fb), DefaultFeedbackBytes)
 	assert.Contains(t, fb, "TestMiddle")
 	assert.Contains(t, fb, "boom in the middle")

@@ -51,7 +51,7 @@
 // A check passes when it exits 0 in time and its output names no failing
 // test, so a test binary that exits 0 despite failures does not pass.
 //
-// Verification.Feedback renders the result for an agent's next attempt
+// Verification.RenderFeedback renders the result for an agent's next attempt
 // within a byte budget: the verdict, failing test names and their key lines
 // first, then diagnostics, then the head and tail of unexplained output.
 //

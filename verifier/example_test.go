@@ -47,7 +47,7 @@ func ExampleVerify() {
 	// TestParse [parse_test.go:12: want 3, got 2]
 }
 
-func ExampleVerification_Feedback() {
+func ExampleVerification_RenderFeedback() {
 	v := verifier.Verification{
 		TestsPassed: false,
 		LintPassed:  true,
@@ -57,7 +57,7 @@ func ExampleVerification_Feedback() {
 			Failures: []verifier.Failure{{Package: "example.com/m", Test: "TestParse", Lines: []string{"parse_test.go:12: want 3, got 2"}}},
 		}},
 	}
-	fmt.Print(v.Feedback(200))
+	fmt.Print(v.RenderFeedback(200))
 	// Output:
 	// Verification failed: tests FAILED, lint passed.
 	// - tests: 1 failed (TestParse)

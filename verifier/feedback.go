@@ -76,14 +76,14 @@ func clip(s string, n int) string {
 	return string(dropPartialRune([]byte(s[:n-len("…")]))) + "…"
 }
 
-// Feedback renders what an agent needs to fix the failures, most useful
+// RenderFeedback renders what an agent needs to fix the failures, most useful
 // first: the verdict and one line per failed check, the failing tests with
 // their key lines, the diagnostics, then the head and tail of the output of
 // failed checks that neither named a test nor gave a diagnostic. Advisory
 // failures are included after blocking ones; informational ones are left
 // out. The result is never longer than maxBytes (0 means
 // DefaultFeedbackBytes); what does not fit is cut, later sections first.
-func (v Verification) Feedback(maxBytes int) string {
+func (v Verification) RenderFeedback(maxBytes int) string {
 	if maxBytes <= 0 {
 		maxBytes = DefaultFeedbackBytes
 	}

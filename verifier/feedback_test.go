@@ -31,7 +31,7 @@ func sampleVerification() Verification {
 
 func TestFeedbackOrderAndContent(t *testing.T) {
 	t.Parallel()
-	fb := sampleVerification().Feedback(0)
+	fb := sampleVerification().RenderFeedback(0)
 	want := []string{
 		"Verification failed: tests FAILED, lint FAILED.",
 		"- tests: 2 failed (TestParse, TestEmpty)",
@@ -57,7 +57,7 @@ func TestFeedbackOrderAndContent(t *testing.T) {
 func TestFeedbackPassed(t *testing.T) {
 	t.Parallel()
 	v := combine([]CheckResult{{Name: "tests", Kind: KindTest, Mode: Blocking, Passed: true}})
-	assert.Equal(t, "All checks passed.\n", v.Feedback(0))
+	assert.Equal(t, "All checks passed.\n", v.RenderFeedback(0))
 }
 
 func TestFeedbackNeverExceedsLimit(t *testing.T) {
@@ -70,7 +70,7 @@ func TestFeedbackNeverExceedsLimit(t *testing.T) {
 	for _, limit := range []int{1, 2, 10, 50, 100, 300, 1000, 4096, 8192, 1 << 20} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			t.Parallel()
-			fb := v.Feedback(limit)
+			fb := v.RenderFeedback(limit)
 			assert.LessOrEqual(t, len(fb), limit)
 			assert.True(t, utf8.ValidString(fb))
 			if limit >= 300 {
@@ -97,7 +97,7 @@ func TestFeedbackTrimsTenMegabyteLog(t *testing.T) {
 		Failures: []Failure{{Package: "p", Test: "TestHuge", Lines: []string{"huge_test.go:1: boom"}}},
 	}
 	v := combine([]CheckResult{withTest, r})
-	fb := v.Feedback(0)
+	fb := v.RenderFeedback(0)
 	assert.LessOrEqual(t, len(fb), DefaultFeedbackBytes)
 	assert.Contains(t, fb, "TestHuge")
 	assert.Contains(t, fb, "huge_test.go:1: boom")

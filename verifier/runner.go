@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -30,7 +31,10 @@ var (
 )
 
 // Command describes one process to run. The zero value is not runnable: set
-// exactly one of Argv or Shell.
+// exactly one of Argv or Shell. It is also what a command field of
+// tasks.json (test_cmd, lint_cmd, setup_cmd, a check's cmd) decodes to: a
+// string is Shell, an array of strings is Argv; the zero Command means the
+// field is absent.
 type Command struct {
 	// Argv is the program and its arguments, run directly without a shell.
 	Argv []string
@@ -67,6 +71,18 @@ type Command struct {
 	// Sandbox, if set, runs the command confined by bubblewrap as the
 	// Sandbox type describes; nil runs it unconfined.
 	Sandbox *Sandbox
+}
+
+// IsZero reports whether c names no program (neither Argv nor Shell).
+func (c Command) IsZero() bool { return c.Shell == "" && len(c.Argv) == 0 }
+
+// String shows the command as a person would type it: Shell, else Argv
+// joined by spaces.
+func (c Command) String() string {
+	if c.Shell != "" {
+		return c.Shell
+	}
+	return strings.Join(c.Argv, " ")
 }
 
 // Result is the outcome of a command that started.
