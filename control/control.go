@@ -146,9 +146,6 @@ func Paths(file, tag, repo, store string) (tasks.Plan, string, error) {
 	return plan, store, nil
 }
 
-// Plan returns the plan the Control works on.
-func (c *Control) Plan() tasks.Plan { return c.plan }
-
 // File returns the tasks file's path as given to Open.
 func (c *Control) File() string { return c.o.File }
 
