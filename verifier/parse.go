@@ -55,25 +55,7 @@ func orUnknown(pkg string) string {
 	return pkg
 }
 
-// ParseGoTestJSON extracts the failures from `go test -json` output. Lines
-// that are not JSON events (such as compiler errors printed by older Go
-// versions) are used to explain build failures. It never panics; output
-// that is not go test -json yields no failures.
-func ParseGoTestJSON(output string) []Failure {
-	p := newGoTestJSONParser()
-	feedLines(output, p.line)
-	return p.failures()
-}
-
-// ParseGoTestVerbose extracts the failures from plain `go test` or
-// `go test -v` output ("--- FAIL: TestX" lines and the package summary
-// lines). It never panics.
-func ParseGoTestVerbose(output string) []Failure {
-	p := newGoTestTextParser()
-	feedLines(output, p.line)
-	return p.failures()
-}
-
+// feedLines calls line with each line of output, without its line ending.
 func feedLines(output string, line func(string)) {
 	for l := range strings.Lines(output) {
 		line(strings.TrimRight(l, "\r\n"))
