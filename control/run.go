@@ -262,6 +262,17 @@ func (c *Control) ask(ctx context.Context, unit string, e agents.Escalation) (st
 	}
 }
 
+// Questions returns the pending escalations by unit.
+func (c *Control) Questions() map[string]Question {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]Question, len(c.asks))
+	for u, q := range c.asks {
+		out[u] = q.Question
+	}
+	return out
+}
+
 // Answer resolves the pending escalation of unit with "retry" (reset the
 // attempts and go on), "skip" (mark it done with a warning) or "abort"
 // (mark it failed). It fails for another answer, or with ErrNoQuestion
