@@ -130,7 +130,7 @@ func skipSpace(d []byte, i int) int {
 
 // scanKey returns the text of the string starting at d[i] and the index
 // after its closing quote; ok is false when it is not a string or holds an
-// escape.
+// escape or a control character.
 func scanKey(d []byte, i int) (key []byte, next int, ok bool) {
 	if i >= len(d) || d[i] != '"' {
 		return nil, 0, false
@@ -140,6 +140,9 @@ func scanKey(d []byte, i int) (key []byte, next int, ok bool) {
 		case '"':
 			return d[i+1 : j], j + 1, true
 		case '\\':
+			return nil, 0, false
+		}
+		if d[j] < 0x20 { // not valid JSON
 			return nil, 0, false
 		}
 	}
