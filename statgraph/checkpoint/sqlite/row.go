@@ -211,8 +211,9 @@ func (b *blob) Scan(src any) error {
 // memory of a chunk stays in use while any checkpoint read with it does.
 type arena struct{ buf []byte }
 
-// Sizes of arena chunks: blobs above arenaOwn bytes get an allocation of
-// their own, so that a chunk wastes little at its end.
+// Sizes of arena chunks: they double up to arenaChunk; blobs above
+// arenaOwn bytes get an allocation of their own, so that a chunk wastes
+// little at its end.
 const (
 	arenaChunk = 64 << 10
 	arenaOwn   = 8 << 10
@@ -226,8 +227,8 @@ func keep[T string | []byte](a *arena, v T) []byte {
 		return []byte{}
 	case len(v) > arenaOwn:
 		return append([]byte(nil), v...)
-	case cap(a.buf)-len(a.buf) < len(v):
-		a.buf = make([]byte, 0, arenaChunk)
+	case cap(a.buf)-len(a.buf) < len(v): // chunks double up to arenaChunk, so one row's read takes what it needs
+		a.buf = make([]byte, 0, max(len(v), min(2*cap(a.buf), arenaChunk)))
 	}
 	start := len(a.buf)
 	a.buf = append(a.buf, v...)
