@@ -153,20 +153,23 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 		obs.String("process.executable.name", filepath.Base(argv[0])),
 		obs.String("statgraph.task.id", s.Task.ID), obs.Int("statgraph.attempt", n))
 	res, err := verifier.Run(ctx, cmd)
-	end(err, obs.Int("process.exit.code", res.ExitCode), obs.Bool("statgraph.agent.timed_out", res.TimedOut),
-		obs.Int("statgraph.agent.duration_ms", int(res.Duration.Milliseconds())))
+	done := []obs.Attr{obs.Int("process.exit.code", res.ExitCode), obs.Bool("statgraph.agent.timed_out", res.TimedOut),
+		obs.Int("statgraph.agent.duration_ms", int(res.Duration.Milliseconds()))}
+	final := ""
+	if c.Usage != nil && err == nil {
+		if u, f, ok := c.Usage(cmp.Or(lines.String(), res.Output)); ok {
+			c.Budget.Add(u)
+			final = f
+			// The tokens the CLI reports, named as a model call's are (GenAI conventions).
+			done = append(done, obs.Int("gen_ai.usage.input_tokens", u.Prompt), obs.Int("gen_ai.usage.output_tokens", u.Completion))
+		}
+	}
+	end(err, done...)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return "", &InfraError{Reason: fmt.Sprintf("agent CLI %s cannot be started: install it or put it on PATH, or fix executor in tasks.json", argv[0]), Err: err}
 		}
 		return "", fmt.Errorf("command executor: %w", err)
-	}
-	final := ""
-	if c.Usage != nil {
-		if u, f, ok := c.Usage(cmp.Or(lines.String(), res.Output)); ok {
-			c.Budget.Add(u)
-			final = f
-		}
 	}
 	switch {
 	case res.Canceled:

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -17,9 +18,9 @@ import (
 // "retry" resumes it; its history then holds both attempts with their
 // feedback and diffs.
 func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
-	file := newPlan(t, askPlan)
-	m := newModel(t)
-	c, err := control.Open(control.Options{File: file, Model: m.config(), Jobs: 1, Poll: 50 * time.Millisecond})
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	m := controltest.NewModel(t)
+	c, err := control.Open(control.Options{File: file, Model: m.Config(), Jobs: 1, Poll: 50 * time.Millisecond})
 	require.NoError(t, err)
 	defer c.Close()
 	sub := c.Subscribe(1024)
@@ -76,10 +77,10 @@ func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
 // Stop cancels the run as the first Ctrl-C does: the running task is left
 // interrupted and a new Start continues it.
 func TestStopInterruptsAndStartContinues(t *testing.T) {
-	file := newPlan(t, askPlan)
-	m := newModel(t)
-	m.hold = 30 * time.Second
-	c, err := control.Open(control.Options{File: file, Model: m.config(), Jobs: 1, Poll: 50 * time.Millisecond})
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	m := controltest.NewModel(t)
+	m.SetHold(30 * time.Second)
+	c, err := control.Open(control.Options{File: file, Model: m.Config(), Jobs: 1, Poll: 50 * time.Millisecond})
 	require.NoError(t, err)
 	defer c.Close()
 	sub := c.Subscribe(1024)
@@ -102,7 +103,7 @@ func TestStopInterruptsAndStartContinues(t *testing.T) {
 // statgraph run takes it) makes Start, AddTask and Reset fail with
 // ErrRunning, changing nothing.
 func TestLockedPlanIsRefused(t *testing.T) {
-	file := newPlan(t, askPlan)
+	file := controltest.NewPlan(t, controltest.AskPlan)
 	before, err := os.ReadFile(file)
 	require.NoError(t, err)
 	lock, err := tasks.Lock(file)
@@ -126,7 +127,7 @@ func TestLockedPlanIsRefused(t *testing.T) {
 // AddTask validates as Load does and writes nothing on error; Reset sends
 // failed tasks back to pending; subscribers are told to re-read.
 func TestAddTaskAndReset(t *testing.T) {
-	file := newPlan(t, `{"tasks": [{"id": 1, "title": "one", "status": "failed"}, {"id": 2, "title": "two", "dependencies": [1], "status": "blocked"}]}`)
+	file := controltest.NewPlan(t, `{"tasks": [{"id": 1, "title": "one", "status": "failed"}, {"id": 2, "title": "two", "dependencies": [1], "status": "blocked"}]}`)
 	c, err := control.Open(control.Options{File: file})
 	require.NoError(t, err)
 	defer c.Close()

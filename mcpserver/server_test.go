@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/mcpserver"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -22,7 +23,7 @@ var toolNames = []string{"add_task", "answer_escalation", "get_task", "history",
 // with a fixed set of values declare it, so the assistant sees the
 // choices.
 func TestToolsDeclareTypedSchemas(t *testing.T) {
-	cs := connect(t, control.Options{File: newPlan(t, askPlan)})
+	cs := connect(t, control.Options{File: controltest.NewPlan(t, controltest.AskPlan)})
 	res, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	var names []string
@@ -58,9 +59,9 @@ func TestToolsDeclareTypedSchemas(t *testing.T) {
 // both tasks done; get_task and history then show both attempts with their
 // feedback and what each changed.
 func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
-	file := newPlan(t, askPlan)
-	m := newModel(t, 0, false)
-	cs := connect(t, control.Options{File: file, Model: m.config(), Jobs: 1})
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	m := controltest.NewModel(t)
+	cs := connect(t, control.Options{File: file, Model: m.Config(), Jobs: 1})
 
 	list := call[mcpserver.TaskList](t, cs, "list_tasks", nil)
 	require.Len(t, list.Tasks, 2)
@@ -124,7 +125,7 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 // exist, a task that does not validate (nothing written), resets of tasks
 // that are not failed, a stop without a run.
 func TestToolsRefuseBadArguments(t *testing.T) {
-	file := newPlan(t, askPlan)
+	file := controltest.NewPlan(t, controltest.AskPlan)
 	cs := connect(t, control.Options{File: file})
 	before, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -191,7 +192,7 @@ func TestToolsRefuseBadArguments(t *testing.T) {
 // add_task appends a task validated like the file; it then lists, and a
 // task that depends on it is accepted.
 func TestAddTask(t *testing.T) {
-	file := newPlan(t, askPlan)
+	file := controltest.NewPlan(t, controltest.AskPlan)
 	cs := connect(t, control.Options{File: file})
 	added := call[mcpserver.Added](t, cs, "add_task", map[string]any{"task": map[string]any{
 		"title": "third", "dependencies": []int{2}, "executor": map[string]any{"command": []string{"true"}}, "test_cmd": "true"}})
@@ -215,9 +216,11 @@ func TestAddTask(t *testing.T) {
 // interrupted; the next run continues it; answered "abort" it fails and
 // its dependent is blocked, and reset_failed sends both back to pending.
 func TestStopRunAndResetFailed(t *testing.T) {
-	file := newPlan(t, askPlan)
-	m := newModel(t, 2*time.Second, true)
-	cs := connect(t, control.Options{File: file, Model: m.config(), Jobs: 1})
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	m := controltest.NewModel(t)
+	m.SetHold(2 * time.Second)
+	m.SetBroken(true)
+	cs := connect(t, control.Options{File: file, Model: m.Config(), Jobs: 1})
 	call[mcpserver.RunState](t, cs, "run_pending", nil)
 	eventually(t, cs, 60*time.Second, "task 1 in its executor", func(s mcpserver.Status) bool {
 		return len(s.Running) == 1 && s.Running[0].Node == "executor"
@@ -229,9 +232,7 @@ func TestStopRunAndResetFailed(t *testing.T) {
 	assert.Equal(t, tasks.StatusInterrupted, d.Task.Status, "%+v", d.Task)
 
 	// Continue, and abort at the escalation: task 1 fails, 2 is blocked.
-	m.mu.Lock()
-	m.hold = 0
-	m.mu.Unlock()
+	m.SetHold(0)
 	call[mcpserver.RunState](t, cs, "run_pending", nil)
 	eventually(t, cs, 90*time.Second, "task 1 waiting", func(s mcpserver.Status) bool { return len(s.Waiting) == 1 })
 	call[mcpserver.Answered](t, cs, "answer_escalation", map[string]any{"id": "1", "answer": "abort"})

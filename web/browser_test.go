@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/web"
 )
 
@@ -107,7 +108,9 @@ type css = chromedp.CSS
 // attempt's feedback and diff appear, and the escalation answered "retry"
 // from the page resumes the task to the end.
 func TestBrowserRunAnswerRetry(t *testing.T) {
-	c := newControl(t, askPlan, newModel(t, 300*time.Millisecond))
+	m := controltest.NewModel(t)
+	m.SetHold(300 * time.Millisecond)
+	c := newControl(t, controltest.AskPlan, m.Config())
 	srv := serveTest(t, web.Handler(c, ""))
 	ctx := browser(t, 60*time.Second)
 
@@ -144,7 +147,7 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 // Model and repository text is shown as text: a task title with markup
 // does not become elements.
 func TestBrowserEscapesText(t *testing.T) {
-	c := newControl(t, `{"tasks": [{"id": 1, "title": "<img src=x id=injected onerror=\"document.title='pwned'\">"}]}`, newModel(t, 0))
+	c := newControl(t, `{"tasks": [{"id": 1, "title": "<img src=x id=injected onerror=\"document.title='pwned'\">"}]}`, controltest.NewModel(t).Config())
 	srv := serveTest(t, web.Handler(c, ""))
 	ctx := browser(t, 30*time.Second)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL), chromedp.WaitVisible(card("1", "pending"))))
