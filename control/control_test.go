@@ -61,6 +61,7 @@ func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
 	require.False(t, h.Attempts[0].Passed)
 	require.NotEmpty(t, h.Attempts[0].Feedback, "the failed attempt's feedback")
 	require.NotEmpty(t, h.Attempts[0].Errors, "the check's output")
+	require.Contains(t, h.Attempts[0].Log, `→ finish {"summary":"wrote out.txt"}`, "the model's last reply, as the attempt's log tail")
 	require.Contains(t, h.Attempts[0].Diff, "+broken")
 	require.True(t, h.Attempts[1].Passed)
 	require.Contains(t, h.Attempts[1].Diff, "+fixed")

@@ -46,6 +46,7 @@ type AttemptSummary struct {
 	Summary    string       `json:"summary,omitempty" jsonschema:"the agent's final message"`
 	Errors     []string     `json:"errors" jsonschema:"the failing checks' output"`
 	Feedback   string       `json:"feedback,omitempty" jsonschema:"what was sent back to the agent for the next attempt"`
+	Log        string       `json:"log,omitempty" jsonschema:"the tail of the agent's output (an agent CLI's log, or the model's last reply)"`
 	NoProgress bool         `json:"no_progress,omitempty"`
 	Tokens     int          `json:"tokens"`
 	Commit     string       `json:"commit,omitempty"`
@@ -117,7 +118,7 @@ func (h *handlers) getTask(ctx context.Context, _ *mcp.CallToolRequest, in GetTa
 		d.Diff = hist.Diff
 	}
 	for _, a := range hist.Attempts {
-		s := AttemptSummary{N: a.N, Passed: a.Passed, Summary: a.Summary, Errors: a.Errors, Feedback: a.Feedback,
+		s := AttemptSummary{N: a.N, Passed: a.Passed, Summary: a.Summary, Errors: a.Errors, Feedback: a.Feedback, Log: a.Log,
 			NoProgress: a.NoProgress, Tokens: a.Tokens, Commit: a.Commit, Duration: a.Duration, Changes: changes(a.Diff)}
 		if s.Errors == nil {
 			s.Errors = []string{}

@@ -131,6 +131,7 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 		chromedp.WaitVisible(css(`#detail .attempt[data-n="1"] .feedback`)))
 	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="1"] .attempt-diff .add`), "+broken", "the failed attempt's diff, coloured as added")
 	require.NotEmpty(t, strings.TrimSpace(text(t, ctx, `#detail .attempt[data-n="1"] .feedback`)), "the failed attempt's feedback")
+	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="1"] .agent-tail`), `→ finish {"summary":"wrote out.txt"}`, "the agent's log tail")
 	run("answer retry from the page",
 		chromedp.Click(css(`#board .card[data-id="1"] .question button[data-answer="retry"]`)),
 		chromedp.WaitVisible(card("1", "done")),

@@ -189,6 +189,7 @@ function attempt(a) {
     el("h3", {}, "Attempt " + a.n + " ", el("span", { class: "verdict " + verdict }, verdict),
       a.duration ? " · " + a.duration : "", a.tokens ? " · " + a.tokens + " tokens" : ""));
   if (a.summary) box.append(el("div", { class: "label" }, "Agent's summary"), el("pre", { class: "agent-log" }, a.summary));
+  if (a.log) box.append(el("div", { class: "label" }, "Agent's log (tail)"), el("pre", { class: "agent-tail" }, a.log));
   if (a.no_progress) box.append(el("p", {}, "No progress: the attempt changed nothing."));
   if (a.errors && a.errors.length) box.append(el("div", { class: "label" }, "Checks' output"), el("pre", { class: "checks" }, a.errors.join("\n\n")));
   if (a.feedback) box.append(el("div", { class: "label" }, "Feedback sent back"), el("pre", { class: "feedback" }, a.feedback));
