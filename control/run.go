@@ -187,11 +187,8 @@ func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (
 	if err := tasks.Preflight(ctx, f, repo, c.o.Model, nil); err != nil {
 		return nil, fmt.Errorf("%s cannot run; nothing was changed:\n%w", c.o.File, err)
 	}
-	if err := tasks.SettleJournal(f, c.plan); err != nil {
+	if _, err := Settle(f, c.plan, so.RetryFailed); err != nil {
 		return nil, err
-	}
-	if so.RetryFailed {
-		f.ResetFailed()
 	}
 	_, st, err := c.reader(ctx, true)
 	if err != nil {
@@ -206,6 +203,23 @@ func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (
 		d.Budget = llm.NewBudget(c.o.Budget, nil)
 	}
 	return d, nil
+}
+
+// Settle is the step before every run of f, here and in statgraph run:
+// the last run's outcomes that are only in the plan's results journal (it
+// was killed) go into f, and then, with retryFailed, the failed and
+// blocked tasks go back to pending (as --retry-failed asks). It returns
+// the ids sent back. The caller holds the plan's lock; f is changed in
+// memory only (the run saves it). It fails when the journal cannot be
+// read.
+func Settle(f *tasks.File, plan tasks.Plan, retryFailed bool) ([]string, error) {
+	if err := tasks.SettleJournal(f, plan); err != nil {
+		return nil, err
+	}
+	if !retryFailed {
+		return nil, nil
+	}
+	return f.ResetFailed(), nil
 }
 
 // report is the in-process run's Report hook: it keeps the unit's live

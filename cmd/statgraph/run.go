@@ -174,12 +174,11 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	defer lock.Unlock()
 	// The last run's outcomes that are only in its results journal (it was
 	// killed) go into the file first, so that --retry-failed sees them.
-	if err := tasks.SettleJournal(f, plan); err != nil {
+	reset, err := control.Settle(f, plan, *retryFailed)
+	if err != nil {
 		return exitFailed, err
 	}
-	if *retryFailed {
-		reportReset(stderr, f.ResetFailed())
-	}
+	reportReset(stderr, reset)
 	warnUncommitted(stderr, repo, file)
 	st, err := openStore(ctx, store)
 	if err != nil {
