@@ -37,7 +37,9 @@ type TaskInfo struct {
 // tasks file with the results journal applied (so a run going on elsewhere,
 // or one that was killed, shows its outcomes), its dependencies, and its
 // phase, node, attempt and tokens from the in-process run or the run
-// store. It writes nothing. It fails when the tasks file cannot be read or
+// store. The run store is read only for units in progress and units whose
+// status changed since the last call (see storedCache), so a poll of a
+// large plan costs little. It writes nothing. It fails when the tasks file cannot be read or
 // is not valid (an edit in progress), or the run store cannot be read.
 func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	f, err := tasks.Load(c.o.File, c.o.Tag)
@@ -78,13 +80,13 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 				ti.Status, ti.Reason = l.status, l.reason
 			}
 		} else if g != nil {
-			if snap, err := g.State(ctx, c.plan.Thread(u.ID)); err == nil {
-				ti.Phase, ti.Tokens = snap.State.Phase, snap.State.Tokens
-				if ti.Status == tasks.StatusInProgress {
-					ti.Attempt = snap.State.RetryCount
-				}
-			} else if !errors.Is(err, statgraph.ErrNoCheckpoint) {
-				return nil, fmt.Errorf("read the run of task %s from %s: %w", u.ID, c.o.Store, err)
+			s, err := c.stored.read(ctx, g, c.plan.Thread(u.ID), u.ID, ti.Status)
+			if err != nil {
+				return nil, errStoreRead(u.ID, c.o.Store, err)
+			}
+			ti.Phase, ti.Tokens = s.phase, s.tokens
+			if ti.Status == tasks.StatusInProgress {
+				ti.Attempt = s.retry
 			}
 		}
 		if ti.Status == tasks.StatusInProgress {
