@@ -13,11 +13,12 @@ import (
 
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/verifier"
 )
 
 // TestAttemptKeepsAgentLogTail runs a real agent script through the graph
-// with a checkpointer that encodes: the attempt's record, as checkpointed,
+// with a SQLite run store: the attempt's record, as checkpointed,
 // holds the end of what the agent printed (its last line, not its first),
 // at most MaxLogTail bytes, with a registered secret replaced.
 func TestAttemptKeepsAgentLogTail(t *testing.T) {
@@ -36,7 +37,9 @@ SRC
 echo "agent done: fixed Add"
 `, key, strings.TrimSuffix(fixedAdd, "\n"))
 	require.NoError(t, os.WriteFile(script, []byte(src), 0o755))
-	cp := &statgraph.MemoryCheckpointer{Encode: true}
+	cp, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"))
+	require.NoError(t, err)
+	defer cp.Close()
 	g, err := NewGraph(Config{
 		Executor:  CommandExecutor{Argv: []string{script, "{workdir}"}, Workdir: ws.Dir(), PromptDir: t.TempDir()},
 		Verifier:  ChecksVerifier{Checks: []verifier.Check{{Name: "ok", Command: verifier.Command{Argv: []string{"true"}}}}, Workdir: ws.Dir()},
