@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/taskid"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
@@ -116,6 +118,10 @@ type History struct {
 	Decision     string        `json:"decision,omitempty"`
 	Branch       string        `json:"branch,omitempty"`
 	Diff         string        `json:"diff,omitempty"`
+	// Uncommitted is the diff of the work in the task's live workspace
+	// that no attempt has committed yet (the agent at work), against the
+	// workspace's last commit; "" when there is none or no workspace.
+	Uncommitted string `json:"uncommitted,omitempty"`
 }
 
 // AttemptInfo is one attempt: the agent's summary (its final message),
@@ -129,7 +135,10 @@ type AttemptInfo struct {
 // History reads task id's last checkpointed state. With diffs set it adds
 // each attempt's diff and the branch's diff against its base, read from
 // the task's workspace while it exists (committed attempts) or else from
-// its published branch, without changing either. It fails with an error
+// its published branch, and the workspace's uncommitted work
+// (workspace.WorktreeDiff), without changing or locking either: a run may
+// be using the workspace. A workspace that cannot be diffed (no git
+// program) leaves Uncommitted empty. It fails with an error
 // wrapping ErrNoTask-like taskid problems for a malformed id, ErrNoRun when
 // the task has no recorded run, or the store's error.
 func (c *Control) History(ctx context.Context, id string, diffs bool) (History, error) {
@@ -178,6 +187,13 @@ func (c *Control) History(ctx context.Context, id string, diffs bool) (History, 
 			}
 		}
 		h.Attempts = append(h.Attempts, ai)
+	}
+	if diffs {
+		if dir := filepath.Join(c.plan.WorkDir(), id); dirExists(dir) {
+			if d, err := workspace.WorktreeDiff(ctx, dir); err == nil {
+				h.Uncommitted = d
+			}
+		}
 	}
 	if pub != nil {
 		h.Branch = pub.Branch()

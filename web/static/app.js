@@ -180,6 +180,7 @@ async function loadDetail(id) {
   if (h.plan && h.plan.summary) kids.push(el("p", { class: "plan" }, "Plan: " + h.plan.summary));
   for (const a of h.attempts) kids.push(attempt(a));
   if (h.diff) kids.push(el("h3", {}, "Branch " + (h.branch || "") + " against its base"), diffView(h.diff, "branch-diff"));
+  if (h.uncommitted) kids.push(el("h3", {}, "Uncommitted work in the workspace"), diffView(h.uncommitted, "uncommitted-diff"));
   d.replaceChildren(...kids);
 }
 
