@@ -60,11 +60,8 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	for k, v := range c.live {
 		live[k] = v
 	}
-	asks := make(map[string]Question, len(c.asks))
-	for k, q := range c.asks {
-		asks[k] = q.Question
-	}
 	c.mu.Unlock()
+	asks := c.Questions()
 	var out []TaskInfo
 	for _, u := range f.Units() {
 		t, _ := f.Task(u.ID)

@@ -276,11 +276,16 @@ func (c *Control) ask(ctx context.Context, unit string, e agents.Escalation) (st
 	}
 }
 
-// Questions returns the pending escalations by unit.
+// Questions returns the pending escalations by unit: those of the
+// in-process run and those of a run in another process (a terminal's
+// statgraph run, see RemoteAsk).
 func (c *Control) Questions() map[string]Question {
+	out := map[string]Question{}
+	for u, q := range remoteQuestions(c.plan) {
+		out[u] = q.Question
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]Question, len(c.asks))
 	for u, q := range c.asks {
 		out[u] = q.Question
 	}
@@ -289,9 +294,10 @@ func (c *Control) Questions() map[string]Question {
 
 // Answer resolves the pending escalation of unit with "retry" (reset the
 // attempts and go on), "skip" (mark it done with a warning) or "abort"
-// (mark it failed). It fails for another answer, or with ErrNoQuestion
-// when the unit has no pending question (already answered, or the run
-// ended).
+// (mark it failed), whether the question comes from the in-process run or
+// from a run in another process (RemoteAsk; the first answer wins). It
+// fails for another answer, or with ErrNoQuestion when the unit has no
+// pending question (already answered, or the run ended).
 func (c *Control) Answer(unit, answer string) error {
 	switch answer {
 	case AnswerRetry, AnswerSkip, AnswerAbort:
@@ -305,7 +311,12 @@ func (c *Control) Answer(unit, answer string) error {
 	}
 	c.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%w for task %s: it was answered already, or its run ended", ErrNoQuestion, unit)
+		if err := answerRemote(c.plan, unit, answer); err != nil {
+			return err
+		}
+		c.hub.publish(Event{Kind: EventAnswer, Unit: unit, Answer: answer})
+		c.hub.changed(unit)
+		return nil
 	}
 	q.answer <- answer
 	c.hub.publish(Event{Kind: EventAnswer, Unit: unit, Answer: answer})
