@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -83,6 +84,13 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	require.NotNil(t, d.Task.Question, "get_task shows the pending question")
 	require.Len(t, d.Attempts, 1)
 	assert.False(t, d.Attempts[0].Passed)
+	plan, _, err := control.Paths(file, "", "", "")
+	require.NoError(t, err)
+	wip := filepath.Join(plan.WorkDir(), "1", "wip.txt")
+	require.NoError(t, os.WriteFile(wip, []byte("work in progress\n"), 0o644))
+	d = call[mcpserver.TaskDetail](t, cs, "get_task", map[string]any{"id": "1", "diff": true})
+	assert.Contains(t, d.Uncommitted, "+work in progress", "the live workspace's uncommitted work")
+	require.NoError(t, os.Remove(wip))
 
 	msg = refused(t, cs, "answer_escalation", map[string]any{"id": "1", "answer": "maybe"})
 	assert.Contains(t, msg, "answer")

@@ -36,6 +36,7 @@ type TaskDetail struct {
 	Branch       string           `json:"branch,omitempty" jsonschema:"the git branch holding the task's work"`
 	Changes      []FileChange     `json:"changes" jsonschema:"the files the branch changes against its base, with lines added and removed"`
 	Diff         string           `json:"diff,omitempty" jsonschema:"the branch's whole diff, when asked for with diff: true"`
+	Uncommitted  string           `json:"uncommitted,omitempty" jsonschema:"the work in the task's live workspace not committed yet, when asked for with diff: true"`
 }
 
 // AttemptSummary is one attempt of get_task: the attempt's record and a
@@ -115,7 +116,7 @@ func (h *handlers) getTask(ctx context.Context, _ *mcp.CallToolRequest, in GetTa
 	d.Ran, d.Phase, d.Tokens, d.Decision, d.Branch = true, hist.Phase, hist.Tokens, hist.Decision, hist.Branch
 	d.ErrorHistory, d.Warnings, d.Changes = hist.ErrorHistory, hist.Warnings, changes(hist.Diff)
 	if in.Diff {
-		d.Diff = hist.Diff
+		d.Diff, d.Uncommitted = hist.Diff, hist.Uncommitted
 	}
 	for _, a := range hist.Attempts {
 		s := AttemptSummary{N: a.N, Passed: a.Passed, Summary: a.Summary, Errors: a.Errors, Feedback: a.Feedback, Log: a.Log,
