@@ -177,12 +177,12 @@ func (o *orchestrator) execute(ctx context.Context, s TaskState) (TaskState, err
 	n := len(s.Attempts) + 1
 	s.Phase, s.Decision = PhaseExecuting, ""
 	started := o.cfg.Now()
-	summary, err := o.cfg.Executor.Execute(ctx, s)
+	summary, log, err := executeLogged(ctx, o.cfg.Executor, s)
 	o.tokens(&s)
 	if err != nil {
 		return s, fmt.Errorf("task %s attempt %d: executor: %w", s.Task.ID, n, err)
 	}
-	a := Attempt{N: n, Summary: summary, Started: started.UTC()}
+	a := Attempt{N: n, Summary: summary, Log: log, Started: started.UTC()}
 	if ws := o.cfg.Workspace; ws != nil {
 		hash, changed, err := ws.Commit(ctx, n, firstLine(summary))
 		if err != nil {

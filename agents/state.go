@@ -68,6 +68,9 @@ type Attempt struct {
 	Feedback   string    `json:"feedback,omitempty"`
 	Started    time.Time `json:"started"`
 	Duration   string    `json:"duration,omitempty"`
+	// Log is the tail of the agent's output in this attempt (see
+	// LogExecutor), at most MaxLogTail bytes, scrubbed of secrets.
+	Log string `json:"log,omitempty"`
 }
 
 // TaskState is the state of the orchestrator graph for one task. It is

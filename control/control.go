@@ -77,6 +77,8 @@ type Control struct {
 	live map[string]liveState // per unit, what the in-process run last reported
 	asks map[string]*question // pending escalations by unit
 
+	stored storedCache // what Tasks last read from the run store
+
 	hub *hub
 }
 

@@ -3,6 +3,7 @@ package control_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -42,6 +43,16 @@ func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
 	require.Equal(t, tasks.StatusPending, ts[1].Status)
 	require.Equal(t, []string{"1"}, ts[1].Dependencies)
 
+	// Work in the live workspace that no attempt committed shows in the
+	// history, read without touching the workspace.
+	wip := filepath.Join(c.Plan().WorkDir(), "1", "wip.txt")
+	require.NoError(t, os.WriteFile(wip, []byte("work in progress\n"), 0o644))
+	h, err := c.History(bg, "1", true)
+	require.NoError(t, err)
+	require.Contains(t, h.Uncommitted, "+work in progress", "the uncommitted work")
+	require.NotContains(t, h.Uncommitted, "+broken", "committed work is not counted again")
+	require.NoError(t, os.Remove(wip))
+
 	require.Error(t, c.Answer("1", "maybe"))
 	require.NoError(t, c.Answer("1", control.AnswerRetry))
 	require.ErrorIs(t, c.Answer("1", control.AnswerRetry), control.ErrNoQuestion)
@@ -56,12 +67,13 @@ func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
 		require.Equal(t, tasks.StatusDone, u.Status, "%+v", u)
 	}
 
-	h, err := c.History(bg, "1", true)
+	h, err = c.History(bg, "1", true)
 	require.NoError(t, err)
 	require.Len(t, h.Attempts, 2)
 	require.False(t, h.Attempts[0].Passed)
 	require.NotEmpty(t, h.Attempts[0].Feedback, "the failed attempt's feedback")
 	require.NotEmpty(t, h.Attempts[0].Errors, "the check's output")
+	require.Contains(t, h.Attempts[0].Log, `→ finish {"summary":"wrote out.txt"}`, "the model's last reply, as the attempt's log tail")
 	require.Contains(t, h.Attempts[0].Diff, "+broken")
 	require.True(t, h.Attempts[1].Passed)
 	require.Contains(t, h.Attempts[1].Diff, "+fixed")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -84,6 +85,13 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	require.NotNil(t, d.Task.Question, "get_task shows the pending question")
 	require.Len(t, d.Attempts, 1)
 	assert.False(t, d.Attempts[0].Passed)
+	plan, _, err := control.Paths(file, "", "", "")
+	require.NoError(t, err)
+	wip := filepath.Join(plan.WorkDir(), "1", "wip.txt")
+	require.NoError(t, os.WriteFile(wip, []byte("work in progress\n"), 0o644))
+	d = call[mcpserver.TaskDetail](t, cs, "get_task", map[string]any{"id": "1", "diff": true})
+	assert.Contains(t, d.Uncommitted, "+work in progress", "the live workspace's uncommitted work")
+	require.NoError(t, os.Remove(wip))
 
 	msg = refused(t, cs, "answer_escalation", map[string]any{"id": "1", "answer": "maybe"})
 	assert.Contains(t, msg, "answer")
@@ -106,6 +114,7 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	assert.False(t, d.Attempts[0].Passed)
 	assert.NotEmpty(t, d.Attempts[0].Feedback, "the failed attempt's feedback")
 	assert.NotEmpty(t, d.Attempts[0].Errors, "the check's output")
+	assert.Contains(t, d.Attempts[0].Log, "→ finish", "the agent's log tail")
 	assert.Equal(t, []mcpserver.FileChange{{Path: "out.txt", Added: 1}}, d.Attempts[0].Changes)
 	assert.True(t, d.Attempts[1].Passed)
 	assert.Equal(t, []mcpserver.FileChange{{Path: "out.txt", Added: 1, Removed: 1}}, d.Attempts[1].Changes)
@@ -115,6 +124,7 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	h := call[control.History](t, cs, "history", map[string]any{"id": "1"})
 	require.Len(t, h.Attempts, 2)
 	assert.Empty(t, h.Attempts[0].Diff, "no diffs unless asked for")
+	assert.Contains(t, h.Attempts[0].Log, "→ finish", "the agent's log tail")
 	assert.Greater(t, h.Tokens, 0)
 	h = call[control.History](t, cs, "history", map[string]any{"id": "1", "diffs": true})
 	assert.Contains(t, h.Attempts[0].Diff, "+broken")

@@ -249,6 +249,7 @@ func TestRunThroughAPI(t *testing.T) {
 	require.NoError(t, json.NewDecoder(r.Body).Decode(&h))
 	require.Len(t, h.Attempts, 2)
 	require.NotEmpty(t, h.Attempts[0].Feedback)
+	require.Contains(t, h.Attempts[0].Log, "→ finish", "the agent's log tail")
 	require.Contains(t, h.Attempts[1].Diff, "+fixed")
 	r2, err := http.Get(srv.URL + "/api/tasks/1/diff")
 	require.NoError(t, err)
