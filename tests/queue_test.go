@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/statgraph/statgraph/internal/pgtest"
 	"github.com/stretchr/testify/require"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
 // queueSetup is a repository with a tasks file, its bare remote and a
@@ -392,4 +393,41 @@ func queueCheckpointCount(t *testing.T, db, key string) int {
 	require.NoError(t, conn.QueryRow(context.Background(), `SELECT count(*) FROM statgraph.checkpoints c
 		JOIN statgraph.threads t USING (tid) WHERE t.name LIKE '%' || $1 || '/task-%'`, key).Scan(&n))
 	return n
+}
+
+// statgraph worker is traced as run is, from the OTEL_* variables: the
+// unit it runs is a "task" span with its attempt and nodes, and the spans
+// reach the collector by the time the worker has stopped (SIGTERM). It
+// made no spans before.
+func TestQueueWorkerExportsOTLP(t *testing.T) {
+	recv := newOTLPReceiver(t)
+	s := newQueueSetup(t, []effectTask{{id: 1, passOn: 1}})
+	w := startWorkerEnv(t, s, "60s", 1, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_SERVICE_NAME=statgraph-worker-e2e")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+	w.cmd.Wait()
+	data, err := os.ReadFile(w.stderr)
+	require.NoError(t, err)
+	require.NotContains(t, string(data), "warning: cannot export traces")
+
+	spans, services, _ := recv.got()
+	require.NotEmpty(t, spans, "the worker's spans were flushed before it exited")
+	for _, svc := range services {
+		require.Equal(t, "statgraph-worker-e2e", svc)
+	}
+	named := map[string][]*tracepb.Span{}
+	byID := map[string]*tracepb.Span{}
+	for _, sp := range spans {
+		named[sp.Name] = append(named[sp.Name], sp)
+		byID[string(sp.SpanId)] = sp
+	}
+	require.Len(t, named["task 1"], 1)
+	require.Len(t, named["attempt"], 1)
+	require.Equal(t, "task 1", byID[string(named["attempt"][0].ParentSpanId)].GetName())
+	require.Len(t, named["check tests"], 1)
+	require.Equal(t, int64(0), intAttr(named["check tests"][0].Attributes, "process.exit.code"))
 }
