@@ -34,14 +34,15 @@ type Runner struct {
 	Pool *pgxpool.Pool
 	// Remote is the git remote the workers clone from and push to.
 	Remote string
-	// TasksFile is the path of the tasks file on this machine; its saved
-	// bytes go into each job.
+	// TasksFile is the path of the tasks file on this machine; each saved
+	// version is stored once in statgraph_files, and a job names it.
 	TasksFile string
 	// Poll is how often the rows of the waiting units are read (one query
 	// for all of them); 0 means 200ms. Set it before the first RunUnit.
 	Poll time.Duration
 
 	client *river.Client[pgx.Tx]
+	files  storedFiles
 	waiters
 	baseOnce sync.Once
 	base     string // see UnitArgs.Base
@@ -163,6 +164,10 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 	if filepath.IsAbs(plan.File) {
 		return fmt.Errorf("queue: the tasks file %s is outside the repository %s; workers find it by its path in the repository: move it into the repository", plan.File, plan.Repo)
 	}
+	hash, err := r.files.store(ctx, r.Pool, data)
+	if err != nil {
+		return err
+	}
 	tag, err := tx.Exec(ctx, `INSERT INTO statgraph_units (plan, unit, generation) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, pid, id, gen)
 	if err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
@@ -170,7 +175,7 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 	if tag.RowsAffected() == 0 {
 		return nil
 	}
-	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, Tasks: data,
+	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, TasksHash: hash,
 		Base: r.remoteBase(ctx)}
 	job, err := r.client.InsertTx(ctx, tx, args, nil)
 	if err != nil {

@@ -65,6 +65,7 @@ type Worker struct {
 	LastAttempt func(ctx context.Context, thread string) (commit string, unfinished bool, err error)
 
 	mirrors mirrors
+	files   fileCache
 	lease   time.Duration
 }
 
@@ -156,7 +157,19 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 			return err
 		}
 	}
-	f, err := tasks.Parse(filepath.Join(m.dir, filepath.FromSlash(a.File)), a.Tasks, a.Tag)
+	if a.TasksHash == "" {
+		// Enqueued by a statgraph that put the file in the job: the
+		// coordinator enqueues the unit again when the job ends.
+		return river.JobCancel(fmt.Errorf("queue: unit %s's job names no tasks file (enqueued by an older statgraph); the coordinator enqueues it again", a.Unit))
+	}
+	data, err := w.files.load(ctx, w.Pool, a.TasksHash)
+	if errors.Is(err, errNoFile) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	f, err := tasks.Parse(filepath.Join(m.dir, filepath.FromSlash(a.File)), data, a.Tag)
 	if err != nil {
 		return river.JobCancel(fmt.Errorf("queue: the tasks file in unit %s's job does not load: %w", a.Unit, err))
 	}
