@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/statgraph/statgraph/internal/pgtest"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/stretchr/testify/require"
 )
@@ -66,4 +69,42 @@ func TestJobSizeDoesNotGrowWithThePlan(t *testing.T) {
 	require.Equal(t, data, got, "the worker reads the version the job names")
 	_, err = c.load(ctx, pool, fileHash([]byte("no such file")))
 	require.ErrorIs(t, err, errNoFile)
+}
+
+// Every ready unit of a plan is enqueued at once (the coordinator runs
+// them all concurrently): with more units than the pool has connections,
+// enqueuing still finishes. Storing the tasks file inside the enqueuing
+// transaction took a second connection while the transactions held them
+// all: 20 units on a pool of 2 waited for ever.
+func TestEnqueueManyUnitsAtOnceOnASmallPool(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db := pgtest.Database(t)
+	sep := "?"
+	if strings.Contains(db, "?") {
+		sep = "&"
+	}
+	pool, err := Open(ctx, db+sep+"pool_max_conns=2")
+	require.NoError(t, err)
+	defer pool.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tasks.json")
+	var ts []string
+	for i := 1; i <= 20; i++ {
+		ts = append(ts, fmt.Sprintf(`{"id":%d,"title":"t"}`, i))
+	}
+	require.NoError(t, os.WriteFile(file, []byte(`{"tasks":[`+strings.Join(ts, ",")+`]}`), 0o644))
+	r, err := NewRunner(pool, "file:///remote.git", file)
+	require.NoError(t, err)
+	plan := tasks.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
+	errs := make(chan error, 20)
+	for i := 1; i <= 20; i++ {
+		go func() { errs <- r.enqueue(ctx, plan, PlanID(r.Remote, plan), fmt.Sprint(i), 1) }()
+	}
+	for range 20 {
+		require.NoError(t, <-errs)
+	}
+	var rows int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM statgraph_units WHERE job_id IS NOT NULL`).Scan(&rows))
+	require.Equal(t, 20, rows)
 }
