@@ -211,6 +211,7 @@ type nodeConfig struct {
 	cacheTTL time.Duration // WithCache
 	gotos    []string      // declared destinations (WithDestinations, AddCommandNode)
 	command  bool          // set by AddCommandNode
+	deferred bool          // WithDefer
 }
 
 // WithRetry retries the node on error according to p.
