@@ -3,6 +3,7 @@ package statgraph_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/statgraph/statgraph/statgraph"
@@ -283,4 +284,42 @@ func BenchmarkW1Stream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 	b.ReportMetric(float64(events)/float64(b.N*(2*n+2)), "events/node")
+}
+
+// TestW2AllocationBudget guards W2's allocations (BenchmarkW2): 36 per
+// invocation and 3,416 B (the least of 5 batches), most of it the 8 task slots of the
+// fan-out step. A change to the run's or a slot's layout that adds to them
+// fails here, not only in a benchmark nobody reran.
+func TestW2AllocationBudget(t *testing.T) {
+	if raceBuild {
+		t.Skip("allocation figures differ under the race detector; this budget is checked without -race")
+	}
+	const maxAllocs, maxBytes = 36, 3500
+	g := mustCompile(t, w2())
+	invoke := func() {
+		if out, err := g.Invoke(context.Background(), w2State{Input: 1}); err != nil || !out.AllPassed {
+			t.Fatal(err, out)
+		}
+	}
+	invoke()
+	if allocs := testing.AllocsPerRun(200, invoke); allocs > maxAllocs {
+		t.Errorf("W2 allocates %.1f times per invocation; the budget is %d (see BenchmarkW2 with -benchmem)", allocs, maxAllocs)
+	}
+	// The least of 5 batches: the bytes of a batch vary by a few tens with
+	// where the GC's amortised costs fall; the least is steady.
+	least := uint64(1 << 62)
+	for range 5 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		const runs = 200
+		for range runs {
+			invoke()
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, (after.TotalAlloc-before.TotalAlloc)/runs)
+	}
+	if b := least; b > maxBytes {
+		t.Errorf("W2 allocates %d B per invocation; the budget is %d B (see BenchmarkW2 with -benchmem)", b, maxBytes)
+	}
 }

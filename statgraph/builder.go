@@ -52,7 +52,6 @@ type nodeSpec[S any] struct {
 	cfg      nodeConfig
 	validate ValidatorFunc[S] // set for a validator
 	gate     *GateConfig[S]   // set for a gate
-	gotos    []string         // a command node's declared destinations
 }
 
 type edgeSpec struct{ from, to string }
@@ -210,6 +209,9 @@ type nodeConfig struct {
 	inputKey any           // func(S) string, checked by AddValidator
 	sub      drawable      // the child graph of a subgraph node (AddSubgraph)
 	cacheTTL time.Duration // WithCache
+	gotos    []string      // declared destinations (WithDestinations, AddCommandNode)
+	command  bool          // set by AddCommandNode
+	deferred bool          // WithDefer
 }
 
 // WithRetry retries the node on error according to p.

@@ -35,6 +35,7 @@ type Graph[S any] struct {
 	trace   io.Writer
 	single  [][]string    // per node: []string{name}, shared by checkpoints
 	gates   *gateGraph[S] // validators, gates and retry targets; nil without gates
+	defers  bool          // some node has WithDefer (defer.go)
 	joins   []join        // waiting joins (AddJoin)
 }
 
@@ -54,6 +55,7 @@ type node[S any] struct {
 	cmd      *commandTo        // AddCommandNode
 	fallback *int              // WithFallback: the handler's index
 	sub      drawable          // the child graph of a subgraph node
+	deferred bool              // WithDefer
 }
 
 type branch[S any] struct {
@@ -135,7 +137,8 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	for i, name := range names {
 		ns := b.nodes[name]
-		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout, sub: ns.cfg.sub}
+		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout, sub: ns.cfg.sub, deferred: ns.cfg.deferred}
+		g.defers = g.defers || ns.cfg.deferred
 		if ns.cfg.cacheTTL > 0 {
 			g.nodes[i].fn = cached(ns, b.codec)
 		}

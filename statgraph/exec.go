@@ -15,7 +15,7 @@ type nodeInfo struct {
 	attempt int
 	step    int
 	resumes map[string][]byte      // values given to WithResume, by interrupt id
-	extra   *taskExtra             // set only for command nodes and fallback handlers
+	extra   *taskExtra             // set only for command, subgraph and fallback nodes
 	calls   int                    // Interrupt calls so far in this attempt
 	raised  []Interruption         // interrupts raised by this attempt
 	count   int                    // the node's executions before this one
@@ -27,7 +27,7 @@ type nodeInfo struct {
 // taskExtra is what only some nodes carry, kept out of line so that every
 // slot stays small.
 type taskExtra struct {
-	gotos   []string // a command node's Goto (command.go)
+	gotos   []string // a command node's Goto, or a subgraph node's from ToParent
 	failure error    // for a WithFallback handler: the error handled (fallback.go)
 }
 

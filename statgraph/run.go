@@ -423,9 +423,6 @@ func (r *run[S]) superstep() error {
 			}
 		}
 		put := r.putsWrites()
-		if put && r.writes == nil {
-			r.writes = new(taskWrites)
-		}
 		var wg sync.WaitGroup
 		for i := 1; i < k; i++ {
 			if sl := &r.slots[i]; !sl.done {

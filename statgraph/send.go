@@ -76,6 +76,7 @@ type taskQueue[S any] struct {
 	nextSends    []sendTask[S] // the Sends queued for the next step
 	failures     map[int]error // per fallback node of this step: the error it handles
 	nextFailures map[int]error // the same for the next step
+	held         []int         // WithDefer nodes waiting for the rest to finish (defer.go)
 }
 
 // queue returns the run's task queue, allocating it on first use.
@@ -108,6 +109,9 @@ func (r *run[S]) nextTasks() {
 		clear(q.sends) // let the inputs be collected
 		q.sends, q.nextSends = q.nextSends, q.sends[:0]
 		q.failures, q.nextFailures = q.nextFailures, nil
+	}
+	if r.g.defers {
+		r.holdDeferred()
 	}
 }
 
