@@ -20,8 +20,8 @@ import (
 // check them, and the gate keeps its bookkeeping in Gate.
 type code struct {
 	Version int        `json:"version"`
-	Seen    []string   `json:"seen"`     // the feedback the coder saw on each run
-	Tries   []int      `json:"tries"`    // the attempt number the coder saw on each run
+	Seen    []string   `json:"seen"`  // the feedback the coder saw on each run
+	Tries   []int      `json:"tries"` // the attempt number the coder saw on each run
 	Done    bool       `json:"done"`
 	Failed  bool       `json:"failed"`
 	Gate    gate.State `json:"gate"`

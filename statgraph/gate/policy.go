@@ -156,7 +156,9 @@ const (
 )
 
 // Choices returns the answers an Escalation accepts, in a new slice.
-func Choices() []string { return []string{string(AnswerRetry), string(AnswerSkip), string(AnswerAbort)} }
+func Choices() []string {
+	return []string{string(AnswerRetry), string(AnswerSkip), string(AnswerAbort)}
+}
 
 // ErrUnknownAnswer is wrapped by ParseAnswer's error.
 var ErrUnknownAnswer = errors.New("unknown answer")
