@@ -56,8 +56,10 @@ type State struct {
 	Counts []Count `json:"counts,omitempty"`
 	// Feedback is the aggregated feedback of the last retry, for the node
 	// retried; "" after a pass.
-	Feedback string    `json:"feedback,omitempty"`
-	Log      []Outcome `json:"log,omitempty"`      // every decision, oldest first
+	Feedback string `json:"feedback,omitempty"`
+	// Last holds each gate's latest Outcome, which its router follows. Only
+	// the latest is kept, so that the state does not grow with every retry.
+	Last     []Outcome `json:"last,omitempty"`
 	Warnings []Warning `json:"warnings,omitempty"` // every warning, oldest first
 }
 
@@ -82,14 +84,14 @@ func (st *State) count(gate string) int {
 	return slices.IndexFunc(st.Counts, func(c Count) bool { return c.Gate == gate })
 }
 
-// last returns gate's latest outcome, or nil.
-func (st *State) last(gate string) *Outcome {
-	for i := len(st.Log) - 1; i >= 0; i-- {
-		if st.Log[i].Gate == gate {
-			return &st.Log[i]
-		}
+// Outcome returns gate's latest outcome, and false when it has decided
+// nothing yet.
+func (st *State) Outcome(gate string) (Outcome, bool) {
+	i := slices.IndexFunc(st.Last, func(o Outcome) bool { return o.Gate == gate })
+	if i < 0 {
+		return Outcome{}, false
 	}
-	return nil
+	return st.Last[i], true
 }
 
 // Gates adds validators and gates to graphs whose state S holds a State,
@@ -209,13 +211,11 @@ func (g Gates[S]) Add(b *statgraph.Builder[S], name string, cfg Config) *statgra
 	return b.AddNode(name, func(ctx context.Context, s S) (S, error) {
 		return g.decide(ctx, s, name, &cfg)
 	}).AddConditionalEdges(name, func(_ context.Context, s S) string {
-		o := g.state(&s).last(name)
-		switch {
-		case o == nil:
-			return "" // unreachable: the gate node records an outcome
-		case o.Decision == Retry:
+		o, _ := g.state(&s).Outcome(name)
+		switch o.Decision {
+		case Retry, Reset:
 			return RouteRetry
-		case o.Decision == Failed:
+		case Failed:
 			return RouteFail
 		}
 		return RoutePass
@@ -252,7 +252,6 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 	}
 	c := &counts[ci]
 	attempt := c.Attempt + 1
-	log := slices.Clip(st.Log)
 	out.Decision = cfg.Policy.Decide(len(failed) == 0, attempt)
 	switch out.Decision {
 	case Passed:
@@ -278,8 +277,7 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 		}
 		switch a {
 		case AnswerRetry:
-			log = append(log, Outcome{Gate: name, Decision: Reset, Attempt: attempt, MaxAttempts: out.MaxAttempts})
-			out.Decision, out.Attempt = Retry, 0
+			out.Decision, out.Attempt = Reset, 0
 			c.Attempt, c.Total = 0, c.Total+1
 			out.Feedback = feedback(name, failed, cfg.Hints, 1, out.MaxAttempts, " after the attempt count was reset")
 		case AnswerSkip:
@@ -291,7 +289,7 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 				ErrAborted, name, attempt, cfg.RetryTarget))
 		}
 	}
-	if out.Decision == Retry {
+	if out.Decision == Retry || out.Decision == Reset {
 		if err := statgraph.Sleep(ctx, cfg.Policy.Backoff.Delay(c.Attempt)); err != nil {
 			return s, fmt.Errorf("gate %q: stopped while waiting to retry %s: %w", name, cfg.RetryTarget, err)
 		}
@@ -300,7 +298,8 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 		st.Feedback = ""
 	}
 	st.Verdicts = slices.DeleteFunc(slices.Clone(st.Verdicts), func(v Verdict) bool { return slices.Contains(cfg.Validators, v.Validator) })
-	st.Counts, st.Log = counts, append(log, out)
+	last := slices.DeleteFunc(slices.Clone(st.Last), func(o Outcome) bool { return o.Gate == name })
+	st.Counts, st.Last = counts, append(last, out)
 	if len(out.Warnings) > 0 {
 		st.Warnings = append(slices.Clip(st.Warnings), out.Warnings...)
 	}

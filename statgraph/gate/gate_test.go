@@ -19,12 +19,14 @@ import (
 // code is the state of the gate tests: a coder writes versions, validators
 // check them, and the gate keeps its bookkeeping in Gate.
 type code struct {
-	Version int        `json:"version"`
-	Seen    []string   `json:"seen"`  // the feedback the coder saw on each run
-	Tries   []int      `json:"tries"` // the attempt number the coder saw on each run
-	Done    bool       `json:"done"`
-	Failed  bool       `json:"failed"`
-	Gate    gate.State `json:"gate"`
+	Version int      `json:"version"`
+	Seen    []string `json:"seen"`  // the feedback the coder saw on each run
+	Tries   []int    `json:"tries"` // the attempt number the coder saw on each run
+	Done    bool     `json:"done"`
+	Failed  bool     `json:"failed"`
+	// Decisions are the gate's decisions, as the nodes after it saw them.
+	Decisions []gate.Decision `json:"decisions"`
+	Gate      gate.State      `json:"gate"`
 }
 
 var gates = gate.For(func(s *code) *gate.State { return &s.Gate })
@@ -53,6 +55,7 @@ func (c *counter) get(name string) int {
 func coder(calls *counter) statgraph.NodeFunc[code] {
 	return func(_ context.Context, s code) (code, error) {
 		calls.inc("coder")
+		s = sawDecision(s)
 		s.Version++
 		s.Seen = append(s.Seen, s.Gate.Feedback)
 		s.Tries = append(s.Tries, s.Gate.Attempt("gate")+1)
@@ -70,12 +73,22 @@ func check(calls *counter, name string, pass int) gate.ValidatorFunc[code] {
 	}
 }
 
+// sawDecision appends the gate's latest decision, if any, to s.Decisions.
+func sawDecision(s code) code {
+	if o, ok := s.Gate.Outcome("gate"); ok {
+		s.Decisions = append(s.Decisions, o.Decision)
+	}
+	return s
+}
+
 func markDone(_ context.Context, s code) (code, error) {
+	s = sawDecision(s)
 	s.Done = true
 	return s, nil
 }
 
 func markFailed(_ context.Context, s code) (code, error) {
+	s = sawDecision(s)
 	s.Failed = true
 	return s, nil
 }
@@ -104,14 +117,6 @@ func compile(t *testing.T, b *statgraph.Builder[code], opts ...statgraph.Compile
 	return g
 }
 
-func decisions(st gate.State) []gate.Decision {
-	out := make([]gate.Decision, len(st.Log))
-	for i, o := range st.Log {
-		out[i] = o.Decision
-	}
-	return out
-}
-
 func TestGateRetriesUpstreamWithFeedback(t *testing.T) {
 	calls := &counter{}
 	g := compile(t, pipeline(calls, 3, gate.Config{Hints: []string{"keep functions small"}}))
@@ -127,7 +132,7 @@ func TestGateRetriesUpstreamWithFeedback(t *testing.T) {
 	require.Contains(t, s.Seen[2], "[test] test failed on version 2")
 	require.Contains(t, s.Seen[2], "Attempt 3 of 3")
 	require.NotContains(t, s.Seen[2], "review")
-	require.Equal(t, []gate.Decision{gate.Retry, gate.Retry, gate.Passed}, decisions(s.Gate))
+	require.Equal(t, []gate.Decision{gate.Retry, gate.Retry, gate.Passed}, s.Decisions)
 	require.Empty(t, s.Gate.Verdicts, "the gate consumed the verdicts")
 	require.Empty(t, s.Gate.Feedback, "no feedback is left after a pass")
 	require.Equal(t, 0, s.Gate.Attempt("gate"), "a pass ends the retry context")
@@ -152,7 +157,7 @@ func TestGateExhausted(t *testing.T) {
 		require.True(t, s.Failed)
 		require.False(t, s.Done)
 		require.Equal(t, 2, calls.get("coder"))
-		require.Equal(t, []gate.Decision{gate.Retry, gate.Failed}, decisions(s.Gate))
+		require.Equal(t, []gate.Decision{gate.Retry, gate.Failed}, s.Decisions)
 	})
 	t.Run("one attempt means no retry", func(t *testing.T) {
 		calls := &counter{}
@@ -234,7 +239,7 @@ func TestGateEscalation(t *testing.T) {
 		require.Equal(t, 3, calls.get("coder"))
 		require.Equal(t, []int{1, 2, 1}, s.Tries, "the attempt after the reset is the first of a new context")
 		require.Contains(t, s.Seen[2], "Attempt 1 of 2 after the attempt count was reset")
-		require.Equal(t, []gate.Decision{gate.Retry, gate.Reset, gate.Retry, gate.Passed}, decisions(s.Gate))
+		require.Equal(t, []gate.Decision{gate.Retry, gate.Reset, gate.Passed}, s.Decisions)
 	})
 	t.Run("skip continues with a warning", func(t *testing.T) {
 		g, calls := start(t, 100)
@@ -243,7 +248,7 @@ func TestGateEscalation(t *testing.T) {
 		require.True(t, s.Done)
 		require.Equal(t, 2, calls.get("coder"))
 		require.Equal(t, []gate.Warning{{Gate: "gate", Message: "gate skipped after 2 failed attempts: test"}}, s.Gate.Warnings)
-		require.Equal(t, gate.Skipped, s.Gate.Log[len(s.Gate.Log)-1].Decision)
+		require.Equal(t, []gate.Decision{gate.Retry, gate.Skipped}, s.Decisions)
 	})
 	t.Run("abort ends the run", func(t *testing.T) {
 		g, _ := start(t, 100)
@@ -292,7 +297,7 @@ func TestGateKillAndResumeKeepsCounts(t *testing.T) {
 	require.Equal(t, []int{1, 2, 3}, s.Tries)
 	require.Contains(t, s.Seen[1], "Attempt 2 of 3")
 	require.Equal(t, 3, calls.get("coder"), "three runs, plus the stopped one")
-	require.Equal(t, []gate.Decision{gate.Retry, gate.Retry, gate.Passed}, decisions(s.Gate))
+	require.Equal(t, []gate.Decision{gate.Retry, gate.Retry, gate.Passed}, s.Decisions)
 }
 
 // TestGateBackoffIsStatgraphs: the pause before a retry is the policy's

@@ -125,7 +125,7 @@ const (
 	Retry    Decision = "retry"    // a blocking check failed and attempts remain
 	Failed   Decision = "failed"   // attempts used up, OnExhausted Fail
 	Escalate Decision = "escalate" // attempts used up, OnExhausted Ask: ask the operator
-	Reset    Decision = "reset"    // the escalation was answered "retry": the count starts again
+	Reset    Decision = "reset"    // the escalation was answered "retry": the count starts again and the target re-runs
 	Skipped  Decision = "skipped"  // the escalation was answered "skip"
 	Aborted  Decision = "aborted"  // the escalation was answered "abort"
 )
