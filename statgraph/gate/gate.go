@@ -61,6 +61,34 @@ type State struct {
 	// the latest is kept, so that the state does not grow with every retry.
 	Last     []Outcome `json:"last,omitempty"`
 	Warnings []Warning `json:"warnings,omitempty"` // every warning, oldest first
+	// Decisions counts the decisions of all gates; Merge tells a gate's
+	// update from a validator's by it.
+	Decisions int `json:"decisions,omitempty"`
+}
+
+// Merge is the reducer of a State field, for graphs whose validators run in
+// parallel (a graph with a reducer, see statgraph.Builder.SetReducer): an
+// update from a gate (one that counted a decision) replaces cur; an update
+// from a validator adds its verdicts to cur's, replacing those of the same
+// validator. Two gates deciding in one step are not merged: the later
+// update (in node-name order) wins.
+func Merge(cur, update State) State {
+	if update.Decisions != cur.Decisions {
+		return update
+	}
+	if len(update.Verdicts) == 0 {
+		return cur
+	}
+	vs := slices.Clone(cur.Verdicts)
+	for _, v := range update.Verdicts {
+		if i := slices.IndexFunc(vs, func(o Verdict) bool { return o.Validator == v.Validator }); i >= 0 {
+			vs[i] = v
+		} else {
+			vs = append(vs, v)
+		}
+	}
+	cur.Verdicts = vs
+	return cur
 }
 
 // Count is one gate's failed attempts: in its current retry context, and
@@ -133,9 +161,9 @@ func WithNodeOptions(opts ...statgraph.NodeOption) Option {
 
 // AddValidator adds a node called name to b that runs fn and records its
 // Verdict in the state's State for the gate that lists it; it changes
-// nothing else. Wire it with edges like any node, in a chain before its
-// gate (validators in parallel each return an update, so they need a
-// reducer that merges State.Verdicts).
+// nothing else. Wire it with edges like any node: in a chain before its
+// gate, or in parallel in the step before it, which needs a graph reducer
+// that merges the State field with Merge.
 func (g Gates[S]) AddValidator(b *statgraph.Builder[S], name string, fn ValidatorFunc[S], opts ...Option) *statgraph.Builder[S] {
 	var cfg validator
 	for _, o := range opts {
@@ -300,6 +328,7 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 	st.Verdicts = slices.DeleteFunc(slices.Clone(st.Verdicts), func(v Verdict) bool { return slices.Contains(cfg.Validators, v.Validator) })
 	last := slices.DeleteFunc(slices.Clone(st.Last), func(o Outcome) bool { return o.Gate == name })
 	st.Counts, st.Last = counts, append(last, out)
+	st.Decisions++
 	if len(out.Warnings) > 0 {
 		st.Warnings = append(slices.Clip(st.Warnings), out.Warnings...)
 	}

@@ -331,3 +331,33 @@ func TestGateCompileErrors(t *testing.T) {
 	_, err := b.Compile()
 	require.ErrorContains(t, err, "nowhere")
 }
+
+// TestGateParallelValidators: validators running in one step, merged by a
+// reducer that uses gate.Merge, all reach the gate; a failing one retries.
+func TestGateParallelValidators(t *testing.T) {
+	calls := &counter{}
+	b := statgraph.New[code]().AddNode("coder", coder(calls)).
+		SetReducer(func(cur, upd code) code {
+			g := gate.Merge(cur.Gate, upd.Gate)
+			if upd.Version != 0 || upd.Done {
+				cur = upd // the coder's and done's updates are whole states
+			}
+			cur.Gate = g
+			return cur
+		})
+	names := []string{"lint", "review", "test", "vet"}
+	for i, name := range names {
+		gates.AddValidator(b, name, check(calls, name, 1+i%2*2)) // review and vet pass from their third call
+		b.AddEdge("coder", name).AddEdge(name, "gate")
+	}
+	gates.Add(b, "gate", gate.Config{Validators: names, RetryTarget: "coder", Next: "done"})
+	b.AddNode("done", markDone).AddEdge(statgraph.Start, "coder").AddEdge("done", statgraph.End)
+	s, err := compile(t, b).Invoke(context.Background(), code{})
+	require.NoError(t, err)
+	require.True(t, s.Done)
+	require.Equal(t, 3, calls.get("coder"))
+	require.Contains(t, s.Seen[1], "[review] review failed on version 1")
+	require.Contains(t, s.Seen[1], "[vet] vet failed on version 1")
+	require.Equal(t, []gate.Decision{gate.Retry, gate.Retry, gate.Passed}, s.Decisions)
+	require.Empty(t, s.Gate.Verdicts)
+}
