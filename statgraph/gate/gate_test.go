@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -360,4 +361,31 @@ func TestGateParallelValidators(t *testing.T) {
 	require.Contains(t, s.Seen[1], "[vet] vet failed on version 1")
 	require.Equal(t, []gate.Decision{gate.Retry, gate.Retry, gate.Passed}, s.Decisions)
 	require.Empty(t, s.Gate.Verdicts)
+}
+
+// TestGateTrace: a gate's decisions show in the trace as its node's
+// routes (pass / retry / fail), like any conditional edge.
+func TestGateTrace(t *testing.T) {
+	var trace strings.Builder
+	g := compile(t, pipeline(&counter{}, 2, gate.Config{}))
+	_, err := g.Invoke(context.Background(), code{}, statgraph.WithTrace(&trace))
+	require.NoError(t, err)
+	out := trace.String()
+	require.Regexp(t, `route +retry → coder`, out)
+	require.Regexp(t, `route +pass → done`, out)
+	require.Len(t, regexp.MustCompile(`s\d+ +gate +ok`).FindAllString(out, -1), 2, "one line per gate run:\n%s", out)
+}
+
+// TestGateStreamsRoutes: Stream reports a gate's decision as an EventRoute
+// from the gate node with the route key.
+func TestGateStreamsRoutes(t *testing.T) {
+	g := compile(t, pipeline(&counter{}, 2, gate.Config{}))
+	var keys []string
+	for ev, err := range g.Stream(context.Background(), code{}) {
+		require.NoError(t, err)
+		if ev.Kind == statgraph.EventRoute && ev.Node == "gate" {
+			keys = append(keys, ev.Key+"→"+ev.To)
+		}
+	}
+	require.Equal(t, []string{"retry→coder", "pass→done"}, keys)
 }
