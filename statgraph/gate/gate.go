@@ -38,11 +38,13 @@ type Outcome struct {
 	Decision Decision `json:"decision"`
 	// Attempt is the failed-attempt count of the retry context after this
 	// decision (0 once passed); MaxAttempts its limit.
-	Attempt     int       `json:"attempt"`
-	MaxAttempts int       `json:"max_attempts"`
-	Feedback    string    `json:"feedback,omitempty"` // the failed checks, aggregated
-	Verdicts    []Verdict `json:"verdicts,omitempty"` // every verdict the gate weighed
-	Warnings    []Warning `json:"warnings,omitempty"` // advisory failures and skips
+	Attempt     int `json:"attempt"`
+	MaxAttempts int `json:"max_attempts"`
+	// Target is the node a retry re-runs (Retry, Reset).
+	Target   string    `json:"target,omitempty"`
+	Feedback string    `json:"feedback,omitempty"` // the failed checks, aggregated
+	Verdicts []Verdict `json:"verdicts,omitempty"` // every verdict the gate weighed
+	Warnings []Warning `json:"warnings,omitempty"` // advisory failures and skips
 }
 
 // State is the gates' bookkeeping, kept in the graph's state S (see
@@ -203,6 +205,11 @@ type Config struct {
 	// RetryTarget is the node re-run when a blocking check fails; it
 	// should lead back to the validators.
 	RetryTarget string
+	// RetryTargets overrides RetryTarget for some validators (a lint
+	// failure goes back to the executor, a rejected plan to the planner).
+	// When checks with different targets fail together, the target of the
+	// first failed one in Validators order is retried.
+	RetryTargets map[string]string
 	// FailTo is the node that runs when the attempts are used up under
 	// OnExhausted Fail. Empty means the run ends with an error wrapping
 	// ErrExhausted.
@@ -222,8 +229,9 @@ const (
 
 // Add adds a gate called name to b: a node that weighs the verdicts of
 // cfg.Validators under cfg.Policy and records its Outcome, followed by
-// conditional edges "pass" -> cfg.Next, "retry" -> cfg.RetryTarget and,
-// with cfg.FailTo, "fail" -> cfg.FailTo. Add the edges into the gate as
+// conditional edges "pass" -> cfg.Next, "retry" -> cfg.RetryTarget,
+// "retry:T" -> T for each other target T of cfg.RetryTargets and, with
+// cfg.FailTo, "fail" -> cfg.FailTo. Add the edges into the gate as
 // for any node. A retry waits cfg.Policy.Backoff first. Under
 // OnExhausted Ask the gate node raises an interrupt with an Escalation
 // (the graph needs a checkpointer); an answer other than the Choices asks
@@ -233,6 +241,11 @@ func (g Gates[S]) Add(b *statgraph.Builder[S], name string, cfg Config) *statgra
 	cfg.Validators = slices.Clone(cfg.Validators)
 	cfg.Hints = slices.Clone(cfg.Hints)
 	paths := map[string]string{RoutePass: cfg.Next, RouteRetry: cfg.RetryTarget}
+	for _, t := range cfg.RetryTargets {
+		if t != cfg.RetryTarget {
+			paths[RouteRetry+":"+t] = t
+		}
+	}
 	if cfg.FailTo != "" {
 		paths[RouteFail] = cfg.FailTo
 	}
@@ -242,6 +255,9 @@ func (g Gates[S]) Add(b *statgraph.Builder[S], name string, cfg Config) *statgra
 		o, _ := g.state(&s).Outcome(name)
 		switch o.Decision {
 		case Retry, Reset:
+			if o.Target != cfg.RetryTarget {
+				return RouteRetry + ":" + o.Target
+			}
 			return RouteRetry
 		case Failed:
 			return RouteFail
@@ -273,6 +289,12 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 			failed = append(failed, vd)
 		}
 	}
+	target := cfg.RetryTarget
+	if len(failed) > 0 {
+		if t, ok := cfg.RetryTargets[failed[0].Validator]; ok {
+			target = t
+		}
+	}
 	counts := slices.Clone(st.Counts)
 	ci := st.count(name)
 	if ci < 0 {
@@ -293,7 +315,7 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, "")
 		if cfg.FailTo == "" {
 			return s, statgraph.Permanent(fmt.Errorf("%w: gate %q after %d attempts of %s; last feedback:\n%s",
-				ErrExhausted, name, attempt, cfg.RetryTarget, out.Feedback))
+				ErrExhausted, name, attempt, target, out.Feedback))
 		}
 		c.Attempt = 0
 	case Escalate:
@@ -314,12 +336,13 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 				Message: fmt.Sprintf("gate skipped after %d failed attempts: %s", attempt, failedSummary(failed))})
 		default:
 			return s, statgraph.Permanent(fmt.Errorf("%w: gate %q: the escalation after %d attempts of %s was answered \"abort\"",
-				ErrAborted, name, attempt, cfg.RetryTarget))
+				ErrAborted, name, attempt, target))
 		}
 	}
 	if out.Decision == Retry || out.Decision == Reset {
+		out.Target = target
 		if err := statgraph.Sleep(ctx, cfg.Policy.Backoff.Delay(c.Attempt)); err != nil {
-			return s, fmt.Errorf("gate %q: stopped while waiting to retry %s: %w", name, cfg.RetryTarget, err)
+			return s, fmt.Errorf("gate %q: stopped while waiting to retry %s: %w", name, target, err)
 		}
 		st.Feedback = out.Feedback
 	} else {

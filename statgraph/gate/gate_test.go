@@ -389,3 +389,29 @@ func TestGateStreamsRoutes(t *testing.T) {
 	}
 	require.Equal(t, []string{"retry→coder", "pass→done"}, keys)
 }
+
+// TestGateRetryTargetsByValidator: a failed plan check goes back to the
+// planner, a failed code check to the coder, each through its own
+// conditional edge.
+func TestGateRetryTargetsByValidator(t *testing.T) {
+	calls := &counter{}
+	b := statgraph.New[code]().
+		AddNode("planner", func(_ context.Context, s code) (code, error) { calls.inc("planner"); return s, nil }).
+		AddNode("coder", coder(calls))
+	gates.AddValidator(b, "plan", check(calls, "plan", 2))
+	gates.AddValidator(b, "test", check(calls, "test", 3))
+	gates.Add(b, "gate", gate.Config{Validators: []string{"plan", "test"}, RetryTarget: "coder",
+		RetryTargets: map[string]string{"plan": "planner"}, Next: "done", Policy: gate.Policy{MaxAttempts: 4}})
+	b.AddNode("done", markDone).
+		AddEdge(statgraph.Start, "planner").AddEdge("planner", "coder").AddEdge("coder", "plan").AddEdge("plan", "test").
+		AddEdge("test", "gate").AddEdge("done", statgraph.End)
+	g := compile(t, b)
+	require.Contains(t, g.Mermaid(), "gate -. retry:planner .-> planner")
+	s, err := g.Invoke(context.Background(), code{})
+	require.NoError(t, err)
+	require.True(t, s.Done)
+	require.Equal(t, 2, calls.get("planner"), "the failed plan check went back to the planner once")
+	require.Equal(t, 3, calls.get("coder"), "then the failed test went back to the coder")
+	require.Contains(t, s.Seen[1], "[plan] plan failed", "the planner's retry carries both failures")
+	require.Contains(t, s.Seen[1], "[test] test failed")
+}
