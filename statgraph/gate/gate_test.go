@@ -415,3 +415,25 @@ func TestGateRetryTargetsByValidator(t *testing.T) {
 	require.Contains(t, s.Seen[1], "[plan] plan failed", "the planner's retry carries both failures")
 	require.Contains(t, s.Seen[1], "[test] test failed")
 }
+
+// TestValidatorNodeOptions: a validator's node takes statgraph's node
+// options; an error of the check itself is retried by its RetryPolicy, not
+// counted as a failed check.
+func TestValidatorNodeOptions(t *testing.T) {
+	calls := &counter{}
+	b := statgraph.New[code]().AddNode("coder", coder(calls))
+	gates.AddValidator(b, "flaky", func(context.Context, code) (gate.Verdict, error) {
+		if calls.inc("flaky") == 1 {
+			return gate.Verdict{}, errors.New("could not start the check")
+		}
+		return gate.Verdict{Passed: true}, nil
+	}, gate.WithNodeOptions(statgraph.WithRetry(statgraph.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Millisecond})))
+	gates.Add(b, "gate", gate.Config{Validators: []string{"flaky"}, RetryTarget: "coder", Next: statgraph.End})
+	b.AddEdge(statgraph.Start, "coder").AddEdge("coder", "flaky").AddEdge("flaky", "gate")
+	s, err := compile(t, b).Invoke(context.Background(), code{})
+	require.NoError(t, err)
+	require.Equal(t, 2, calls.get("flaky"))
+	require.Equal(t, 1, calls.get("coder"), "the check's own error did not retry the coder")
+	o, _ := s.Gate.Outcome("gate")
+	require.Equal(t, gate.Passed, o.Decision)
+}
