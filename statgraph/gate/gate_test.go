@@ -437,3 +437,34 @@ func TestValidatorNodeOptions(t *testing.T) {
 	o, _ := s.Gate.Outcome("gate")
 	require.Equal(t, gate.Passed, o.Decision)
 }
+
+// TestGateForkFromMidChain: the gate's count lives in the checkpointed
+// state, so forking the thread at the checkpoint after its first retry,
+// with an edited state, continues that retry context there.
+func TestGateForkFromMidChain(t *testing.T) {
+	ctx := context.Background()
+	calls := &counter{}
+	g := compile(t, pipeline(calls, 3, gate.Config{}), statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	_, err := g.Invoke(ctx, code{}, statgraph.WithThread("f"))
+	require.NoError(t, err)
+	hist, err := g.History(ctx, "f", 0)
+	require.NoError(t, err)
+	var at *statgraph.Snapshot[code]
+	for i := len(hist) - 1; i >= 0; i-- { // oldest first
+		if len(hist[i].Next) == 1 && hist[i].Next[0] == "coder" && hist[i].State.Gate.Attempt("gate") == 1 {
+			at = &hist[i]
+			break
+		}
+	}
+	require.NotNil(t, at, "a checkpoint after the first retry")
+	edited := at.State
+	edited.Version = 100
+	_, err = g.UpdateState(ctx, "f", edited, "", statgraph.FromCheckpoint(at.CheckpointID))
+	require.NoError(t, err)
+	s, err := g.Invoke(ctx, code{}, statgraph.WithThread("f"))
+	require.NoError(t, err)
+	require.True(t, s.Done)
+	require.Equal(t, 101, s.Version, "the fork's edited state ran on")
+	require.Equal(t, []int{1, 2}, s.Tries, "the attempt after the fork is the retry context's second")
+	require.Contains(t, s.Seen[1], "Attempt 2 of 3")
+}
