@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -103,6 +104,18 @@ func (s TaskState) maxRetries() int {
 		return DefaultMaxRetries
 	}
 	return s.MaxRetries
+}
+
+// Policy is the task's retry policy, the one gates use (package
+// statgraph/gate): MaxRetries attempts (it counts verifications, the first
+// included), and on exhaustion an escalation when Task.OnExhausted is
+// "ask", else failure.
+func (s TaskState) Policy() gate.Policy {
+	p := gate.Policy{MaxAttempts: s.maxRetries()}
+	if s.Task.OnExhausted == "ask" {
+		p.OnExhausted = gate.Ask
+	}
+	return p
 }
 
 // lastAttempt returns a pointer to the newest attempt record, or nil.

@@ -11,13 +11,14 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 )
 
 // A question of a run in another process (RemoteAsk) shows in Questions
 // and Tasks; an answer file left from an earlier question, or naming
 // another question, is ignored; Control.Answer's answer is taken, once.
 func TestRemoteQuestionIgnoresStaleAnswers(t *testing.T) {
-	file := newPlan(t, askPlan)
+	file := controltest.NewPlan(t, controltest.AskPlan)
 	c, err := control.Open(control.Options{File: file})
 	require.NoError(t, err)
 	defer c.Close()

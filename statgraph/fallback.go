@@ -47,9 +47,6 @@ func (g *Graph[S]) compileFallbacks(b *Builder[S], add func(string, ...any)) {
 			continue
 		}
 		n.fallback = &g.nodes[i].idx
-		if b.hasGates() {
-			add("node %q: WithFallback cannot yet be combined with gates or validators in one graph", n.name)
-		}
 	}
 }
 

@@ -93,11 +93,10 @@ func (r *run[S]) keepsValues() bool {
 }
 
 // slotWrites returns the pending-write entries of slot i's update: the
-// update and, for a command node, its Goto. Validators and gates have none:
-// they run again, as their results live outside the state.
+// update and, for a command node, its Goto.
 func (r *run[S]) slotWrites(i int, keep bool) ([]PendingWrite, error) {
 	sl := &r.slots[i]
-	if sl.err != nil || r.taskNode(i).kind != plainNode {
+	if sl.err != nil {
 		return nil, nil
 	}
 	pw := PendingWrite{Node: r.taskName(i)}
