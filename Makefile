@@ -44,6 +44,7 @@ bench:
 	$(GO) run ./tests/bench/w1 1000 200
 	$(GO) run ./tests/bench/w2 1000
 	$(GO) run ./tests/bench/w3 1000 20
+	$(GO) run ./tests/bench/w4 1000 21
 
 bench-peers:
 	STATGRAPH_ROOT=$(CURDIR) ../shared/bench-anchors/scripts/build.sh

@@ -40,13 +40,21 @@ type LLMExecutor struct {
 
 // Execute runs one attempt.
 func (e LLMExecutor) Execute(ctx context.Context, s TaskState) (string, error) {
+	summary, _, err := e.ExecuteLog(ctx, s)
+	return summary, err
+}
+
+// ExecuteLog is Execute that also returns the model's last reply (its
+// text and tool calls, see llm.ExecResult.LastReply), also when the
+// attempt failed part way.
+func (e LLMExecutor) ExecuteLog(ctx context.Context, s TaskState) (summary, log string, err error) {
 	req := execRequest(s, e.MaxTurns)
 	req.ExecLimits = e.Limits
 	res, err := e.Client.Execute(ctx, e.FS, req, e.Budget)
 	if err != nil {
-		return "", err
+		return "", res.LastReply, err
 	}
-	return res.Summary, nil
+	return res.Summary, res.LastReply, nil
 }
 
 func execRequest(s TaskState, maxTurns int) llm.ExecRequest {

@@ -107,28 +107,42 @@ var proxyEnv = []string{
 // (see Workspace), and another error when the command is empty or the
 // prompt cannot be written.
 func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, error) {
+	summary, _, err := c.ExecuteLog(ctx, s)
+	return summary, err
+}
+
+// ExecuteLog is Execute that also returns the command's output as
+// captured (head and tail, scrubbed of secrets), "" when it could not
+// run; the orchestrator keeps its tail in the attempt's record.
+func (c CommandExecutor) ExecuteLog(ctx context.Context, s TaskState) (summary, log string, err error) {
+	summary, res, err := c.execute(ctx, s)
+	return summary, res.Output, err
+}
+
+func (c CommandExecutor) execute(ctx context.Context, s TaskState) (string, verifier.Result, error) {
+	var none verifier.Result
 	if len(c.Argv) == 0 {
-		return "", fmt.Errorf("command executor: empty command; set executor.command in tasks.json")
+		return "", none, fmt.Errorf("command executor: empty command; set executor.command in tasks.json")
 	}
 	dir := c.PromptDir
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "statgraph-prompts")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("command executor: prompt directory: %w", err)
+		return "", none, fmt.Errorf("command executor: prompt directory: %w", err)
 	}
 	n := s.RetryCount + 1
 	text := secret.Scrub(llm.BuildExecutorPrompt(execRequest(s, 0)))
 	prompt := filepath.Join(dir, fmt.Sprintf("task-%s-attempt-%d.md", s.Task.ID, n))
 	if err := os.WriteFile(prompt, []byte(text), 0o600); err != nil {
-		return "", fmt.Errorf("command executor: write prompt: %w", err)
+		return "", none, fmt.Errorf("command executor: write prompt: %w", err)
 	}
 	repl := strings.NewReplacer("{prompt_file}", prompt, "{prompt}", text, "{workdir}", c.Workdir, "{attempt}", strconv.Itoa(n), "{task_id}", s.Task.ID)
 	argv := make([]string, len(c.Argv))
 	for i, a := range c.Argv {
 		argv[i] = repl.Replace(a)
 		if len(argv[i]) >= maxArgLen {
-			return "", fmt.Errorf("command executor: argument %d of %s is %d bytes with the prompt, more than one argument may hold (%d): "+
+			return "", none, fmt.Errorf("command executor: argument %d of %s is %d bytes with the prompt, more than one argument may hold (%d): "+
 				"pass the prompt as {prompt_file} or with \"stdin\": true", i, c.Argv[0], len(argv[i]), maxArgLen-1)
 		}
 	}
@@ -139,7 +153,7 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 	before := c.tree()
 	sb, err := c.sandbox()
 	if err != nil {
-		return "", err
+		return "", none, err
 	}
 	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: c.environ(), MaxOutput: 64 << 10, Sandbox: sb}
 	var lines jsonLines
@@ -153,39 +167,42 @@ func (c CommandExecutor) Execute(ctx context.Context, s TaskState) (string, erro
 		obs.String("process.executable.name", filepath.Base(argv[0])),
 		obs.String("statgraph.task.id", s.Task.ID), obs.Int("statgraph.attempt", n))
 	res, err := verifier.Run(ctx, cmd)
-	end(err, obs.Int("process.exit.code", res.ExitCode), obs.Bool("statgraph.agent.timed_out", res.TimedOut),
-		obs.Int("statgraph.agent.duration_ms", int(res.Duration.Milliseconds())))
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-			return "", &InfraError{Reason: fmt.Sprintf("agent CLI %s cannot be started: install it or put it on PATH, or fix executor in tasks.json", argv[0]), Err: err}
-		}
-		return "", fmt.Errorf("command executor: %w", err)
-	}
+	done := []obs.Attr{obs.Int("process.exit.code", res.ExitCode), obs.Bool("statgraph.agent.timed_out", res.TimedOut),
+		obs.Int("statgraph.agent.duration_ms", int(res.Duration.Milliseconds()))}
 	final := ""
-	if c.Usage != nil {
+	if c.Usage != nil && err == nil {
 		if u, f, ok := c.Usage(cmp.Or(lines.String(), res.Output)); ok {
 			c.Budget.Add(u)
 			final = f
+			// The tokens the CLI reports, named as a model call's are (GenAI conventions).
+			done = append(done, obs.Int("gen_ai.usage.input_tokens", u.Prompt), obs.Int("gen_ai.usage.output_tokens", u.Completion))
 		}
+	}
+	end(err, done...)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return "", res, &InfraError{Reason: fmt.Sprintf("agent CLI %s cannot be started: install it or put it on PATH, or fix executor in tasks.json", argv[0]), Err: err}
+		}
+		return "", res, fmt.Errorf("command executor: %w", err)
 	}
 	switch {
 	case res.Canceled:
-		return "", ctx.Err()
+		return "", res, ctx.Err()
 	case res.TimedOut:
-		return fmt.Sprintf("%s timed out after %s", argv[0], timeout), nil
+		return fmt.Sprintf("%s timed out after %s", argv[0], timeout), res, nil
 	case res.ExitCode != 0:
 		if ie := c.crashed(argv[0], res, before); ie != nil {
-			return "", ie
+			return "", res, ie
 		}
-		return fmt.Sprintf("%s exited with code %d: %s", argv[0], res.ExitCode, lastLine(res.Output)), nil
+		return fmt.Sprintf("%s exited with code %d: %s", argv[0], res.ExitCode, lastLine(res.Output)), res, nil
 	}
 	if l := lastLine(final); l != "" {
-		return l, nil
+		return l, res, nil
 	}
 	if l := lastLine(res.Output); l != "" {
-		return l, nil
+		return l, res, nil
 	}
-	return argv[0] + " finished", nil
+	return argv[0] + " finished", res, nil
 }
 
 // environ builds the entries the agent gets besides the allow-list.

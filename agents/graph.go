@@ -12,6 +12,7 @@ import (
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -82,28 +83,23 @@ type Config struct {
 }
 
 // Escalation is the payload of the interrupt raised when a task with
-// on_exhausted "ask" runs out of retries. Answer it with WithResume and one of
-// Choices.
-type Escalation struct {
-	Task     string   `json:"task"`
-	Title    string   `json:"title"`
-	Attempts int      `json:"attempts"`
-	Errors   []string `json:"errors"`
-	Hint     string   `json:"hint"`
-	Choices  []string `json:"choices"`
-}
+// on_exhausted "ask" runs out of retries: the gate's (package
+// statgraph/gate), with Task, Title, Attempts, Errors, Hint and Choices set.
+// Answer it with WithResume and one of Choices.
+type Escalation = gate.Escalation
 
 // ShouldRetryOrEnd is the router after the verifier (note 002): "done" when
 // tests and lint passed, "failed" when RetryCount >= MaxRetries, "retry"
-// otherwise.
+// otherwise. It decides with the task's gate.Policy (TaskState.Policy), the
+// one the library's gates use: RetryCount is the number of attempts made.
 func ShouldRetryOrEnd(_ context.Context, s TaskState) string {
-	switch {
-	case s.Verification.Passed():
+	switch s.Policy().Decide(s.Verification.Passed(), s.RetryCount) {
+	case gate.Passed:
 		return RouteDone
-	case s.RetryCount >= s.maxRetries():
-		return RouteFailed
+	case gate.Retry:
+		return RouteRetry
 	}
-	return RouteRetry
+	return RouteFailed // gate.Failed, or gate.Escalate: the failed node asks
 }
 
 // Build returns the orchestrator graph's builder:
@@ -178,12 +174,12 @@ func (o *orchestrator) execute(ctx context.Context, s TaskState) (TaskState, err
 	n := len(s.Attempts) + 1
 	s.Phase, s.Decision = PhaseExecuting, ""
 	started := o.cfg.Now()
-	summary, err := o.cfg.Executor.Execute(ctx, s)
+	summary, log, err := executeLogged(ctx, o.cfg.Executor, s)
 	o.tokens(&s)
 	if err != nil {
 		return s, fmt.Errorf("task %s attempt %d: executor: %w", s.Task.ID, n, err)
 	}
-	a := Attempt{N: n, Summary: summary, Started: started.UTC()}
+	a := Attempt{N: n, Summary: summary, Log: log, Started: started.UTC()}
 	if ws := o.cfg.Workspace; ws != nil {
 		hash, changed, err := ws.Commit(ctx, n, firstLine(summary))
 		if err != nil {
@@ -248,32 +244,32 @@ func (o *orchestrator) verify(ctx context.Context, s TaskState) (TaskState, erro
 }
 
 func (o *orchestrator) failed(ctx context.Context, s TaskState) (TaskState, error) {
-	if s.Task.OnExhausted == "ask" {
+	if s.Policy().Decide(false, s.RetryCount) == gate.Escalate {
 		var last []string
 		if a := s.lastAttempt(); a != nil {
 			last = a.Errors
 		}
 		choice, err := statgraph.Interrupt[string](ctx, Escalation{
 			Task: s.Task.ID, Title: s.Task.Title, Attempts: s.RetryCount, Errors: last,
-			Hint:    "retry resets the attempt count, skip marks the task skipped, abort fails it",
-			Choices: []string{"retry", "skip", "abort"},
+			Hint: gate.EscalationHint, Choices: gate.Choices(),
 		})
 		if err != nil {
 			return s, err
 		}
-		switch choice {
-		case "retry":
+		answer, err := gate.ParseAnswer(choice)
+		if err != nil {
+			return s, statgraph.Permanent(fmt.Errorf("task %s: %w", s.Task.ID, err))
+		}
+		s.Decision = string(answer)
+		switch answer {
+		case gate.AnswerRetry:
 			s.ErrorHistory = append(slices.Clip(s.ErrorHistory), fmt.Sprintf("reset by operator after %d attempts", s.RetryCount))
-			s.RetryCount, s.Decision, s.Phase = 0, "retry", PhaseExecuting
+			s.RetryCount, s.Phase = 0, PhaseExecuting
 			return s, nil
-		case "skip":
-			s.Decision, s.Phase = "skip", PhaseSkipped
+		case gate.AnswerSkip:
+			s.Phase = PhaseSkipped
 			s.Warnings = append(slices.Clip(s.Warnings), fmt.Sprintf("task %s skipped by operator after %d failed attempts", s.Task.ID, s.RetryCount))
 			return s, nil
-		case "abort":
-			s.Decision = "abort"
-		default:
-			return s, statgraph.Permanent(fmt.Errorf("task %s: unknown answer %q: resume with retry, skip or abort", s.Task.ID, choice))
 		}
 	}
 	now := o.cfg.Now().UTC()
@@ -285,7 +281,7 @@ func (o *orchestrator) failed(ctx context.Context, s TaskState) (TaskState, erro
 // afterFailed sends an escalated task the operator chose to retry back to
 // the executor.
 func afterFailed(_ context.Context, s TaskState) string {
-	if s.Decision == "retry" {
+	if gate.Answer(s.Decision) == gate.AnswerRetry {
 		return RouteRetry
 	}
 	return "end"

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -55,6 +56,9 @@ type Attempt struct {
 	Feedback   string    `json:"feedback,omitempty"`
 	Started    time.Time `json:"started"`
 	Duration   string    `json:"duration,omitempty"`
+	// Log is the tail of the agent's output in this attempt (see
+	// LogExecutor), at most MaxLogTail bytes, scrubbed of secrets.
+	Log string `json:"log,omitempty"`
 }
 
 // TaskState is the state of the orchestrator graph for one task. It is
@@ -87,6 +91,18 @@ func (s TaskState) maxRetries() int {
 		return DefaultMaxRetries
 	}
 	return s.MaxRetries
+}
+
+// Policy is the task's retry policy, the one gates use (package
+// statgraph/gate): MaxRetries attempts (it counts verifications, the first
+// included), and on exhaustion an escalation when Task.OnExhausted is
+// "ask", else failure.
+func (s TaskState) Policy() gate.Policy {
+	p := gate.Policy{MaxAttempts: s.maxRetries()}
+	if s.Task.OnExhausted == "ask" {
+		p.OnExhausted = gate.Ask
+	}
+	return p
 }
 
 // lastAttempt returns a pointer to the newest attempt record, or nil.

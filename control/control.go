@@ -78,6 +78,8 @@ type Control struct {
 	live map[string]liveState // per unit, what the in-process run last reported
 	asks map[string]*question // pending escalations by unit
 
+	stored storedCache // what Tasks last read from the run store
+
 	hub *hub
 }
 
@@ -145,6 +147,9 @@ func Paths(file, tag, repo, store string) (tasks.Plan, string, error) {
 	}
 	return plan, store, nil
 }
+
+// Plan returns the plan the Control works on.
+func (c *Control) Plan() tasks.Plan { return c.plan }
 
 // File returns the tasks file's path as given to Open.
 func (c *Control) File() string { return c.o.File }

@@ -3,12 +3,14 @@ package control_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -17,9 +19,9 @@ import (
 // "retry" resumes it; its history then holds both attempts with their
 // feedback and diffs.
 func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
-	file := newPlan(t, askPlan)
-	m := newModel(t)
-	c, err := control.Open(control.Options{File: file, Model: m.config(), Jobs: 1, Poll: 50 * time.Millisecond})
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	m := controltest.NewModel(t)
+	c, err := control.Open(control.Options{File: file, Model: m.Config(), Jobs: 1, Poll: 50 * time.Millisecond})
 	require.NoError(t, err)
 	defer c.Close()
 	sub := c.Subscribe(1024)
@@ -41,6 +43,16 @@ func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
 	require.Equal(t, tasks.StatusPending, ts[1].Status)
 	require.Equal(t, []string{"1"}, ts[1].Dependencies)
 
+	// Work in the live workspace that no attempt committed shows in the
+	// history, read without touching the workspace.
+	wip := filepath.Join(c.Plan().WorkDir(), "1", "wip.txt")
+	require.NoError(t, os.WriteFile(wip, []byte("work in progress\n"), 0o644))
+	h, err := c.History(bg, "1", true)
+	require.NoError(t, err)
+	require.Contains(t, h.Uncommitted, "+work in progress", "the uncommitted work")
+	require.NotContains(t, h.Uncommitted, "+broken", "committed work is not counted again")
+	require.NoError(t, os.Remove(wip))
+
 	require.Error(t, c.Answer("1", "maybe"))
 	require.NoError(t, c.Answer("1", control.AnswerRetry))
 	require.ErrorIs(t, c.Answer("1", control.AnswerRetry), control.ErrNoQuestion)
@@ -55,12 +67,13 @@ func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
 		require.Equal(t, tasks.StatusDone, u.Status, "%+v", u)
 	}
 
-	h, err := c.History(bg, "1", true)
+	h, err = c.History(bg, "1", true)
 	require.NoError(t, err)
 	require.Len(t, h.Attempts, 2)
 	require.False(t, h.Attempts[0].Passed)
 	require.NotEmpty(t, h.Attempts[0].Feedback, "the failed attempt's feedback")
 	require.NotEmpty(t, h.Attempts[0].Errors, "the check's output")
+	require.Contains(t, h.Attempts[0].Log, `→ finish {"summary":"wrote out.txt"}`, "the model's last reply, as the attempt's log tail")
 	require.Contains(t, h.Attempts[0].Diff, "+broken")
 	require.True(t, h.Attempts[1].Passed)
 	require.Contains(t, h.Attempts[1].Diff, "+fixed")
@@ -76,10 +89,10 @@ func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
 // Stop cancels the run as the first Ctrl-C does: the running task is left
 // interrupted and a new Start continues it.
 func TestStopInterruptsAndStartContinues(t *testing.T) {
-	file := newPlan(t, askPlan)
-	m := newModel(t)
-	m.hold = 30 * time.Second
-	c, err := control.Open(control.Options{File: file, Model: m.config(), Jobs: 1, Poll: 50 * time.Millisecond})
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	m := controltest.NewModel(t)
+	m.SetHold(30 * time.Second)
+	c, err := control.Open(control.Options{File: file, Model: m.Config(), Jobs: 1, Poll: 50 * time.Millisecond})
 	require.NoError(t, err)
 	defer c.Close()
 	sub := c.Subscribe(1024)
@@ -102,7 +115,7 @@ func TestStopInterruptsAndStartContinues(t *testing.T) {
 // statgraph run takes it) makes Start, AddTask and Reset fail with
 // ErrRunning, changing nothing.
 func TestLockedPlanIsRefused(t *testing.T) {
-	file := newPlan(t, askPlan)
+	file := controltest.NewPlan(t, controltest.AskPlan)
 	before, err := os.ReadFile(file)
 	require.NoError(t, err)
 	lock, err := tasks.Lock(file)
@@ -126,7 +139,7 @@ func TestLockedPlanIsRefused(t *testing.T) {
 // AddTask validates as Load does and writes nothing on error; Reset sends
 // failed tasks back to pending; subscribers are told to re-read.
 func TestAddTaskAndReset(t *testing.T) {
-	file := newPlan(t, `{"tasks": [{"id": 1, "title": "one", "status": "failed"}, {"id": 2, "title": "two", "dependencies": [1], "status": "blocked"}]}`)
+	file := controltest.NewPlan(t, `{"tasks": [{"id": 1, "title": "one", "status": "failed"}, {"id": 2, "title": "two", "dependencies": [1], "status": "blocked"}]}`)
 	c, err := control.Open(control.Options{File: file})
 	require.NoError(t, err)
 	defer c.Close()

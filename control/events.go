@@ -182,6 +182,7 @@ func (h *hub) resyncLocked(s *Subscription) bool {
 // resyncAll tells every subscriber to re-read everything, and compares
 // the units now.
 func (h *hub) resyncAll() {
+	h.c.stored.forget()
 	h.mu.Lock()
 	h.publishLocked(Event{Kind: EventResync})
 	h.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -17,7 +18,7 @@ import (
 // own Dispatcher, store handle and lock) is seen by polling the tasks
 // file, the results journal and the run store.
 func TestWatchesRunStartedElsewhere(t *testing.T) {
-	file := newPlan(t, `{"tasks": [
+	file := controltest.NewPlan(t, `{"tasks": [
   {"id": 1, "title": "slow", "executor": {"command": ["sh", "-c", "sleep 1; echo one > one.txt"]}, "test_cmd": "test -f one.txt"},
   {"id": 2, "title": "next", "dependencies": [1], "executor": {"command": ["sh", "-c", "echo two > two.txt"]}, "test_cmd": "test -f two.txt"}
 ]}
@@ -58,7 +59,7 @@ func TestWatchesRunStartedElsewhere(t *testing.T) {
 // returns each time); it loses events and is told to resync once it has
 // room again.
 func TestSlowSubscriberDropsAndResyncs(t *testing.T) {
-	file := newPlan(t, `{"tasks": [{"id": 1, "title": "one"}]}`)
+	file := controltest.NewPlan(t, `{"tasks": [{"id": 1, "title": "one"}]}`)
 	c, err := control.Open(control.Options{File: file, Poll: time.Hour})
 	require.NoError(t, err)
 	defer c.Close()

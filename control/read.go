@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/taskid"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
@@ -37,7 +39,9 @@ type TaskInfo struct {
 // tasks file with the results journal applied (so a run going on elsewhere,
 // or one that was killed, shows its outcomes), its dependencies, and its
 // phase, node, attempt and tokens from the in-process run or the run
-// store. It writes nothing. It fails when the tasks file cannot be read or
+// store. The run store is read only for units in progress and units whose
+// status changed since the last call (see storedCache), so a poll of a
+// large plan costs little. It writes nothing. It fails when the tasks file cannot be read or
 // is not valid (an edit in progress), or the run store cannot be read.
 func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	f, err := tasks.Load(c.o.File, c.o.Tag)
@@ -56,11 +60,8 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	for k, v := range c.live {
 		live[k] = v
 	}
-	asks := make(map[string]Question, len(c.asks))
-	for k, q := range c.asks {
-		asks[k] = q.Question
-	}
 	c.mu.Unlock()
+	asks := c.Questions()
 	var out []TaskInfo
 	for _, u := range f.Units() {
 		t, _ := f.Task(u.ID)
@@ -78,13 +79,13 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 				ti.Status, ti.Reason = l.status, l.reason
 			}
 		} else if g != nil {
-			if snap, err := g.State(ctx, c.plan.Thread(u.ID)); err == nil {
-				ti.Phase, ti.Tokens = snap.State.Phase, snap.State.Tokens
-				if ti.Status == tasks.StatusInProgress {
-					ti.Attempt = snap.State.RetryCount
-				}
-			} else if !errors.Is(err, statgraph.ErrNoCheckpoint) {
-				return nil, fmt.Errorf("read the run of task %s from %s: %w", u.ID, c.o.Store, err)
+			s, err := c.stored.read(ctx, g, c.plan.Thread(u.ID), u.ID, ti.Status)
+			if err != nil {
+				return nil, errStoreRead(u.ID, c.o.Store, err)
+			}
+			ti.Phase, ti.Tokens = s.phase, s.tokens
+			if ti.Status == tasks.StatusInProgress {
+				ti.Attempt = s.retry
 			}
 		}
 		if ti.Status == tasks.StatusInProgress {
@@ -114,6 +115,10 @@ type History struct {
 	Decision     string        `json:"decision,omitempty"`
 	Branch       string        `json:"branch,omitempty"`
 	Diff         string        `json:"diff,omitempty"`
+	// Uncommitted is the diff of the work in the task's live workspace
+	// that no attempt has committed yet (the agent at work), against the
+	// workspace's last commit; "" when there is none or no workspace.
+	Uncommitted string `json:"uncommitted,omitempty"`
 }
 
 // AttemptInfo is one attempt: the agent's summary (its final message),
@@ -127,7 +132,10 @@ type AttemptInfo struct {
 // History reads task id's last checkpointed state. With diffs set it adds
 // each attempt's diff and the branch's diff against its base, read from
 // the task's workspace while it exists (committed attempts) or else from
-// its published branch, without changing either. It fails with an error
+// its published branch, and the workspace's uncommitted work
+// (workspace.WorktreeDiff), without changing or locking either: a run may
+// be using the workspace. A workspace that cannot be diffed (no git
+// program) leaves Uncommitted empty. It fails with an error
 // wrapping ErrNoTask-like taskid problems for a malformed id, ErrNoRun when
 // the task has no recorded run, or the store's error.
 func (c *Control) History(ctx context.Context, id string, diffs bool) (History, error) {
@@ -176,6 +184,13 @@ func (c *Control) History(ctx context.Context, id string, diffs bool) (History, 
 			}
 		}
 		h.Attempts = append(h.Attempts, ai)
+	}
+	if diffs {
+		if dir := filepath.Join(c.plan.WorkDir(), id); dirExists(dir) {
+			if d, err := workspace.WorktreeDiff(ctx, dir); err == nil {
+				h.Uncommitted = d
+			}
+		}
 	}
 	if pub != nil {
 		h.Branch = pub.Branch()

@@ -187,11 +187,8 @@ func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (
 	if err := tasks.Preflight(ctx, f, repo, c.o.Model, nil); err != nil {
 		return nil, fmt.Errorf("%s cannot run; nothing was changed:\n%w", c.o.File, err)
 	}
-	if err := tasks.SettleJournal(f, c.plan); err != nil {
+	if _, err := Settle(f, c.plan, so.RetryFailed); err != nil {
 		return nil, err
-	}
-	if so.RetryFailed {
-		f.ResetFailed()
 	}
 	_, st, err := c.reader(ctx, true)
 	if err != nil {
@@ -206,6 +203,23 @@ func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (
 		d.Budget = llm.NewBudget(c.o.Budget, nil)
 	}
 	return d, nil
+}
+
+// Settle is the step before every run of f, here and in statgraph run:
+// the last run's outcomes that are only in the plan's results journal (it
+// was killed) go into f, and then, with retryFailed, the failed and
+// blocked tasks go back to pending (as --retry-failed asks). It returns
+// the ids sent back. The caller holds the plan's lock; f is changed in
+// memory only (the run saves it). It fails when the journal cannot be
+// read.
+func Settle(f *tasks.File, plan tasks.Plan, retryFailed bool) ([]string, error) {
+	if err := tasks.SettleJournal(f, plan); err != nil {
+		return nil, err
+	}
+	if !retryFailed {
+		return nil, nil
+	}
+	return f.ResetFailed(), nil
 }
 
 // report is the in-process run's Report hook: it keeps the unit's live
@@ -262,11 +276,16 @@ func (c *Control) ask(ctx context.Context, unit string, e agents.Escalation) (st
 	}
 }
 
-// Questions returns the pending escalations by unit.
+// Questions returns the pending escalations by unit: those of the
+// in-process run and those of a run in another process (a terminal's
+// statgraph run, see RemoteAsk).
 func (c *Control) Questions() map[string]Question {
+	out := map[string]Question{}
+	for u, q := range remoteQuestions(c.plan) {
+		out[u] = q.Question
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]Question, len(c.asks))
 	for u, q := range c.asks {
 		out[u] = q.Question
 	}
@@ -275,9 +294,10 @@ func (c *Control) Questions() map[string]Question {
 
 // Answer resolves the pending escalation of unit with "retry" (reset the
 // attempts and go on), "skip" (mark it done with a warning) or "abort"
-// (mark it failed). It fails for another answer, or with ErrNoQuestion
-// when the unit has no pending question (already answered, or the run
-// ended).
+// (mark it failed), whether the question comes from the in-process run or
+// from a run in another process (RemoteAsk; the first answer wins). It
+// fails for another answer, or with ErrNoQuestion when the unit has no
+// pending question (already answered, or the run ended).
 func (c *Control) Answer(unit, answer string) error {
 	switch answer {
 	case AnswerRetry, AnswerSkip, AnswerAbort:
@@ -291,7 +311,12 @@ func (c *Control) Answer(unit, answer string) error {
 	}
 	c.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%w for task %s: it was answered already, or its run ended", ErrNoQuestion, unit)
+		if err := answerRemote(c.plan, unit, answer); err != nil {
+			return err
+		}
+		c.hub.publish(Event{Kind: EventAnswer, Unit: unit, Answer: answer})
+		c.hub.changed(unit)
+		return nil
 	}
 	q.answer <- answer
 	c.hub.publish(Event{Kind: EventAnswer, Unit: unit, Answer: answer})

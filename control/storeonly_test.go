@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 )
 
 // With StoreOnly, a plan whose tasks file is gone still opens for History,
 // which reads only the run store; without it Open refuses.
 func TestStoreOnlyOpensWithoutTheTasksFile(t *testing.T) {
-	file := newPlan(t, askPlan)
+	file := controltest.NewPlan(t, controltest.AskPlan)
 	require.NoError(t, os.Remove(file))
 	_, err := control.Open(control.Options{File: file})
 	require.Error(t, err)

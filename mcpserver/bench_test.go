@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 )
 
 // BenchmarkStatus compares the status tool, called through the SDK's
@@ -22,7 +23,7 @@ func BenchmarkStatus(b *testing.B) {
 	for i := 1; i <= 200; i++ {
 		list = append(list, fmt.Sprintf(`{"id": %d, "title": "task %d", "executor": {"command": ["true"]}, "test_cmd": "true"}`, i, i))
 	}
-	file := newPlan(b, `{"tasks": [`+strings.Join(list, ",\n")+`]}`)
+	file := controltest.NewPlan(b, `{"tasks": [`+strings.Join(list, ",\n")+`]}`)
 	ctl, err := control.Open(control.Options{File: file})
 	if err != nil {
 		b.Fatal(err)

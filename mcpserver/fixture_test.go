@@ -3,91 +3,15 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 
-	"github.com/statgraph/statgraph/agents/llm"
-	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/mcpserver"
 )
-
-// askPlan: task 1 (the LLM executor, on_exhausted "ask", one attempt)
-// fails its first attempt and passes the next; task 2 (an agent CLI)
-// depends on it.
-const askPlan = `{"tasks": [
-  {"id": 1, "title": "write fixed", "max_retries": 1, "on_exhausted": "ask",
-   "test_cmd": "grep -q fixed out.txt"},
-  {"id": 2, "title": "after one", "dependencies": [1],
-   "executor": {"command": ["sh", "-c", "echo two > two.txt"]}, "test_cmd": "test -f two.txt"}
-]}
-`
-
-// model is the scripted model for askPlan: the first write_file writes
-// "broken", every later one "fixed" (unless broken is set: then every
-// one); hold delays each write.
-type model struct {
-	*llmtest.Server
-	mu     sync.Mutex
-	writes int
-	hold   time.Duration
-	broken bool
-}
-
-func newModel(t *testing.T, hold time.Duration, broken bool) *model {
-	m := &model{Server: llmtest.NewServer(t), hold: hold, broken: broken}
-	m.SetFallback(func(req openai.ChatCompletionRequest) llmtest.Reply {
-		if len(req.Tools) == 0 {
-			return llmtest.Text(`{"summary":"write out.txt","steps":["write it"],"files":["out.txt"],"test_strategy":"grep"}`, 7)
-		}
-		if req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool {
-			return llmtest.ToolCalls(3, llmtest.Finish("wrote out.txt"))
-		}
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.writes++
-		body := "fixed\n"
-		if m.writes == 1 || m.broken {
-			body = "broken\n"
-		}
-		r := llmtest.ToolCalls(11, llmtest.WriteFile("out.txt", body))
-		r.Delay = m.hold
-		return r
-	})
-	return m
-}
-
-func (m *model) config() llm.Config {
-	return llm.Config{BaseURL: m.BaseURL(), Model: llmtest.Model, HTTPClient: m.Client()}
-}
-
-// newPlan makes a git repository holding tasksJSON as tasks.json, with a
-// fresh STATGRAPH_HOME, and returns the tasks file's path.
-func newPlan(t testing.TB, tasksJSON string) string {
-	t.Helper()
-	t.Setenv("STATGRAPH_HOME", t.TempDir())
-	dir := t.TempDir()
-	files := map[string]string{"tasks.json": tasksJSON, "README": "x\n"}
-	for name, body := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "git %v: %s", args, out)
-	}
-	return filepath.Join(dir, "tasks.json")
-}
 
 // connect opens a Control on o and returns an SDK client session talking
 // to the server over an in-memory pipe; both end with the test.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/mcpserver"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -22,7 +24,7 @@ var toolNames = []string{"add_task", "answer_escalation", "get_task", "history",
 // with a fixed set of values declare it, so the assistant sees the
 // choices.
 func TestToolsDeclareTypedSchemas(t *testing.T) {
-	cs := connect(t, control.Options{File: newPlan(t, askPlan)})
+	cs := connect(t, control.Options{File: controltest.NewPlan(t, controltest.AskPlan)})
 	res, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	var names []string
@@ -58,9 +60,9 @@ func TestToolsDeclareTypedSchemas(t *testing.T) {
 // both tasks done; get_task and history then show both attempts with their
 // feedback and what each changed.
 func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
-	file := newPlan(t, askPlan)
-	m := newModel(t, 0, false)
-	cs := connect(t, control.Options{File: file, Model: m.config(), Jobs: 1})
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	m := controltest.NewModel(t)
+	cs := connect(t, control.Options{File: file, Model: m.Config(), Jobs: 1})
 
 	list := call[mcpserver.TaskList](t, cs, "list_tasks", nil)
 	require.Len(t, list.Tasks, 2)
@@ -83,6 +85,13 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	require.NotNil(t, d.Task.Question, "get_task shows the pending question")
 	require.Len(t, d.Attempts, 1)
 	assert.False(t, d.Attempts[0].Passed)
+	plan, _, err := control.Paths(file, "", "", "")
+	require.NoError(t, err)
+	wip := filepath.Join(plan.WorkDir(), "1", "wip.txt")
+	require.NoError(t, os.WriteFile(wip, []byte("work in progress\n"), 0o644))
+	d = call[mcpserver.TaskDetail](t, cs, "get_task", map[string]any{"id": "1", "diff": true})
+	assert.Contains(t, d.Uncommitted, "+work in progress", "the live workspace's uncommitted work")
+	require.NoError(t, os.Remove(wip))
 
 	msg = refused(t, cs, "answer_escalation", map[string]any{"id": "1", "answer": "maybe"})
 	assert.Contains(t, msg, "answer")
@@ -105,6 +114,7 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	assert.False(t, d.Attempts[0].Passed)
 	assert.NotEmpty(t, d.Attempts[0].Feedback, "the failed attempt's feedback")
 	assert.NotEmpty(t, d.Attempts[0].Errors, "the check's output")
+	assert.Contains(t, d.Attempts[0].Log, "→ finish", "the agent's log tail")
 	assert.Equal(t, []mcpserver.FileChange{{Path: "out.txt", Added: 1}}, d.Attempts[0].Changes)
 	assert.True(t, d.Attempts[1].Passed)
 	assert.Equal(t, []mcpserver.FileChange{{Path: "out.txt", Added: 1, Removed: 1}}, d.Attempts[1].Changes)
@@ -114,6 +124,7 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	h := call[control.History](t, cs, "history", map[string]any{"id": "1"})
 	require.Len(t, h.Attempts, 2)
 	assert.Empty(t, h.Attempts[0].Diff, "no diffs unless asked for")
+	assert.Contains(t, h.Attempts[0].Log, "→ finish", "the agent's log tail")
 	assert.Greater(t, h.Tokens, 0)
 	h = call[control.History](t, cs, "history", map[string]any{"id": "1", "diffs": true})
 	assert.Contains(t, h.Attempts[0].Diff, "+broken")
@@ -124,7 +135,7 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 // exist, a task that does not validate (nothing written), resets of tasks
 // that are not failed, a stop without a run.
 func TestToolsRefuseBadArguments(t *testing.T) {
-	file := newPlan(t, askPlan)
+	file := controltest.NewPlan(t, controltest.AskPlan)
 	cs := connect(t, control.Options{File: file})
 	before, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -191,7 +202,7 @@ func TestToolsRefuseBadArguments(t *testing.T) {
 // add_task appends a task validated like the file; it then lists, and a
 // task that depends on it is accepted.
 func TestAddTask(t *testing.T) {
-	file := newPlan(t, askPlan)
+	file := controltest.NewPlan(t, controltest.AskPlan)
 	cs := connect(t, control.Options{File: file})
 	added := call[mcpserver.Added](t, cs, "add_task", map[string]any{"task": map[string]any{
 		"title": "third", "dependencies": []int{2}, "executor": map[string]any{"command": []string{"true"}}, "test_cmd": "true"}})
@@ -215,9 +226,11 @@ func TestAddTask(t *testing.T) {
 // interrupted; the next run continues it; answered "abort" it fails and
 // its dependent is blocked, and reset_failed sends both back to pending.
 func TestStopRunAndResetFailed(t *testing.T) {
-	file := newPlan(t, askPlan)
-	m := newModel(t, 2*time.Second, true)
-	cs := connect(t, control.Options{File: file, Model: m.config(), Jobs: 1})
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	m := controltest.NewModel(t)
+	m.SetHold(2 * time.Second)
+	m.SetBroken(true)
+	cs := connect(t, control.Options{File: file, Model: m.Config(), Jobs: 1})
 	call[mcpserver.RunState](t, cs, "run_pending", nil)
 	eventually(t, cs, 60*time.Second, "task 1 in its executor", func(s mcpserver.Status) bool {
 		return len(s.Running) == 1 && s.Running[0].Node == "executor"
@@ -229,9 +242,7 @@ func TestStopRunAndResetFailed(t *testing.T) {
 	assert.Equal(t, tasks.StatusInterrupted, d.Task.Status, "%+v", d.Task)
 
 	// Continue, and abort at the escalation: task 1 fails, 2 is blocked.
-	m.mu.Lock()
-	m.hold = 0
-	m.mu.Unlock()
+	m.SetHold(0)
 	call[mcpserver.RunState](t, cs, "run_pending", nil)
 	eventually(t, cs, 90*time.Second, "task 1 waiting", func(s mcpserver.Status) bool { return len(s.Waiting) == 1 })
 	call[mcpserver.Answered](t, cs, "answer_escalation", map[string]any{"id": "1", "answer": "abort"})

@@ -36,6 +36,7 @@ type TaskDetail struct {
 	Branch       string           `json:"branch,omitempty" jsonschema:"the git branch holding the task's work"`
 	Changes      []FileChange     `json:"changes" jsonschema:"the files the branch changes against its base, with lines added and removed"`
 	Diff         string           `json:"diff,omitempty" jsonschema:"the branch's whole diff, when asked for with diff: true"`
+	Uncommitted  string           `json:"uncommitted,omitempty" jsonschema:"the work in the task's live workspace not committed yet, when asked for with diff: true"`
 }
 
 // AttemptSummary is one attempt of get_task: the attempt's record and a
@@ -46,6 +47,7 @@ type AttemptSummary struct {
 	Summary    string       `json:"summary,omitempty" jsonschema:"the agent's final message"`
 	Errors     []string     `json:"errors" jsonschema:"the failing checks' output"`
 	Feedback   string       `json:"feedback,omitempty" jsonschema:"what was sent back to the agent for the next attempt"`
+	Log        string       `json:"log,omitempty" jsonschema:"the tail of the agent's output (an agent CLI's log, or the model's last reply)"`
 	NoProgress bool         `json:"no_progress,omitempty"`
 	Tokens     int          `json:"tokens"`
 	Commit     string       `json:"commit,omitempty"`
@@ -114,10 +116,10 @@ func (h *handlers) getTask(ctx context.Context, _ *mcp.CallToolRequest, in GetTa
 	d.Ran, d.Phase, d.Tokens, d.Decision, d.Branch = true, hist.Phase, hist.Tokens, hist.Decision, hist.Branch
 	d.ErrorHistory, d.Warnings, d.Changes = hist.ErrorHistory, hist.Warnings, changes(hist.Diff)
 	if in.Diff {
-		d.Diff = hist.Diff
+		d.Diff, d.Uncommitted = hist.Diff, hist.Uncommitted
 	}
 	for _, a := range hist.Attempts {
-		s := AttemptSummary{N: a.N, Passed: a.Passed, Summary: a.Summary, Errors: a.Errors, Feedback: a.Feedback,
+		s := AttemptSummary{N: a.N, Passed: a.Passed, Summary: a.Summary, Errors: a.Errors, Feedback: a.Feedback, Log: a.Log,
 			NoProgress: a.NoProgress, Tokens: a.Tokens, Commit: a.Commit, Duration: a.Duration, Changes: changes(a.Diff)}
 		if s.Errors == nil {
 			s.Errors = []string{}

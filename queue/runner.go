@@ -34,14 +34,15 @@ type Runner struct {
 	Pool *pgxpool.Pool
 	// Remote is the git remote the workers clone from and push to.
 	Remote string
-	// TasksFile is the path of the tasks file on this machine; its saved
-	// bytes go into each job.
+	// TasksFile is the path of the tasks file on this machine; each saved
+	// version is stored once in statgraph_files, and a job names it.
 	TasksFile string
 	// Poll is how often the rows of the waiting units are read (one query
 	// for all of them); 0 means 200ms. Set it before the first RunUnit.
 	Poll time.Duration
 
 	client *river.Client[pgx.Tx]
+	files  storedFiles
 	waiters
 	baseOnce sync.Once
 	base     string // see UnitArgs.Base
@@ -120,6 +121,10 @@ const jobEndedSQL = `(j.state IS NULL OR j.state::text IN ('completed', 'cancell
 // holds gen's row locked meanwhile, so a worker publishing gen either
 // finishes first (its result is taken) or finds gen+1 and is refused.
 func (r *Runner) enqueueAfter(ctx context.Context, plan tasks.Plan, pid, id string, gen int) (int, error) {
+	hash, err := r.storeFile(ctx, plan, id)
+	if err != nil {
+		return gen, err
+	}
 	tx, err := r.Pool.Begin(ctx)
 	if err != nil {
 		return gen, fmt.Errorf("queue: enqueue unit %s again: %w", id, err)
@@ -133,7 +138,7 @@ func (r *Runner) enqueueAfter(ctx context.Context, plan tasks.Plan, pid, id stri
 	if recorded {
 		return gen, nil
 	}
-	if err := r.enqueueTx(ctx, tx, plan, pid, id, gen+1); err != nil {
+	if err := r.enqueueTx(ctx, tx, plan, pid, id, gen+1, hash); err != nil {
 		return gen, err
 	}
 	return gen + 1, tx.Commit(ctx)
@@ -143,26 +148,40 @@ func (r *Runner) enqueueAfter(ctx context.Context, plan tasks.Plan, pid, id stri
 // that is already there (another coordinator got there first) inserts
 // nothing.
 func (r *Runner) enqueue(ctx context.Context, plan tasks.Plan, pid, id string, gen int) error {
+	hash, err := r.storeFile(ctx, plan, id)
+	if err != nil {
+		return err
+	}
 	tx, err := r.Pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if err := r.enqueueTx(ctx, tx, plan, pid, id, gen); err != nil {
+	if err := r.enqueueTx(ctx, tx, plan, pid, id, gen, hash); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
 }
 
-// enqueueTx is enqueue in the transaction tx.
-func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid, id string, gen int) error {
+// storeFile stores the tasks file as saved now (see storedFiles) for
+// unit id's job and returns its hash. It runs before the enqueuing
+// transaction begins: a transaction holds one of the pool's connections,
+// and storing takes another, so with every unit of a plan enqueued at
+// once, transactions waiting to store would hold the whole pool.
+func (r *Runner) storeFile(ctx context.Context, plan tasks.Plan, id string) (string, error) {
+	if filepath.IsAbs(plan.File) {
+		return "", fmt.Errorf("queue: the tasks file %s is outside the repository %s; workers find it by its path in the repository: move it into the repository", plan.File, plan.Repo)
+	}
 	data, err := os.ReadFile(r.TasksFile)
 	if err != nil {
-		return fmt.Errorf("queue: read %s to enqueue unit %s: %w", r.TasksFile, id, err)
+		return "", fmt.Errorf("queue: read %s to enqueue unit %s: %w", r.TasksFile, id, err)
 	}
-	if filepath.IsAbs(plan.File) {
-		return fmt.Errorf("queue: the tasks file %s is outside the repository %s; workers find it by its path in the repository: move it into the repository", plan.File, plan.Repo)
-	}
+	return r.files.store(ctx, r.Pool, data)
+}
+
+// enqueueTx is enqueue in the transaction tx, of a job naming the tasks
+// file's version hash.
+func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid, id string, gen int, hash string) error {
 	tag, err := tx.Exec(ctx, `INSERT INTO statgraph_units (plan, unit, generation) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, pid, id, gen)
 	if err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
@@ -170,7 +189,7 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 	if tag.RowsAffected() == 0 {
 		return nil
 	}
-	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, Tasks: data,
+	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, TasksHash: hash,
 		Base: r.remoteBase(ctx)}
 	job, err := r.client.InsertTx(ctx, tx, args, nil)
 	if err != nil {

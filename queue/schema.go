@@ -34,7 +34,7 @@ import (
 )
 
 // SchemaVersion is the version of statgraph's own tables this build knows.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrateLock is the advisory lock key Migrate holds, so that workers and
 // a coordinator starting together migrate once.
@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS statgraph_units (
 	result      jsonb,
 	staged      jsonb,
 	PRIMARY KEY (plan, unit, generation)
+);
+CREATE TABLE IF NOT EXISTS statgraph_files (
+	hash      text        PRIMARY KEY,
+	data      bytea       NOT NULL,
+	stored_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE IF NOT EXISTS statgraph_refusals (
 	plan       text        NOT NULL,
@@ -114,7 +119,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := tx.Exec(ctx, schemaSQL); err != nil {
 		return fmt.Errorf("queue: create statgraph's tables: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM statgraph_queue_schema; INSERT INTO statgraph_queue_schema VALUES (1)`); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM statgraph_queue_schema; INSERT INTO statgraph_queue_schema SELECT `+fmt.Sprint(SchemaVersion)); err != nil {
 		return fmt.Errorf("queue: record statgraph's schema version: %w", err)
 	}
 	return tx.Commit(ctx)

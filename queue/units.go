@@ -26,7 +26,10 @@ type UnitArgs struct {
 	Unit       string `json:"unit"`       // the unit's id
 	Generation int    `json:"generation"` // which run of the unit: 1, then one more each time it is run again
 	Remote     string `json:"remote"`     // the git remote workers clone from and push to
-	Tasks      []byte `json:"tasks"`      // the tasks file as saved when the unit was enqueued
+	// TasksHash names the tasks file as saved when the unit was enqueued,
+	// in statgraph_files (see files.go): a job's size does not grow with
+	// the plan.
+	TasksHash string `json:"tasks_hash"`
 	// Base is the commit of the remote's default branch when the
 	// coordinator started enqueuing ("" when it could not read it): a
 	// worker whose clone is at it does not fetch for a unit without

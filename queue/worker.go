@@ -44,7 +44,8 @@ type Worker struct {
 	// workspaces live under the state root as for a local run.
 	Root string
 	// Checkpointer stores the units' checkpoints; shared by every worker
-	// (Postgres) so that a rescued unit continues where it stopped.
+	// (Postgres) so that a rescued unit continues where it stopped. A
+	// unit's thread there is scoped by its job's remote (see Scoped).
 	Checkpointer statgraph.Checkpointer
 	// Configure sets the dispatcher's settings of this worker (model,
 	// sandbox, AllowEnv, GoCacheProg, Log) before a unit runs; nil keeps
@@ -55,7 +56,7 @@ type Worker struct {
 	Log io.Writer
 	// LastAttempt reads a unit's checkpointed run: whether it is
 	// unfinished, and the commit of its last executor attempt ("" for
-	// none). With it, a worker taking over a unit whose workspace is on
+	// none). thread is the thread's name in Checkpointer (ScopedThread). With it, a worker taking over a unit whose workspace is on
 	// another machine starts the workspace from that commit (pushed to the
 	// remote as statgraph-wip/<plan>/<unit> after every step), so the run
 	// continues from its checkpoint; when the remote does not have the
@@ -64,6 +65,7 @@ type Worker struct {
 	LastAttempt func(ctx context.Context, thread string) (commit string, unfinished bool, err error)
 
 	mirrors mirrors
+	files   fileCache
 	lease   time.Duration
 }
 
@@ -155,7 +157,19 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 			return err
 		}
 	}
-	f, err := tasks.Parse(filepath.Join(m.dir, filepath.FromSlash(a.File)), a.Tasks, a.Tag)
+	if a.TasksHash == "" {
+		// Enqueued by a statgraph that put the file in the job: the
+		// coordinator enqueues the unit again when the job ends.
+		return river.JobCancel(fmt.Errorf("queue: unit %s's job names no tasks file (enqueued by an older statgraph); the coordinator enqueues it again", a.Unit))
+	}
+	data, err := w.files.load(ctx, w.Pool, a.TasksHash)
+	if errors.Is(err, errNoFile) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	f, err := tasks.Parse(filepath.Join(m.dir, filepath.FromSlash(a.File)), data, a.Tag)
 	if err != nil {
 		return river.JobCancel(fmt.Errorf("queue: the tasks file in unit %s's job does not load: %w", a.Unit, err))
 	}
@@ -175,7 +189,8 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	wsDir := filepath.Join(plan.WorkDir(), a.Unit)
 	_, err = os.Stat(filepath.Join(wsDir, ".git"))
 	fresh := err != nil // the workspace is made for this attempt
-	startFrom, err := w.takeOver(ctx, m, plan, a.Unit, wip)
+	store := Scoped(w.Checkpointer, a.Remote)
+	startFrom, err := w.takeOver(ctx, m, store, plan, a, wip)
 	if err != nil {
 		return err
 	}
@@ -187,7 +202,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 			return err
 		}
 	}
-	d := &tasks.Dispatcher{File: f, Repo: m.dir, Checkpointer: w.Checkpointer, Log: w.Log}
+	d := &tasks.Dispatcher{File: f, Repo: m.dir, Checkpointer: store, Log: w.Log}
 	if w.Configure != nil {
 		w.Configure(d)
 	}
@@ -284,15 +299,17 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 // the commit of the run's last attempt there. When it does not (the other
 // worker died before pushing it), the unit's checkpoints are deleted, so
 // that it starts over rather than continue on a workspace without that
-// attempt. "" when there is nothing to take over.
-func (w *Worker) takeOver(ctx context.Context, m *mirror, plan tasks.Plan, unit, wip string) (string, error) {
+// attempt. "" when there is nothing to take over. store is the plan's
+// view of the Checkpointer (see Scoped).
+func (w *Worker) takeOver(ctx context.Context, m *mirror, store statgraph.Checkpointer, plan tasks.Plan, a UnitArgs, wip string) (string, error) {
+	unit := a.Unit
 	if w.LastAttempt == nil {
 		return "", nil
 	}
 	if _, err := os.Stat(filepath.Join(plan.WorkDir(), unit, ".git")); err == nil {
 		return "", nil // the workspace is here: the run continues in it
 	}
-	commit, unfinished, err := w.LastAttempt(ctx, plan.Thread(unit))
+	commit, unfinished, err := w.LastAttempt(ctx, ScopedThread(a.Remote, plan.Thread(unit)))
 	if err != nil || !unfinished || commit == "" {
 		return "", err
 	}
@@ -305,7 +322,7 @@ func (w *Worker) takeOver(ctx context.Context, m *mirror, plan tasks.Plan, unit,
 		return wip, nil
 	}
 	w.logf("unit %s: its last attempt's commit %s is not on the remote; the unit starts over", unit, commit[:min(12, len(commit))])
-	return "", w.Checkpointer.DeleteThread(ctx, plan.Thread(unit))
+	return "", store.DeleteThread(ctx, plan.Thread(unit))
 }
 
 // finishStaged finishes the publication an earlier attempt staged and

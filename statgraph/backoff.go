@@ -19,7 +19,7 @@ const (
 )
 
 // Backoff is the pause before a retry: the one formula of the module, used
-// by node retries (RetryPolicy), gates (GateConfig.Backoff) and the
+// by node retries (RetryPolicy), gates (package statgraph/gate) and the
 // orchestrator's model client. The zero value does not pause.
 type Backoff struct {
 	Kind BackoffKind

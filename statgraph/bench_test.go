@@ -3,6 +3,7 @@ package statgraph_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/statgraph/statgraph/statgraph"
@@ -182,87 +183,6 @@ func BenchmarkStepCostVsStateSize(b *testing.B) {
 	}
 }
 
-// w2Gate is W2 expressed with a gate: eight validators in parallel, then a
-// gate collecting their verdicts (retrying Start, which never happens).
-func w2Gate() *statgraph.Builder[w2State] {
-	b := statgraph.New[w2State]()
-	names := make([]string, 8)
-	for i := range 8 {
-		name := fmt.Sprintf("validator_%d", i)
-		names[i] = name
-		b.AddValidator(name, func(_ context.Context, s w2State) (statgraph.Verdict, error) {
-			return statgraph.Verdict{Passed: s.Input >= 0}, nil
-		})
-		b.AddEdge(statgraph.Start, name).AddEdge(name, "gate")
-	}
-	return b.AddGate("gate", statgraph.GateConfig[w2State]{Validators: names, RetryTarget: statgraph.Start,
-		Record: func(s w2State, o statgraph.GateOutcome) w2State {
-			s.AllPassed = o.Passed
-			return s
-		}}).AddEdge("gate", statgraph.End)
-}
-
-// BenchmarkW2Gate is BenchmarkW2 with the gate; compare their ns/op.
-func BenchmarkW2Gate(b *testing.B) {
-	g := mustCompile(b, w2Gate())
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		out, err := g.Invoke(context.Background(), w2State{Input: i})
-		if err != nil || !out.AllPassed {
-			b.Fatal(err, out)
-		}
-	}
-}
-
-type cycleState struct{ Version, Checks int }
-
-// BenchmarkRetryCycle compares one retry cycle (coder runs, a check fails,
-// the run goes back to coder) written with a gate and with a plain
-// conditional edge; ns/cycle is the figure to compare.
-func BenchmarkRetryCycle(b *testing.B) {
-	const n = 100
-	coderFn := func(_ context.Context, s cycleState) (cycleState, error) {
-		s.Version++
-		return s, nil
-	}
-	plain := statgraph.New[cycleState]().
-		AddNode("coder", coderFn).
-		AddNode("check", func(_ context.Context, s cycleState) (cycleState, error) {
-			s.Checks++
-			return s, nil
-		}).
-		AddEdge(statgraph.Start, "coder").AddEdge("coder", "check").
-		AddConditionalEdges("check", func(_ context.Context, s cycleState) string {
-			if s.Checks > n {
-				return "done"
-			}
-			return "retry"
-		}, map[string]string{"retry": "coder", "done": statgraph.End})
-	gated := statgraph.New[cycleState]().
-		AddNode("coder", coderFn).
-		AddValidator("check", func(_ context.Context, s cycleState) (statgraph.Verdict, error) {
-			return statgraph.Verdict{Passed: s.Version > n, Feedback: "version too low"}, nil
-		}).
-		AddGate("gate", statgraph.GateConfig[cycleState]{Validators: []string{"check"}, RetryTarget: "coder", MaxRetries: n + 1}).
-		AddEdge(statgraph.Start, "coder").AddEdge("coder", "check").AddEdge("check", "gate").AddEdge("gate", statgraph.End)
-	for _, c := range []struct {
-		name string
-		b    *statgraph.Builder[cycleState]
-	}{{"plain", plain}, {"gate", gated}} {
-		b.Run(c.name, func(b *testing.B) {
-			g := mustCompile(b, c.b)
-			b.ReportAllocs()
-			for b.Loop() {
-				out, err := g.Invoke(context.Background(), cycleState{}, statgraph.WithStepLimit(4*n+10))
-				if err != nil || out.Version != n+1 {
-					b.Fatal(err, out)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/cycle")
-		})
-	}
-}
-
 // BenchmarkW1Stream is W1 consumed through Stream. Its ns/event, set against
 // BenchmarkW1's ns/node, gives the cost of delivering one event (a W1 node
 // execution yields five: step start, node start, node end, update, and a
@@ -283,4 +203,42 @@ func BenchmarkW1Stream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 	b.ReportMetric(float64(events)/float64(b.N*(2*n+2)), "events/node")
+}
+
+// TestW2AllocationBudget guards W2's allocations (BenchmarkW2): 36 per
+// invocation and 3,416 B (the least of 5 batches), most of it the 8 task slots of the
+// fan-out step. A change to the run's or a slot's layout that adds to them
+// fails here, not only in a benchmark nobody reran.
+func TestW2AllocationBudget(t *testing.T) {
+	if raceBuild {
+		t.Skip("allocation figures differ under the race detector; this budget is checked without -race")
+	}
+	const maxAllocs, maxBytes = 36, 3500
+	g := mustCompile(t, w2())
+	invoke := func() {
+		if out, err := g.Invoke(context.Background(), w2State{Input: 1}); err != nil || !out.AllPassed {
+			t.Fatal(err, out)
+		}
+	}
+	invoke()
+	if allocs := testing.AllocsPerRun(200, invoke); allocs > maxAllocs {
+		t.Errorf("W2 allocates %.1f times per invocation; the budget is %d (see BenchmarkW2 with -benchmem)", allocs, maxAllocs)
+	}
+	// The least of 5 batches: the bytes of a batch vary by a few tens with
+	// where the GC's amortised costs fall; the least is steady.
+	least := uint64(1 << 62)
+	for range 5 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		const runs = 200
+		for range runs {
+			invoke()
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, (after.TotalAlloc-before.TotalAlloc)/runs)
+	}
+	if b := least; b > maxBytes {
+		t.Errorf("W2 allocates %d B per invocation; the budget is %d B (see BenchmarkW2 with -benchmem)", b, maxBytes)
+	}
 }

@@ -47,12 +47,9 @@ type Builder[S any] struct {
 }
 
 type nodeSpec[S any] struct {
-	name     string
-	fn       NodeFunc[S]
-	cfg      nodeConfig
-	validate ValidatorFunc[S] // set for a validator
-	gate     *GateConfig[S]   // set for a gate
-	gotos    []string         // a command node's declared destinations
+	name string
+	fn   NodeFunc[S]
+	cfg  nodeConfig
 }
 
 type edgeSpec struct{ from, to string }
@@ -182,34 +179,19 @@ func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
 	return b
 }
 
-// NodeOption configures a node at AddNode, AddCommandNode, AddSubgraph or
-// AddValidator (every NodeOption is also a ValidatorOption).
+// NodeOption configures a node at AddNode, AddCommandNode or AddSubgraph.
 type NodeOption func(*nodeConfig)
-
-func (o NodeOption) applyValidator(c *nodeConfig) { o(c) }
-
-// ValidatorOption configures a validator at AddValidator: WithSeverity,
-// WithMode, or any NodeOption. The options only validators take are not
-// NodeOptions, so giving one to AddNode does not compile.
-type ValidatorOption interface {
-	applyValidator(c *nodeConfig)
-}
-
-// validatorOption is a ValidatorOption that is not a NodeOption.
-type validatorOption func(*nodeConfig)
-
-func (o validatorOption) applyValidator(c *nodeConfig) { o(c) }
 
 type nodeConfig struct {
 	retry    *RetryPolicy
 	timeout  time.Duration
-	fallback string // WithFallback
-	// Validator options (gate.go).
-	severity Severity
-	mode     Mode
-	inputKey any           // func(S) string, checked by AddValidator
+	fallback string        // WithFallback
+	inputKey any           // WithInputKey: func(S) string, checked by checkCache
 	sub      drawable      // the child graph of a subgraph node (AddSubgraph)
 	cacheTTL time.Duration // WithCache
+	gotos    []string      // declared destinations (WithDestinations, AddCommandNode)
+	command  bool          // set by AddCommandNode
+	deferred bool          // WithDefer
 }
 
 // WithRetry retries the node on error according to p.

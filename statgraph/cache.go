@@ -21,6 +21,13 @@ func WithCache(ttl time.Duration) NodeOption {
 	return func(c *nodeConfig) { c.cacheTTL = ttl }
 }
 
+// WithInputKey gives a WithCache node its cache key: key must be cheap and
+// must not change the state. S is the graph's state type; Compile reports
+// another.
+func WithInputKey[S any](key func(s S) string) NodeOption {
+	return func(c *nodeConfig) { c.inputKey = key }
+}
+
 // checkCache checks a plain node's cache options.
 func (b *Builder[S]) checkCache(ns *nodeSpec[S]) {
 	switch {
@@ -28,7 +35,7 @@ func (b *Builder[S]) checkCache(ns *nodeSpec[S]) {
 		b.problem("AddNode(%q): negative cache TTL %v", ns.name, ns.cfg.cacheTTL)
 	case ns.cfg.inputKey == nil:
 	case ns.cfg.cacheTTL == 0:
-		b.problem("AddNode(%q): WithInputKey on a node is its cache key: add WithCache(ttl), or use AddValidator", ns.name)
+		b.problem("AddNode(%q): WithInputKey on a node is its cache key: add WithCache(ttl)", ns.name)
 	default:
 		if _, ok := ns.cfg.inputKey.(func(S) string); !ok {
 			b.problem("AddNode(%q): WithInputKey takes a func(%T) string", ns.name, *new(S))

@@ -103,9 +103,9 @@ type Checkpoint struct {
 	// to them, by interrupt ID, not yet consumed.
 	Interrupts []Interruption
 	Resumes    map[string][]byte
-	// Extra is engine bookkeeping (gate counters, attempt history, warnings)
-	// encoded as JSON; like State it may be an increment against Parent's.
-	// Stores keep it as opaque bytes.
+	// Extra is opaque bytes that stores keep. The engine writes none today;
+	// before gates moved to package statgraph/gate it held their state, and
+	// stores keep the column so that such rows still load.
 	Extra []byte
 }
 
@@ -141,7 +141,7 @@ type DeltaCodec[S any] interface {
 const countersEvery = 256
 
 // rowOverhead is what the engine counts for one stored checkpoint besides
-// its state or gate increment, when it decides that the deltas since the
+// its state, when it decides that the deltas since the
 // last full state add up to its size: so a run of tiny deltas is also
 // bounded, and reading a chain costs O(state size) however small they are.
 const rowOverhead = 64

@@ -9,11 +9,8 @@ import (
 )
 
 // Command is what a command node returns (see AddCommandNode): its update
-// together with where the run goes next.
-//
-// Going to a node of a parent graph needs subgraphs, which this package
-// does not have yet; when it does, that will be a further field here, and
-// the engine's hook is the same per-task goto list the run follows below.
+// together with where the run goes next. A node inside a subgraph hands a
+// Command of its parent's state type to the parent with ToParent.
 type Command[S any] struct {
 	Update S        // merged like any node's update
 	Goto   []string // nodes (or End) to run next, each declared at AddCommandNode
@@ -38,7 +35,9 @@ func (b *Builder[S]) AddCommandNode(name string, fn func(ctx context.Context, s 
 		b.problem("AddCommandNode(%q): no destinations; declare every node the command may go to", name)
 		return b
 	}
-	before := len(b.problems)
+	opts = append(opts, func(c *nodeConfig) {
+		c.gotos, c.command = append(c.gotos, destinations...), true
+	})
 	b.AddNode(name, func(ctx context.Context, s S) (S, error) {
 		c, err := fn(ctx, s)
 		if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok && err == nil {
@@ -49,10 +48,18 @@ func (b *Builder[S]) AddCommandNode(name string, fn func(ctx context.Context, s 
 		}
 		return c.Update, err
 	}, opts...)
-	if ns := b.nodes[name]; ns != nil && len(b.problems) == before {
-		ns.gotos = slices.Clone(destinations)
-	}
 	return b
+}
+
+// WithDestinations declares the nodes of the graph (or End) that a subgraph
+// node's child may hand off to with ToParent (LangGraph's
+// add_node(..., destinations=...)). Compile checks that they exist, counts
+// them as edges of the node (so a node reached only by the hand-off is not
+// unreachable) and draws them as dashed edges; a hand-off to a node outside
+// them ends the run with ErrUnknownRoute. On AddCommandNode it adds to the
+// destinations given there; on any other node Compile reports it.
+func WithDestinations(names ...string) NodeOption {
+	return func(c *nodeConfig) { c.gotos = append(c.gotos, names...) }
 }
 
 // commandTo is a command node's declared destinations.
@@ -61,18 +68,27 @@ type commandTo struct {
 	names []string       // sorted
 }
 
-// compileCommands resolves the declared destinations of command nodes.
+// compileCommands resolves the declared destinations of command nodes and
+// subgraph nodes.
 func (g *Graph[S]) compileCommands(b *Builder[S], resolve func(string) (int, bool), add func(string, ...any)) {
 	for _, n := range g.nodes {
-		ns := b.nodes[n.name]
-		if ns.gotos == nil {
+		cfg := &b.nodes[n.name].cfg
+		if cfg.gotos == nil {
 			continue
 		}
-		c := &commandTo{to: make(map[string]int, len(ns.gotos))}
-		for _, name := range ns.gotos {
+		where := "AddCommandNode"
+		if !cfg.command {
+			where = "WithDestinations"
+			if cfg.sub == nil {
+				add("%s on node %q: only command nodes (AddCommandNode) and subgraph nodes (AddSubgraph) go to other nodes; remove the option", where, n.name)
+				continue
+			}
+		}
+		c := &commandTo{to: make(map[string]int, len(cfg.gotos))}
+		for _, name := range cfg.gotos {
 			i, ok := resolve(name)
 			if !ok || i == startIdx {
-				add("AddCommandNode(%q): destination %q is not a node of the graph", n.name, name)
+				add("%s(%q): destination %q is not a node of the graph", where, n.name, name)
 				continue
 			}
 			if _, dup := c.to[name]; !dup {
@@ -89,6 +105,10 @@ func (g *Graph[S]) compileCommands(b *Builder[S], resolve func(string) (int, boo
 func (r *run[S]) gotoFrom(n *node[S], sl *slot[S]) error {
 	for _, name := range sl.nctx.info.gotoList() {
 		t, ok := n.cmd.to[name]
+		if !ok && n.sub != nil {
+			return fmt.Errorf("%w: a node inside subgraph node %q handed off to %q with ToParent; the node's declared destinations are %s (WithDestinations at AddSubgraph)",
+				ErrUnknownRoute, n.name, name, strings.Join(n.cmd.names, ", "))
+		}
 		if !ok {
 			return fmt.Errorf("%w: command node %q went to %q; its declared destinations are %s (AddCommandNode)",
 				ErrUnknownRoute, n.name, name, strings.Join(n.cmd.names, ", "))

@@ -33,9 +33,9 @@ type Graph[S any] struct {
 	before  []bool // per node: interrupt before it runs
 	after   []bool // per node: interrupt after it ran
 	trace   io.Writer
-	single  [][]string    // per node: []string{name}, shared by checkpoints
-	gates   *gateGraph[S] // validators, gates and retry targets; nil without gates
-	joins   []join        // waiting joins (AddJoin)
+	single  [][]string // per node: []string{name}, shared by checkpoints
+	defers  bool       // some node has WithDefer (defer.go)
+	joins   []join     // waiting joins (AddJoin)
 }
 
 type node[S any] struct {
@@ -46,14 +46,12 @@ type node[S any] struct {
 	timeout  time.Duration
 	next     []int // static successors (endIdx for End), sorted
 	branch   *branch[S]
-	kind     nodeKind
-	val      *validatorNode[S] // kind validatorKind
-	gate     *gateNode[S]      // kind gateKind
-	joinIn   []joinIn          // the waiting joins the node is a source of
-	fan      *fanOut[S]        // AddSends
-	cmd      *commandTo        // AddCommandNode
-	fallback *int              // WithFallback: the handler's index
-	sub      drawable          // the child graph of a subgraph node
+	joinIn   []joinIn   // the waiting joins the node is a source of
+	fan      *fanOut[S] // AddSends
+	cmd      *commandTo // AddCommandNode
+	fallback *int       // WithFallback: the handler's index
+	sub      drawable   // the child graph of a subgraph node
+	deferred bool       // WithDefer
 }
 
 type branch[S any] struct {
@@ -135,7 +133,8 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	for i, name := range names {
 		ns := b.nodes[name]
-		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout, sub: ns.cfg.sub}
+		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout, sub: ns.cfg.sub, deferred: ns.cfg.deferred}
+		g.defers = g.defers || ns.cfg.deferred
 		if ns.cfg.cacheTTL > 0 {
 			g.nodes[i].fn = cached(ns, b.codec)
 		}
@@ -217,7 +216,6 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	g.compileFans(b, resolve, nodeOf, add)
 	g.compileCommands(b, resolve, add)
 	g.compileFallbacks(b, add)
-	g.compileGates(b, add)
 	if len(g.start.next) == 0 && g.start.branch == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
 	}
@@ -262,10 +260,9 @@ func (g *Graph[S]) flags(names []string, opt string, add func(string, ...any)) [
 	return f
 }
 
-// successors returns every node the node can lead to, static, routed or,
-// for a gate, its failure node (retries are not successors).
+// successors returns every node the node can lead to, static or routed.
 func (n *node[S]) successors() []int {
-	if n.branch == nil && (n.gate == nil || n.gate.failTo < 0) && n.joinIn == nil && n.fan == nil && n.cmd == nil && n.fallback == nil {
+	if n.branch == nil && n.joinIn == nil && n.fan == nil && n.cmd == nil && n.fallback == nil {
 		return n.next
 	}
 	out := slices.Clone(n.next)
@@ -273,9 +270,6 @@ func (n *node[S]) successors() []int {
 		for _, k := range n.branch.keys {
 			out = append(out, n.branch.to[k])
 		}
-	}
-	if n.gate != nil && n.gate.failTo >= 0 {
-		out = append(out, n.gate.failTo)
 	}
 	for _, in := range n.joinIn {
 		out = append(out, in.to)

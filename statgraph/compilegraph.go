@@ -63,8 +63,7 @@ func mark(seen []bool, next func(i int) []int, from []int) {
 }
 
 // reachable returns, per node, whether Start can reach it, and whether it
-// can reach End, following static edges, routed paths and gates' failure
-// nodes.
+// can reach End, following static and routed edges.
 func (g *Graph[S]) reachable() (fromStart, toEnd []bool) {
 	fromStart = make([]bool, len(g.nodes))
 	mark(fromStart, func(i int) []int { return g.nodes[i].successors() }, g.start.successors())
@@ -81,4 +80,18 @@ func (g *Graph[S]) reachable() (fromStart, toEnd []bool) {
 	toEnd = make([]bool, len(g.nodes))
 	mark(toEnd, func(i int) []int { return preds[i] }, ends)
 	return fromStart, toEnd
+}
+
+// predecessors returns, per node, the nodes with an edge to it; Start is
+// left out, as it is upstream of every node.
+func (g *Graph[S]) predecessors() [][]int {
+	preds := make([][]int, len(g.nodes))
+	for _, n := range g.nodes {
+		for _, t := range n.successors() {
+			if t >= 0 {
+				preds[t] = append(preds[t], n.idx)
+			}
+		}
+	}
+	return preds
 }

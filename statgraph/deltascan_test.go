@@ -138,3 +138,54 @@ func TestApplyDeltasAllocations(t *testing.T) {
 		t.Errorf("applyDeltas allocated %.0f objects for %d deltas (%.1f per delta), want at most 5 per delta", allocs, len(deltas), per)
 	}
 }
+
+// TestScanDeltaRejectsInvalidJSON checks that the in-place walk, which no
+// longer runs after json.Valid, takes no delta that is not valid JSON,
+// whether the fault is in a known field's value, an unknown field's value
+// or the structure; entries then gives encoding/json's error.
+func TestScanDeltaRejectsInvalidJSON(t *testing.T) {
+	p := deltaPlanFor(reflect.TypeFor[scanState]())
+	for _, bad := range []string{
+		`{"s":{"N":1x}}`, `{"s":{"N":01}}`, `{"s":{"N":-}}`, `{"s":{"N":1.}}`, `{"s":{"N":1e}}`,
+		`{"s":{"Name":"a` + "\x01" + `"}}`, `{"s":{"Name":"\q"}}`, `{"s":{"Name":"\u12g4"}}`,
+		`{"s":{"Gone":[1,]}}`, `{"s":{"Gone":{"a" 1}}}`, `{"s":{"Gone":tru}}`, `{"s":{"Gone":nul}}`,
+		`{"a":{"Log":["x",]}}`, `{"a":{"Log":["x"}}}`, `{"s":{"N":1,}}`, `{"s":{"N":1}},`,
+		`{"s":{"N":1}`, `{"s":{"N":1} "a":{}}`, `{"s":{"N" 1}}`, `{"s":{"N":1}} x`, `{"s":{"N":1}}}`,
+		`{"s":{"N":"1}}`, `{"s":{"Gone":"\`,
+	} {
+		if _, ok := p.scanDelta([]byte(bad), nil); ok {
+			t.Errorf("%s: walked in place, but it is not valid JSON", bad)
+		}
+		if _, err := p.entries([]byte(bad), nil); err == nil {
+			t.Errorf("%s: entries gave no error", bad)
+		}
+	}
+}
+
+// FuzzScanDelta checks the in-place walk against encoding/json on any
+// input: it accepts only valid JSON, and then gives the entries the map
+// decode gives; entries fails exactly when encoding/json does.
+func FuzzScanDelta(f *testing.F) {
+	for _, s := range []string{`{}`, `{"s":{"N":3,"Gone":{"a":[1,"]"]}},"a":{"Log":["x","y"]}}`,
+		`{"s":{"N":-1.5e3,"Name":null,"Meta":{"k":[true,false]}}}`, `{"a":{"Log":["\u00e9\n"]}}`, `{"s":{"N":1x}}`} {
+		f.Add([]byte(s))
+	}
+	p := deltaPlanFor(reflect.TypeFor[scanState]())
+	f.Fuzz(func(t *testing.T, d []byte) {
+		_, inline := p.scanDelta(d, nil)
+		if inline && !json.Valid(d) {
+			t.Fatalf("%q: walked in place, but it is not valid JSON", d)
+		}
+		got, err := p.entries(d, nil)
+		var doc deltaDoc
+		jerr := json.Unmarshal(d, &doc)
+		if (err == nil) != (jerr == nil) {
+			t.Fatalf("%q: entries error %v, encoding/json error %v", d, err, jerr)
+		}
+		if err == nil {
+			if g, w := describeEntries(got), docEntries(t, p, d); !reflect.DeepEqual(g, w) {
+				t.Fatalf("%q:\n got %q\nwant %q", d, g, w)
+			}
+		}
+	})
+}

@@ -58,27 +58,11 @@
 //
 // # Gates: retrying upstream on a failed check
 //
-// A retry policy reacts to errors; a gate reacts to failed checks.
-// AddValidator adds a node that returns a Verdict (passed, feedback,
-// severity, mode, hints) instead of an update; AddGate adds a node that
-// weighs the verdicts of its validators, which typically run in parallel in
-// the step before it. When every blocking verdict passed the gate continues
-// along its edges. Otherwise, while retries remain, it re-triggers its
-// RetryTarget (or a target per validator, GateConfig.RetryTargets) with the
-// failures aggregated into feedback ("Attempt k of N", one section per
-// failed validator, hints), and the target and everything after it run
-// again. When retries are exhausted it fails (ErrMaxRetries, or a FailTo
-// node) or escalates: an interrupt whose answer is retry, skip or abort.
-// Advisory failures become Warnings; informational ones only show in events
-// and traces. Retries go upstream only, which Compile checks.
-//
-// A node reads its attempt context with Attempts: Try (the attempt within
-// the current retry context), Tries (earlier attempts in that context with
-// their outputs and the feedback that sent them back), All (every attempt,
-// for best-of-N) and Hint. The run option WithSource takes a source function
-// instead of a literal input, so a gate may retry Start; WithResult reports
-// the warnings and gate outcomes with the state. Gate counters and history are
-// checkpointed, so a resumed run keeps counting.
+// A retry policy reacts to errors; a gate reacts to failed checks. Gates
+// live in package statgraph/gate, a layer over this package's public API:
+// validators are nodes, a gate is a node followed by conditional edges
+// (pass, retry, fail), and its counters are kept in the graph's state, so
+// the run loop knows nothing of them.
 //
 // # Checkpoints, resume, interrupts, time travel
 //

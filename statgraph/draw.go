@@ -68,15 +68,6 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 				out[at].dashed = true
 			}
 		}
-		if gn := n.gate; gn != nil {
-			if gn.failTo >= 0 {
-				emit(gn.failTo, "exhausted")
-			}
-			for _, s := range gn.targets {
-				spec := g.gates.targets[s]
-				out = append(out, drawEdge{from: n.name, to: g.name(spec.idx), label: fmt.Sprintf("retry ≤%d", spec.limit), back: true})
-			}
-		}
 		if n.idx >= 0 {
 			state[n.idx] = done
 		}
@@ -87,19 +78,14 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 
 // Mermaid returns a Mermaid flowchart of the graph. Conditional edges are
 // labelled with their path-map keys and a waiting join's edges with "join";
-// edges back to an earlier node (retry loops) are dashed, a gate's retry
-// edges are dashed and labelled with their limit ("retry ≤2"), Send edges
+// edges back to an earlier node (retry loops) are dashed, Send edges
 // (AddSends) are dashed and labelled "send", and a command node's declared
-// destinations (AddCommandNode) are dashed. Gates are drawn as hexagons.
+// destinations (AddCommandNode) are dashed.
 func (g *Graph[S]) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	fmt.Fprintf(&b, "    %s([start])\n", mermaidID(Start))
 	for _, n := range g.nodes {
-		if n.kind == gateKind {
-			fmt.Fprintf(&b, "    %s{{%q}}\n", mermaidID(n.name), n.name)
-			continue
-		}
 		if n.sub != nil { // a box holding the child graph (subgraph.go)
 			fmt.Fprintf(&b, "    subgraph %s[%q]\n", mermaidID(n.name), n.name)
 			n.sub.drawMermaid(&b, n.name+"__", "        ")
@@ -149,9 +135,6 @@ func (g *Graph[S]) DOT() string {
 	fmt.Fprintf(&b, "    %q [label=\"start\", shape=oval];\n", Start)
 	fmt.Fprintf(&b, "    %q [label=\"end\", shape=oval];\n", End)
 	for _, n := range g.nodes {
-		if n.kind == gateKind {
-			fmt.Fprintf(&b, "    %q [shape=hexagon];\n", n.name)
-		}
 		if n.sub != nil {
 			dotCluster(&b, n.sub, n.name, "    ")
 		}

@@ -26,7 +26,7 @@ const (
 //
 // Each node is a <g class="node" id="sg-node-NAME" data-node="NAME"> (NAME
 // escaped; the id made of letters, digits and '_' as in Mermaid), Start and
-// End with the extra class "terminal", gates "gate" and subgraphs
+// End with the extra class "terminal" and subgraphs
 // "subgraph", so a page can highlight one with CSS (e.g. by adding a class
 // to it). Every name and label is XML-escaped. SVG is a pure function of
 // the compiled graph, safe for concurrent use.
@@ -156,10 +156,7 @@ func (g *Graph[S]) SVG() string {
 	}
 	kinds := map[string]string{Start: " terminal", End: " terminal"}
 	for _, n := range g.nodes {
-		switch {
-		case n.kind == gateKind:
-			kinds[n.name] = " gate"
-		case n.sub != nil:
+		if n.sub != nil {
 			kinds[n.name] = " subgraph"
 		}
 	}

@@ -16,13 +16,17 @@ const (
 	DurabilitySync Durability = iota
 	// DurabilityAsync writes each step's checkpoint while the next step
 	// runs (one write in flight at a time; a failed write fails the run at
-	// the next step's save). A crash may also lose the last completed step.
-	// Invoke returns only once every write is durable.
+	// the next step's save). A crash may also lose the last completed step,
+	// except before a step of two or more tasks (parallel nodes, Sends),
+	// which waits for that write and then stores each finished task's
+	// update as under DurabilitySync. Invoke returns only once every write
+	// is durable.
 	DurabilityAsync
 	// DurabilityExit writes checkpoints only when the run stops: at the
 	// end, at an interrupt, when a node fails, or when the run is stopped
 	// between steps (a cancelled ctx, the step limit). A crash loses
-	// everything since the run's input (or since the run was continued).
+	// everything since the run's input (or since the run was continued),
+	// and every task of the step that was running runs again.
 	// A failure while routing after a step loses the steps since the last
 	// checkpoint too.
 	DurabilityExit

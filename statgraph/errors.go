@@ -34,14 +34,6 @@ var (
 	// ErrCorruptCheckpoint is returned when a stored checkpoint cannot be
 	// decoded; the error names the thread and checkpoint id.
 	ErrCorruptCheckpoint = errors.New("statgraph: corrupt checkpoint")
-	// ErrMaxRetries is returned when a gate's retries are exhausted and its
-	// OnExhausted policy is Fail with no failure node.
-	ErrMaxRetries = errors.New("statgraph: max retries exceeded")
-	// ErrNotRetryable is returned when a gate retries Start but the run's
-	// input was a literal value rather than a source function.
-	ErrNotRetryable = errors.New("statgraph: input is not a function and cannot be retried")
-	// ErrAborted ends a run whose escalation was answered with "abort".
-	ErrAborted = errors.New("statgraph: run aborted")
 )
 
 // NodeError is the error of a node that failed: its last attempt returned

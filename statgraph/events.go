@@ -16,15 +16,7 @@ const (
 	EventRoute                           // a router chose: Node (from), Key, To
 	EventCheckpoint                      // a checkpoint was saved: CheckpointID
 	EventInterrupt                       // the run paused: Interrupts
-	EventRunEnd                          // the run ended: State, Err, Warnings
-
-	// Gate events. A verdict is reported at the barrier of its validator's
-	// step; a gate's decision while routing after the gate's step. An
-	// escalation is reported as EventInterrupt with an Escalation payload.
-	EventVerdict       // a validator's verdict: Node, Duration, Verdict
-	EventGatePassed    // a gate let the run continue (passed, or skipped on escalation): Node, Gate
-	EventGateRetry     // a gate sent the run back: Node (the gate), To (the target), Gate (with the feedback)
-	EventGateExhausted // a gate's retries are used up and it fails: Node, Gate
+	EventRunEnd                          // the run ended: State, Err
 
 	// Opt-in kinds, produced only when a Stream asks for them with
 	// WithEvents (see there).
@@ -33,7 +25,7 @@ const (
 )
 
 var kindNames = [...]string{"", "run_start", "step_start", "node_start", "retry", "node_end", "update", "route", "checkpoint", "interrupt", "run_end",
-	"verdict", "gate_passed", "gate_retry", "gate_exhausted", "node_update", "custom"}
+	"node_update", "custom"}
 
 func (k EventKind) String() string {
 	if int(k) < len(kindNames) {
@@ -58,13 +50,6 @@ type Event[S any] struct {
 	CheckpointID int64
 	Interrupts   []Interruption
 	Thread       string
-	Verdict      *Verdict     // EventVerdict
-	Gate         *GateOutcome // gate events
-	Warnings     []Warning    // EventRunEnd: the run's warnings so far
-	// Try and Hint are set on EventNodeEnd of a node that a gate may retry:
-	// the try within its retry context and the feedback that sent it back.
-	Try  int
-	Hint string
 	// Namespace is "" for the graph's own events and the path of subgraph
 	// nodes ("outer|inner") for events of a subgraph run inside it. Such
 	// events carry no State: it is of the subgraph's type.

@@ -15,19 +15,18 @@ type nodeInfo struct {
 	attempt int
 	step    int
 	resumes map[string][]byte      // values given to WithResume, by interrupt id
-	extra   *taskExtra             // set only for command nodes and fallback handlers
+	extra   *taskExtra             // set only for command, subgraph and fallback nodes
 	calls   int                    // Interrupt calls so far in this attempt
 	raised  []Interruption         // interrupts raised by this attempt
 	count   int                    // the node's executions before this one
 	cfg     *runConfig             // the run's configuration (subgraphs read it)
 	sink    func(Event[none]) bool // takes events raised inside the node; nil without events
-	gate    *gateInfo              // set only in graphs with gates (gaterun.go)
 }
 
 // taskExtra is what only some nodes carry, kept out of line so that every
 // slot stays small.
 type taskExtra struct {
-	gotos   []string // a command node's Goto (command.go)
+	gotos   []string // a command node's Goto, or a subgraph node's from ToParent
 	failure error    // for a WithFallback handler: the error handled (fallback.go)
 }
 
@@ -94,9 +93,6 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	info.count, info.cfg = r.counters[n.idx], &r.cfg
 	if sl.ev != nil {
 		sl.ev.retry = sl.ev.retry[:0]
-	}
-	if r.gs != nil && r.beforeExec(sl, n) {
-		return
 	}
 	// The loop keeps a small frame: parallel nodes run on fresh goroutines,
 	// whose stacks would otherwise grow (and be copied) on every step.
@@ -264,11 +260,6 @@ func (r *run[S]) emitEnd(sl *slot[S], idx int) bool {
 		}
 	}
 	ev := Event[S]{Kind: EventNodeEnd, Step: r.step, Node: r.g.name(idx), Attempt: sl.nctx.info.attempt, Duration: sl.dur, Err: sl.err}
-	if r.gs != nil {
-		if s := r.gs.gg.tslot[idx]; s >= 0 {
-			_, ev.Try, ev.Hint = r.gs.upcoming(s)
-		}
-	}
 	return r.emit(ev)
 }
 

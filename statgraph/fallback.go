@@ -47,16 +47,13 @@ func (g *Graph[S]) compileFallbacks(b *Builder[S], add func(string, ...any)) {
 			continue
 		}
 		n.fallback = &g.nodes[i].idx
-		if b.hasGates() {
-			add("node %q: WithFallback cannot yet be combined with gates or validators in one graph", n.name)
-		}
 	}
 }
 
 // handles reports whether the failure in slot sl is left to its node's
 // fallback instead of ending the run.
 func (r *run[S]) handles(n *node[S], sl *slot[S]) bool {
-	if n.fallback == nil || r.ctx.Err() != nil || errors.Is(sl.err, ErrInterrupted) {
+	if n.fallback == nil || r.ctx.Err() != nil || errors.Is(sl.err, ErrInterrupted) || isHandoff(sl.err) {
 		return false
 	}
 	sl.handled = true

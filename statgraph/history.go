@@ -18,12 +18,6 @@ type Snapshot[S any] struct {
 	Next         []string // nodes that run next; empty when the run finished
 	Interrupts   []Interruption
 	Counters     map[string]int // executions per node so far
-	// Gates and Warnings are the run's gate decisions and warnings so far
-	// (see Result); empty for a graph without gates. The snapshots of one
-	// History call may share these slices' memory: copy them before
-	// changing them.
-	Gates    []GateOutcome
-	Warnings []Warning
 }
 
 // State returns the latest snapshot of thread. It reads the latest
@@ -40,7 +34,7 @@ func (g *Graph[S]) State(ctx context.Context, thread string) (Snapshot[S], error
 	if err != nil {
 		return Snapshot[S]{}, err
 	}
-	return g.snapshot(ctx, chain, cp, nil)
+	return g.snapshot(ctx, chain, cp)
 }
 
 // History returns the snapshots of thread, newest first; limit <= 0 means
@@ -77,18 +71,17 @@ func (g *Graph[S]) HistoryBefore(ctx context.Context, thread string, before int6
 	if err != nil {
 		return nil, err
 	}
-	// Oldest first: each checkpoint's state, counters and gate state are
-	// its parent's, from the page, plus its own change.
-	memo := map[int64]*gateDoc{}
+	// Oldest first: each checkpoint's state and counters are its parent's,
+	// from the page, plus its own change.
 	at := make(map[int64]int, len(list)) // checkpoint id -> index in out
 	out := make([]Snapshot[S], len(list))
 	for i := len(list) - 1; i >= 0; i-- {
 		c := list[i]
 		var s Snapshot[S]
 		if p, ok := at[c.Parent]; ok {
-			s, err = g.nextSnapshot(ctx, chain, c, &out[p], list[p], memo)
+			s, err = g.nextSnapshot(ctx, chain, c, &out[p], list[p])
 		} else {
-			s, err = g.snapshot(ctx, chain, c, memo)
+			s, err = g.snapshot(ctx, chain, c)
 		}
 		if err != nil {
 			return nil, err
@@ -99,8 +92,8 @@ func (g *Graph[S]) HistoryBefore(ctx context.Context, thread string, before int6
 }
 
 // snapshot returns the snapshot of checkpoint cp, loading what it needs
-// through store; memo is as for loadExtra.
-func (g *Graph[S]) snapshot(ctx context.Context, store Checkpointer, cp *Checkpoint, memo map[int64]*gateDoc) (Snapshot[S], error) {
+// through store.
+func (g *Graph[S]) snapshot(ctx context.Context, store Checkpointer, cp *Checkpoint) (Snapshot[S], error) {
 	state, err := loadState(ctx, store, g.codec, cp)
 	if err != nil {
 		return Snapshot[S]{}, err
@@ -109,16 +102,13 @@ func (g *Graph[S]) snapshot(ctx context.Context, store Checkpointer, cp *Checkpo
 	if s.Counters, err = loadCounters(ctx, store, cp); err != nil {
 		return Snapshot[S]{}, err
 	}
-	if s.Gates, s.Warnings, err = gateRecord(ctx, store, cp, memo); err != nil {
-		return Snapshot[S]{}, err
-	}
 	return s, nil
 }
 
 // nextSnapshot returns the snapshot of checkpoint cp whose parent pc has
 // snapshot prev: one delta applied to prev's state, prev's counters plus
 // pc's frontier.
-func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Checkpoint, prev *Snapshot[S], pc *Checkpoint, memo map[int64]*gateDoc) (Snapshot[S], error) {
+func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Checkpoint, prev *Snapshot[S], pc *Checkpoint) (Snapshot[S], error) {
 	var state S
 	switch {
 	case cp.Value != nil || !cp.Delta:
@@ -145,14 +135,10 @@ func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Che
 			s.Counters[name]++
 		}
 	}
-	var err error
-	if s.Gates, s.Warnings, err = gateRecord(ctx, store, cp, memo); err != nil {
-		return Snapshot[S]{}, err
-	}
 	return s, nil
 }
 
-// snapshotOf is the snapshot of cp with state, without counters and gates.
+// snapshotOf is the snapshot of cp with state, without counters.
 func (g *Graph[S]) snapshotOf(cp *Checkpoint, state S) Snapshot[S] {
 	s := Snapshot[S]{
 		CheckpointID: cp.ID, Parent: cp.Parent, Step: cp.Step, Source: cp.Source, Created: cp.Created,
@@ -210,11 +196,6 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	for name, c := range counters {
 		if i, ok := g.byName[name]; ok {
 			r.counters[i] = c
-		}
-	}
-	if r.gs != nil {
-		if err := r.gs.load(ctx, chain, latest); err != nil {
-			return 0, err
 		}
 	}
 	if _, err := r.loadRecords(ctx, latest); err != nil {

@@ -170,12 +170,14 @@ func (r *run[S]) loadJoin(c *Checkpoint, pw PendingWrite) error {
 
 // records returns the engine's bookkeeping saved with every checkpoint as
 // reserved pending-write entries (their names start with "__", which no
-// node name may): join waiting sets and the inputs of pending Sends.
+// node name may): join waiting sets, the inputs of pending Sends and the
+// held WithDefer nodes.
 func (r *run[S]) records() ([]PendingWrite, error) {
-	if r.g.joins == nil && len(r.sendList()) == 0 && r.failureMap() == nil {
+	if r.g.joins == nil && len(r.sendList()) == 0 && r.failureMap() == nil && r.heldList() == nil {
 		return nil, nil
 	}
 	out := append(r.joinRecords(), r.failureRecords()...)
+	out = append(out, r.deferRecords()...)
 	if len(r.sendList()) > 0 {
 		vk, ok := r.saver.cp.(valueKeeper)
 		sends, err := r.sendRecords(ok && vk.keepsValues())
@@ -199,6 +201,10 @@ func (r *run[S]) loadRecords(_ context.Context, c *Checkpoint) ([]PendingWrite, 
 			}
 		case strings.HasPrefix(pw.Node, failureRecord):
 			if err := r.loadFailure(c, pw); err != nil {
+				return nil, err
+			}
+		case pw.Node == deferRecord:
+			if err := r.loadDeferred(c, pw); err != nil {
 				return nil, err
 			}
 		case strings.HasPrefix(pw.Node, sendRecord):

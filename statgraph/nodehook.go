@@ -14,8 +14,8 @@ import "context"
 // It is the seam for tracing (package statgraph/otel makes a span of each
 // attempt, which the node's own spans then nest under): hook must be safe
 // for concurrent use, since the nodes of a step run in parallel, and should
-// return quickly. A panic in hook is not recovered. Gates, which run no
-// code of yours, and nodes restored from a checkpoint are not reported.
+// return quickly. A panic in hook is not recovered. Nodes restored from a
+// checkpoint are not reported.
 // Subgraphs inherit the hook. A nil hook is no hook: a run without one pays
 // nothing for the seam.
 func WithNodeHook(hook func(ctx context.Context, node string, step, attempt int) (context.Context, func(error))) RunOption {

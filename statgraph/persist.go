@@ -26,8 +26,8 @@ type saver[S any] struct {
 	// Counters.
 	sinceCounters int
 	// The checkpoints where the chains of the next checkpoint's state,
-	// counters and gate state start (0: unknown); see Checkpoint.Base.
-	stateBase, countersBase, extraBase int64
+	// and counters start (0: unknown); see Checkpoint.Base.
+	stateBase, countersBase int64
 	// Durability (durability.go): the mode, the steps not saved under
 	// DurabilityExit, and the write in flight under DurabilityAsync.
 	mode     Durability
@@ -39,7 +39,7 @@ type saver[S any] struct {
 // based sets the chain starts after a load of checkpoint c, which the next
 // checkpoint follows.
 func (s *saver[S]) based(c *Checkpoint) {
-	s.stateBase, s.countersBase, s.extraBase = c.Base, c.Base, c.Base
+	s.stateBase, s.countersBase = c.Base, c.Base
 }
 
 // valueKeeper is implemented by checkpointers that keep live state values
@@ -89,23 +89,10 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 		cp.Resumes = maps.Clone(r.resumes)
 	}
 	cp.Base = min(s.stateBase, s.countersBase)
-	if r.gs != nil {
-		var err error
-		if cp.Extra, err = r.gs.extra(); err != nil {
-			return fmt.Errorf("statgraph: encode gate state for checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
-		}
-		if r.gs.save.nextFull {
-			s.extraBase = cp.ID
-		}
-		cp.Base = min(cp.Base, s.extraBase)
-	}
 	if err := s.put(r.ctx, cp); err != nil {
 		return err
 	}
 	s.skipped = 0
-	if r.gs != nil {
-		r.gs.stored()
-	}
 	s.lastID, s.parent, s.prev, s.havePrev = cp.ID, cp.ID, r.state, true
 	if r.emit != nil {
 		if !r.emit(Event[S]{Kind: EventCheckpoint, Step: step, CheckpointID: cp.ID, Thread: s.thread}) {
@@ -198,11 +185,6 @@ func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool,
 	for name, n := range counters {
 		if i, ok := r.g.byName[name]; ok {
 			r.counters[i] = n
-		}
-	}
-	if r.gs != nil {
-		if err := r.gs.load(ctx, chain, c); err != nil {
-			return false, err
 		}
 	}
 	if r.pending, err = r.loadRecords(ctx, c); err != nil {

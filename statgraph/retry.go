@@ -56,7 +56,7 @@ func (p *RetryPolicy) backoff() Backoff {
 // context is still live, may be retried under p.
 func (p *RetryPolicy) retryable(err error) bool {
 	var perm *permanentError
-	if errors.As(err, &perm) || errors.Is(err, context.Canceled) || errors.Is(err, ErrInterrupted) {
+	if errors.As(err, &perm) || errors.Is(err, context.Canceled) || errors.Is(err, ErrInterrupted) || isHandoff(err) {
 		return false
 	}
 	if p.RetryOn != nil {

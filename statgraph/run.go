@@ -82,7 +82,7 @@ func FromCheckpoint(id int64) RunOption { return func(c *runConfig) { c.from = i
 
 // WithResume continues the run's thread, which must be paused at an
 // interrupt, giving value to it: Interrupt returns it inside the node that
-// paused, and a gate's escalation reads it as its answer. With several
+// paused. With several
 // interrupts pending, value must be a ResumeMap naming each one answered by
 // ID. Needs WithThread. The input given to Invoke or Stream is ignored (pass
 // the zero value): the run continues from the thread's checkpoint. A thread
@@ -92,11 +92,8 @@ func WithResume(value any) RunOption {
 }
 
 // WithSource makes the run take its input from source instead of the input
-// given to Invoke or Stream, which is then ignored (pass the zero value). A
-// gate whose retry target is Start calls source again for a fresh input,
-// which replaces the state (gate counters and attempts are kept outside the
-// state and carry on); without WithSource such a gate fails the run with
-// ErrNotRetryable. source is not called when the run continues a thread from
+// given to Invoke or Stream, which is then ignored (pass the zero value).
+// source is not called when the run continues a thread from
 // a checkpoint, nor with WithResume. An error from source ends the run.
 // source must return the graph's state type; another type fails the run
 // before it starts.
@@ -104,10 +101,8 @@ func WithSource[S any](source func(ctx context.Context) (S, error)) RunOption {
 	return func(c *runConfig) { c.calls().source = source }
 }
 
-// WithResult makes the run fill *res, when it stops, with the final state
-// and the warnings, gate decisions and attempts of the run. A continued
-// thread reports those of the whole run, resumes included; on error *res
-// holds what the run reached. With Stream, *res is filled before the last
+// WithResult makes the run fill *res, when it stops, with the final state;
+// on error *res holds what the run reached. With Stream, *res is filled before the last
 // event is yielded. res must be a *Result of the graph's state type;
 // another type fails the run before it starts.
 func WithResult[S any](res *Result[S]) RunOption {
@@ -123,7 +118,7 @@ func WithResult[S any](res *Result[S]) RunOption {
 // next step (a node reached from several nodes runs once).
 //
 // WithResume, WithSource and WithResult continue a paused thread, take the
-// input from a function and report the run's gate decisions and warnings.
+// input from a function and report the run's result.
 //
 // Invoke returns the context's error (wrapped) soon after ctx is done, a
 // *NodeError when a node fails, ErrStepLimit when the run is too long, and
@@ -184,7 +179,6 @@ type run[S any] struct {
 	skipAhead bool              // resuming past an interrupt-before: don't pause again
 	paused    bool              // the last checkpoint saved holds the frontier's pause
 	pending   []PendingWrite    // updates of nodes already done in the current step
-	gs        *gateRun[S]       // verdicts, retry counters and attempts; nil without gates
 }
 
 // slot holds one node's run within a step.
@@ -196,7 +190,6 @@ type slot[S any] struct {
 	done bool // out is a pending write restored from a checkpoint
 	// handled: the node failed and its WithFallback takes over (err kept).
 	handled bool
-	dec     *gateDecision  // a gate's decision, from its run to its routing
 	in      *S             // a Send task's own input; nil: the step's state
 	ev      *slotEvents[S] // set on the slot's first attempt with events on
 }
@@ -221,9 +214,6 @@ func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
 	}
 	if r.cfg.trace != nil {
 		r.emit = newTracer[S](r.cfg.trace, g).event
-	}
-	if g.gates != nil {
-		r.gs = newGateRun(g)
 	}
 	return r
 }
@@ -272,11 +262,7 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 		err = r.settle(err)
 	}
 	if r.emit != nil {
-		ev := Event[S]{Kind: EventRunEnd, Step: r.step, State: r.state, Err: err, Thread: r.cfg.thread}
-		if r.gs != nil {
-			ev.Warnings = slices.Clone(r.gs.warnings)
-		}
-		r.emit(ev)
+		r.emit(Event[S]{Kind: EventRunEnd, Step: r.step, State: r.state, Err: err, Thread: r.cfg.thread})
 	}
 	return r.state, err
 }
@@ -336,9 +322,6 @@ func (r *run[S]) begin(ctx context.Context, input S) error {
 	r.state = input
 	if s := r.saver; s != nil && s.havePrev && r.g.reducer != nil {
 		r.state = r.g.reducer(s.prev, input) // a finished thread's next run
-	}
-	if r.gs != nil {
-		r.gs.recordStart(input, 0)
 	}
 	if err := r.route(&r.g.start); err != nil {
 		return err
@@ -423,9 +406,6 @@ func (r *run[S]) superstep() error {
 			}
 		}
 		put := r.putsWrites()
-		if put && r.writes == nil {
-			r.writes = new(taskWrites)
-		}
 		var wg sync.WaitGroup
 		for i := 1; i < k; i++ {
 			if sl := &r.slots[i]; !sl.done {
@@ -476,8 +456,6 @@ func (r *run[S]) superstep() error {
 		var err error
 		if r.slots[k].handled {
 			err = r.fallBack(n, r.slots[k].err)
-		} else if n.kind == gateKind {
-			err = r.routeGate(n, r.slots[k].dec)
 		} else {
 			err = r.route(n)
 		}
@@ -490,11 +468,6 @@ func (r *run[S]) superstep() error {
 	}
 	if r.sendList() != nil {
 		if err := r.routeSends(); err != nil {
-			return err
-		}
-	}
-	if r.gs != nil {
-		if err := r.afterGates(); err != nil {
 			return err
 		}
 	}
@@ -521,9 +494,6 @@ func (r *run[S]) superstep() error {
 
 // merge folds the step's updates into the state in node-name order.
 func (r *run[S]) merge() error {
-	if r.gs != nil {
-		return r.mergeGated()
-	}
 	if r.g.reducer == nil {
 		if len(r.slots) > 1 {
 			return fmt.Errorf("%w: nodes %q and %q ran in the same step and both returned an update; give the graph a reducer with SetReducer",

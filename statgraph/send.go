@@ -30,8 +30,7 @@ type Send[S any] struct {
 // Codec), and each task's update is stored as soon as it finishes (under
 // DurabilitySync), so a run resumed after a failure or a crash runs only
 // the unfinished tasks. More than one task
-// per step needs a reducer (SetReducer). Graphs with gates cannot use
-// AddSends yet.
+// per step needs a reducer (SetReducer).
 func (b *Builder[S]) AddSends(source string, fan func(ctx context.Context, s S) []Send[S], destinations ...string) *Builder[S] {
 	switch {
 	case fan == nil:
@@ -76,6 +75,7 @@ type taskQueue[S any] struct {
 	nextSends    []sendTask[S] // the Sends queued for the next step
 	failures     map[int]error // per fallback node of this step: the error it handles
 	nextFailures map[int]error // the same for the next step
+	held         []int         // WithDefer nodes waiting for the rest to finish (defer.go)
 }
 
 // queue returns the run's task queue, allocating it on first use.
@@ -109,6 +109,9 @@ func (r *run[S]) nextTasks() {
 		q.sends, q.nextSends = q.nextSends, q.sends[:0]
 		q.failures, q.nextFailures = q.nextFailures, nil
 	}
+	if r.g.defers {
+		r.holdDeferred()
+	}
 }
 
 // compileFans resolves the builder's fan-outs onto their source nodes.
@@ -135,19 +138,6 @@ func (g *Graph[S]) compileFans(b *Builder[S], resolve func(string) (int, bool), 
 		slices.Sort(f.names)
 		nodeOf(from).fan = f
 	}
-	if len(b.fans) > 0 && b.hasGates() {
-		add("AddSends cannot yet be combined with gates or validators in one graph")
-	}
-}
-
-// hasGates reports whether the graph has a gate or a validator.
-func (b *Builder[S]) hasGates() bool {
-	for _, ns := range b.nodes {
-		if ns.gate != nil || ns.validate != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // sendTo queues the tasks of n's fan-out for the next step.

@@ -74,7 +74,6 @@ func retype[A, B any](ev Event[A]) Event[B] {
 		Kind: ev.Kind, Step: ev.Step, Nodes: ev.Nodes, Node: ev.Node, Attempt: ev.Attempt,
 		Duration: ev.Duration, Delay: ev.Delay, Err: ev.Err, Key: ev.Key, To: ev.To,
 		CheckpointID: ev.CheckpointID, Interrupts: ev.Interrupts, Thread: ev.Thread,
-		Verdict: ev.Verdict, Gate: ev.Gate, Warnings: ev.Warnings, Try: ev.Try, Hint: ev.Hint,
 		Namespace: ev.Namespace, Custom: ev.Custom,
 	}
 }

@@ -40,15 +40,25 @@ const nsSep = "|"
 // frame them), and so is its EventInterrupt (the parent reports the pause
 // with the interrupt's full ID). Mermaid and DOT draw the child inside a box named after the
 // node. Errors of the child are the node's errors: retries and timeouts
-// apply to the whole child run.
+// apply to the whole child run. A node of the child hands off to the
+// parent with ToParent; the nodes it may go to are declared with
+// WithDestinations among opts.
 func AddSubgraph[P, C any](b *Builder[P], name string, child *Graph[C], in func(P) C, out func(P, C) P, opts ...NodeOption) *Builder[P] {
 	if child == nil || in == nil || out == nil {
 		b.problem("AddSubgraph(%q): child graph, in and out must not be nil", name)
 		return b
 	}
+	var cfg nodeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	declared := len(cfg.gotos) > 0
 	fn := func(ctx context.Context, p P) (P, error) {
 		c, err := runSubgraph(ctx, child, in(p))
 		if err != nil {
+			if u, ok, herr := takeHandoff[P](ctx, name, declared, err); ok {
+				return u, herr
+			}
 			var zero P
 			return zero, err
 		}

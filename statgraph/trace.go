@@ -51,34 +51,14 @@ func (t *tracer[S]) event(ev Event[S]) bool {
 		status := "ok"
 		if ev.Err != nil {
 			status = "FAIL"
-		} else if i, ok := t.g.byName[ev.Node]; ok && t.g.nodes[i].kind != plainNode {
-			return true // its verdict or decision has a line of its own
 		}
 		line = fmt.Sprintf("├─ s%-2d %-14s %-6s %-6s", ev.Step, ev.Node, status, round(ev.Duration))
-		switch {
-		case ev.Try > 1:
-			line += fmt.Sprintf(" try %d  hint: %q", ev.Try, oneLine(ev.Hint, 60))
-		case ev.Attempt > 1:
+		if ev.Attempt > 1 {
 			line += fmt.Sprintf(" try %d", ev.Attempt)
 		}
 		if ev.Err != nil {
 			line += "  " + oneLine(ev.Err.Error(), 100)
 		}
-	case EventVerdict:
-		line = verdictLine(ev.Step, ev.Node, ev.Duration, ev.Verdict)
-	case EventGateRetry:
-		line = fmt.Sprintf("├─ s%-2d route          retry → %s (%d/%d)", ev.Step, ev.To, ev.Gate.Retries, ev.Gate.MaxRetries)
-	case EventGatePassed:
-		line = fmt.Sprintf("├─ s%-2d %-14s %s", ev.Step, ev.Node, ev.Gate.Decision)
-		for _, w := range ev.Gate.Warnings {
-			who := w.Validator
-			if who == "" {
-				who = w.Gate
-			}
-			line += fmt.Sprintf("\n│      warning  %s: %s", who, oneLine(w.Message, 100))
-		}
-	case EventGateExhausted:
-		line = fmt.Sprintf("├─ s%-2d %-14s EXHAUSTED  %d/%d retries of %s", ev.Step, ev.Node, ev.Gate.Retries, ev.Gate.MaxRetries, strings.Join(ev.Gate.Targets, ", "))
 	case EventRetry:
 		line = fmt.Sprintf("├─ s%-2d %-14s retry  in %s  (try %d failed: %s)", ev.Step, ev.Node, round(ev.Delay), ev.Attempt, oneLine(ev.Err.Error(), 80))
 	case EventRoute:
@@ -95,9 +75,6 @@ func (t *tracer[S]) event(ev Event[S]) bool {
 			status = "ERROR  " + oneLine(ev.Err.Error(), 120)
 		}
 		line = fmt.Sprintf("└─ end  %d steps  %s  %s", ev.Step, round(time.Since(t.t0)), status)
-		if n := len(ev.Warnings); n > 0 {
-			line += fmt.Sprintf("  (%d warning%s)", n, plural(n))
-		}
 	default:
 		return true
 	}
@@ -106,35 +83,6 @@ func (t *tracer[S]) event(ev Event[S]) bool {
 	io.WriteString(t.w, strings.TrimRight(line, " ")+"\n")
 	mu.(*sync.Mutex).Unlock()
 	return true
-}
-
-// verdictLine shows a validator's verdict: PASS, FAIL (blocking), WARN
-// (advisory) or INFO (informational), with its feedback.
-func verdictLine(step int, node string, d time.Duration, v *Verdict) string {
-	status := "PASS"
-	switch {
-	case v.Passed && v.Reused:
-		return fmt.Sprintf("├─ s%-2d %-14s PASS   kept   (input unchanged)", step, node)
-	case v.Passed:
-	case v.Mode == ModeAdvisory:
-		status = "WARN"
-	case v.Mode == ModeInformational:
-		status = "INFO"
-	default:
-		status = "FAIL"
-	}
-	line := fmt.Sprintf("├─ s%-2d %-14s %-6s %-6s", step, node, status, round(d))
-	if !v.Passed {
-		line += " " + oneLine(v.Feedback, 100)
-	}
-	return line
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func round(d time.Duration) time.Duration {

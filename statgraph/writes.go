@@ -10,6 +10,16 @@ import (
 // (Checkpointer.PutWrites), so that a process killed in the middle of the
 // step resumes with only the unfinished tasks. A step with one task writes
 // nothing extra: its checkpoint follows at once.
+//
+// By durability mode (LangGraph's durability="sync" | "async" | "exit"):
+//   - DurabilitySync and DurabilityAsync store each finished task's update.
+//     Under DurabilityAsync the step's checkpoint may still be in flight
+//     when the step starts; a step with two or more tasks first waits for
+//     it, so that the updates have a stored checkpoint to belong to. A
+//     process killed mid-step then runs again only its unfinished tasks.
+//   - DurabilityExit stores nothing until the run stops, so there is no
+//     checkpoint to store updates against: a process killed mid-step runs
+//     every task again, with every step since the run's input.
 
 // taskWrites collects the first failure to store a task's update, from the
 // goroutines of a step's tasks.
@@ -20,10 +30,22 @@ type taskWrites struct {
 
 // putsWrites reports whether the step about to run stores each finished
 // task's update at once: it has two or more tasks, the run saves every
-// step (DurabilitySync), and the checkpoint the step starts from is stored.
+// step (DurabilitySync or DurabilityAsync), and the checkpoint the step
+// starts from is stored. Under DurabilityAsync it first waits for that
+// checkpoint's write; a failure of it is kept for writeErr, and no update
+// is stored.
 func (r *run[S]) putsWrites() bool {
 	s := r.saver
-	return s != nil && len(r.slots) > 1 && s.mode == DurabilitySync && s.skipped == 0 && s.lastID > 0 && s.parent == s.lastID
+	if s == nil || len(r.slots) < 2 || s.mode == DurabilityExit || s.skipped != 0 || s.lastID == 0 || s.parent != s.lastID {
+		return false
+	}
+	if r.writes == nil {
+		r.writes = new(taskWrites)
+	}
+	if err := s.wait(); err != nil {
+		r.writes.err = err
+	}
+	return true
 }
 
 // putWrite stores the update of slot i, if its task succeeded, against the
@@ -31,6 +53,12 @@ func (r *run[S]) putsWrites() bool {
 // writeErr.
 func (r *run[S]) putWrite(i int) {
 	if r.slots[i].err != nil {
+		return
+	}
+	r.writes.mu.Lock()
+	failed := r.writes.err != nil
+	r.writes.mu.Unlock()
+	if failed {
 		return
 	}
 	ws, err := r.slotWrites(i, r.keepsValues())
@@ -65,11 +93,10 @@ func (r *run[S]) keepsValues() bool {
 }
 
 // slotWrites returns the pending-write entries of slot i's update: the
-// update and, for a command node, its Goto. Validators and gates have none:
-// they run again, as their results live outside the state.
+// update and, for a command node, its Goto.
 func (r *run[S]) slotWrites(i int, keep bool) ([]PendingWrite, error) {
 	sl := &r.slots[i]
-	if sl.err != nil || r.taskNode(i).kind != plainNode {
+	if sl.err != nil {
 		return nil, nil
 	}
 	pw := PendingWrite{Node: r.taskName(i)}

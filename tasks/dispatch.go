@@ -89,10 +89,11 @@ type Dispatcher struct {
 	// no sandbox and publishes nothing itself: the workers do.
 	Runner Runner
 	// StartFrom, when set, names a branch of Repo that unit id's new
-	// workspace starts from instead of its dependencies' branches, or ""
-	// for none: a worker taking over a unit from another machine starts
-	// from the last attempt's pushed commit, to continue the unit's
-	// checkpointed run. A workspace that exists is used as it is.
+	// workspace's files and branch start from, or "" for none: a worker
+	// taking over a unit from another machine starts from the last
+	// attempt's pushed commit, to continue the unit's checkpointed run.
+	// The workspace's base is still its dependencies' branches (see
+	// workspace.Options.Start). A workspace that exists is used as it is.
 	StartFrom func(id string) string
 	// Tracer, when set, makes OpenTelemetry spans of the run (see
 	// trace.go): the run, each task, attempt and node, and each model

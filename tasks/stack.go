@@ -50,10 +50,10 @@ func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task, deps []strin
 	o := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir(), CopyFiles: t.CopyFiles,
 		Setup: setupFunc(t, d.sandbox(t, filepath.Join(plan.WorkDir(), id), plan))}
 	if d.StartFrom != nil {
-		if b := d.StartFrom(id); b != "" {
-			o.Base = b
-			return o, nil
-		}
+		// The workspace's files continue from there; its base (where a
+		// reset goes, what the review's diff starts from) is the
+		// dependencies', as for the workspace the run began in.
+		o.Start = d.StartFrom(id)
 	}
 	var names []string
 	for _, dep := range deps {

@@ -14,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
 )
@@ -71,6 +72,7 @@ type presetCase struct {
 	output  string   // what the stand-in prints
 	tokens  string   // the tokens the summary shows
 	summary string   // "" or the final message the attempt records
+	span    [2]int64 // the input and output tokens on its agent span; zeros for none
 }
 
 var presetCases = map[string]presetCase{
@@ -78,14 +80,14 @@ var presetCases = map[string]presetCase{
 		argv: []string{"-p", "--output-format", "json", "--permission-mode", "acceptEdits"}, stdin: true,
 		env: []string{"ANTHROPIC_API_KEY=ak-1", "CLAUDE_CONFIG_DIR=/cfg/claude"}, noEnv: []string{"OPENAI_API_KEY"},
 		output: `{"type":"result","subtype":"success","is_error":false,"result":"claude made it","usage":{"input_tokens":100,"output_tokens":20}}`,
-		tokens: "120",
+		tokens: "120", span: [2]int64{100, 20},
 	},
 	"codex": {
 		argv: []string{"exec", "--json", "--full-auto", "--skip-git-repo-check", "-"}, stdin: true,
 		env: []string{"OPENAI_API_KEY=ok-1", "OPENAI_BASE_URL=http://model.example/v1", "CODEX_HOME=/cfg/codex"}, noEnv: []string{"ANTHROPIC_API_KEY"},
 		output: `{"type":"thread.started","thread_id":"t"}
 {"type":"turn.completed","usage":{"input_tokens":200,"cached_input_tokens":100,"output_tokens":30}}`,
-		tokens: "230",
+		tokens: "230", span: [2]int64{200, 30},
 	},
 	"aider": {
 		argv: []string{"--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "PROMPT_FILE"},
@@ -96,20 +98,20 @@ var presetCases = map[string]presetCase{
 		argv: []string{"--yolo", "--output-format", "json", "--prompt", "PROMPT"},
 		env:  []string{"GEMINI_API_KEY=gk-1"}, noEnv: []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"},
 		output: `{"response":"gemini made it","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":300,"candidates":40,"total":345}}}}}`,
-		tokens: "345",
+		tokens: "345", span: [2]int64{300, 40},
 	},
 	"qwen": {
 		argv: []string{"--yolo", "--output-format", "json"}, stdin: true,
 		env: []string{"OPENAI_API_KEY=ok-1", "OPENAI_BASE_URL=http://model.example/v1", "OPENAI_MODEL=qwen3-coder"}, noEnv: []string{"ANTHROPIC_API_KEY", "GEMINI_API_KEY"},
 		output: `[{"type":"system","subtype":"init"},{"type":"result","subtype":"success","result":"qwen made it","usage":{"input_tokens":50,"output_tokens":5}}]`,
-		tokens: "55",
+		tokens: "55", span: [2]int64{50, 5},
 	},
 	"opencode": {
 		argv: []string{"run", "--format", "json", "PROMPT"},
 		env:  []string{"OPENCODE_CONFIG=/cfg/opencode.json", "OPENAI_API_KEY=ok-1"}, noEnv: []string{"CODEX_HOME", "AIDER_MODEL"},
 		output: `{"type":"text","part":{"type":"text","text":"opencode made it"}}
 {"type":"step_finish","part":{"type":"step-finish","tokens":{"input":60,"output":6,"total":66}}}`,
-		tokens: "66",
+		tokens: "66", span: [2]int64{60, 6},
 	},
 }
 
@@ -142,10 +144,15 @@ func TestAgentPresets(t *testing.T) {
 	for _, pc := range presetCases {
 		env = append(env, pc.env...)
 	}
+	// The run is traced, so that each agent span's tokens can be compared
+	// with the summary's.
+	recv := newOTLPReceiver(t)
+	env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL)
 	// --keep-workspaces: the records are in the workspaces.
 	r := statgraphEnv(t, dir, env, "run", "-j", "3", "--keep-workspaces", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	plan := planOf(t, dir, "tasks.json", "")
+	spans, _, _ := recv.got()
 
 	for name, pc := range presetCases {
 		t.Run(name, func(t *testing.T) {
@@ -189,6 +196,22 @@ func TestAgentPresets(t *testing.T) {
 			row := summaryRow(t, r.stdout, name)
 			assert.Equal(t, "done", row[1])
 			assert.Equal(t, pc.tokens, row[3], "tokens read from %s's output", name)
+
+			// The agent's span carries the same tokens, as GenAI input and
+			// output tokens; a CLI that reports none has neither.
+			var agent []*tracepb.Span
+			for _, s := range spans {
+				if s.Name == "agent "+name {
+					agent = append(agent, s)
+				}
+			}
+			require.Len(t, agent, 1, "one attempt, one agent span")
+			in, out := intAttr(agent[0].Attributes, "gen_ai.usage.input_tokens"), intAttr(agent[0].Attributes, "gen_ai.usage.output_tokens")
+			if pc.span == [2]int64{} {
+				assert.Equal(t, [2]int64{-1, -1}, [2]int64{in, out}, "no token attributes")
+				return
+			}
+			assert.Equal(t, pc.span, [2]int64{in, out}, "the agent span's input and output tokens")
 		})
 	}
 	assert.Equal(t, "made by claude\n", git(t, dir, "show", plan.Branch("claude")+":claude.txt")+"\n")

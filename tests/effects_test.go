@@ -22,6 +22,7 @@ type effectTask struct {
 	execSleep string // how long the executor sleeps after logging, for sleep(1)
 	execGate  string // when set, the executor then waits until this file exists
 	testSleep string // how long the tests sleep after logging; "" is 0.2
+	logBase   bool   // the tests also log "base <i> <commit>": the workspace's base (refs/statgraph/base)
 }
 
 // noSandbox is the flag the tests built on effectsTasksJSON pass: their
@@ -68,6 +69,9 @@ func effectsTasksJSON(t testing.TB, logPath string, ts []effectTask) string {
 			tsleep = "0.2"
 		}
 		verify := fmt.Sprintf(`echo "verify %d $(cat work-%d.txt 2>/dev/null | tr -dc 0-9)" >> '%s'; sleep %s; %s`, e.id, e.id, logPath, tsleep, pass)
+		if e.logBase {
+			verify = fmt.Sprintf(`echo "base %d $(git rev-parse refs/statgraph/base)" >> '%s'; `, e.id, logPath) + verify
+		}
 		out.Tasks = append(out.Tasks, task{
 			ID: e.id, Title: fmt.Sprintf("task %d", e.id), Deps: e.deps, MaxRetries: e.retries,
 			Executor: map[string]any{"command": []string{"sh", "-c", exec, "agent", "{task_id}", "{attempt}"}},

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,23 +16,42 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
-// otlpReceiver is an OTLP/HTTP trace receiver: it decodes each
-// ExportTraceServiceRequest posted to /v1/traces and keeps its spans with
-// their resource's service.name.
+// otlpReceiver is an OTLP trace receiver, over HTTP (newOTLPReceiver) or
+// gRPC (newOTLPGRPCReceiver): it keeps the spans of each
+// ExportTraceServiceRequest with their resource's service.name.
 type otlpReceiver struct {
-	*httptest.Server
+	URL      string     // the endpoint to give OTEL_EXPORTER_OTLP_ENDPOINT
 	mu       sync.Mutex // guards the fields below
 	spans    []*tracepb.Span
 	services []string
 	requests int
 }
 
+// keep records the spans of one export request.
+func (r *otlpReceiver) keep(in *coltracepb.ExportTraceServiceRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests++
+	for _, rs := range in.ResourceSpans {
+		service := stringAttr(rs.GetResource().GetAttributes(), "service.name")
+		for _, ss := range rs.ScopeSpans {
+			for _, sp := range ss.Spans {
+				r.spans = append(r.spans, sp)
+				r.services = append(r.services, service)
+			}
+		}
+	}
+}
+
+// newOTLPReceiver serves OTLP/HTTP: protobuf ExportTraceServiceRequests
+// posted to /v1/traces.
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	r := &otlpReceiver{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
 		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" || err != nil {
 			t.Errorf("OTLP receiver: unexpected %s %s (%s): %v", req.Method, req.URL.Path, req.Header.Get("Content-Type"), err)
@@ -44,23 +64,38 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
-		r.mu.Lock()
-		r.requests++
-		for _, rs := range in.ResourceSpans {
-			service := stringAttr(rs.GetResource().GetAttributes(), "service.name")
-			for _, ss := range rs.ScopeSpans {
-				for _, sp := range ss.Spans {
-					r.spans = append(r.spans, sp)
-					r.services = append(r.services, service)
-				}
-			}
-		}
-		r.mu.Unlock()
+		r.keep(&in)
 		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.Write(out)
 	}))
-	t.Cleanup(r.Close)
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+// grpcTraceService is the OTLP collector's TraceService on a grpc.Server.
+type grpcTraceService struct {
+	coltracepb.UnimplementedTraceServiceServer
+	r *otlpReceiver
+}
+
+func (s grpcTraceService) Export(_ context.Context, in *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	s.r.keep(in)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// newOTLPGRPCReceiver serves OTLP/gRPC, the collector's TraceService,
+// without TLS on a loopback port; its URL is http://127.0.0.1:port, which
+// tells the exporter to connect insecurely.
+func newOTLPGRPCReceiver(t *testing.T) *otlpReceiver {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := grpc.NewServer()
+	r := &otlpReceiver{URL: "http://" + l.Addr().String()}
+	coltracepb.RegisterTraceServiceServer(srv, grpcTraceService{r: r})
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
 	return r
 }
 
@@ -96,18 +131,43 @@ func intAttr(kvs []*commonpb.KeyValue, key string) int64 {
 // name given.
 func TestRunExportsOTLP(t *testing.T) {
 	t.Parallel()
-	m := newTokenModel(t)
 	recv := newOTLPReceiver(t)
+	runExportingTo(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL)
+	checkRunSpans(t, recv)
+}
+
+// TestRunExportsOTLPGRPC is TestRunExportsOTLP over gRPC: the binary is
+// told the protocol only by OTEL_EXPORTER_OTLP_PROTOCOL=grpc, and the
+// receiver is the collector's TraceService on a grpc.Server, so the same
+// span tree must arrive through otlptracegrpc.
+func TestRunExportsOTLPGRPC(t *testing.T) {
+	t.Parallel()
+	recv := newOTLPGRPCReceiver(t)
+	runExportingTo(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc")
+	checkRunSpans(t, recv)
+}
+
+// runExportingTo runs tokenTasks with the scripted model and the OTEL_*
+// variables env (plus OTEL_SERVICE_NAME=statgraph-e2e), and requires that
+// the run succeeded without an export warning.
+func runExportingTo(t *testing.T, env ...string) {
+	m := newTokenModel(t)
 	dir := newRepo(t, map[string]string{"tasks.json": tokenTasks})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd, stdout, stderr := command(ctx, dir, "run", "--model", "scripted", "tasks.json")
 	cmd.Env = append(cmd.Env, m.env()...)
-	cmd.Env = append(cmd.Env, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_SERVICE_NAME=statgraph-e2e")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(cmd.Env, "OTEL_SERVICE_NAME=statgraph-e2e")
 	r := wait(t, cmd.Run(), stdout, stderr)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	require.NotContains(t, r.stderr, "warning: cannot export traces")
+}
 
+// checkRunSpans checks what recv received from runExportingTo: the run →
+// task → attempt → node tree, the model calls with their tokens and the
+// checks with their exit codes, under the service name given.
+func checkRunSpans(t *testing.T, recv *otlpReceiver) {
 	spans, services, _ := recv.got()
 	require.NotEmpty(t, spans, "the run's spans were flushed before it exited")
 	for _, s := range services {

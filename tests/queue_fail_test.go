@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -69,6 +70,7 @@ func TestQueueWorkersKilledMidUnitAndMidPublish(t *testing.T) {
 	ts := dagTasks(n, "0.05")
 	ts[2].execSleep = "4" // unit 3
 	ts[3].testSleep = "4" // unit 4
+	ts[3].logBase = true
 	s := newQueueSetup(t, ts)
 	gate := filepath.Join(t.TempDir(), "gate")
 	slowPush(t, s, "5", gate)
@@ -105,6 +107,19 @@ func TestQueueWorkersKilledMidUnitAndMidPublish(t *testing.T) {
 		require.Zero(t, counts[fmt.Sprintf("exec_%d_2", i)], "unit %d ran a second attempt; log: %v", i, counts)
 	}
 	require.Equal(t, 1, counts["push_5"])
+	// Unit 4, taken over, continued on its executor's commit, but its
+	// workspace's base (where a reset goes, what the review's diff starts
+	// from) is still its dependency's branch, as in the workspace it began
+	// in; it was the executor's commit.
+	plan := planOf(t, s.repo, "tasks.json", "")
+	dep := git(t, s.remote, "rev-parse", plan.Branch("2"))
+	var bases []string
+	for _, l := range effectLines(t, s.log) {
+		if b, ok := strings.CutPrefix(l, "base_4_"); ok {
+			bases = append(bases, b)
+		}
+	}
+	require.Equal(t, []string{dep, dep}, bases, "unit 4's base before and after the takeover")
 }
 
 // The coordinator is kill -9'd while units run and started again: it

@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/statgraph/statgraph/internal/pgtest"
 	"github.com/stretchr/testify/require"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
 // queueSetup is a repository with a tasks file, its bare remote and a
@@ -35,7 +36,12 @@ type queueSetup struct {
 
 func newQueueSetup(t *testing.T, ts []effectTask) queueSetup {
 	t.Helper()
-	db := pgtest.Database(t)
+	return newQueueSetupIn(t, ts, pgtest.Database(t))
+}
+
+// newQueueSetupIn is newQueueSetup on the queue database db.
+func newQueueSetupIn(t *testing.T, ts []effectTask, db string) queueSetup {
+	t.Helper()
 	log := filepath.Join(t.TempDir(), "effects.log")
 	repo := newRepo(t, map[string]string{"tasks.json": effectsTasksJSON(t, log, ts), "README": "base\n"})
 	remote := filepath.Join(t.TempDir(), "remote.git")
@@ -318,9 +324,110 @@ func TestQueueCleanDeletesWorkInProgressBranches(t *testing.T) {
 		git(t, s.remote, "update-ref", "refs/heads/"+wip("2"), git(t, s.remote, "rev-parse", plan.Branch("1")))
 	}
 
-	c := statgraph(t, s.repo, "clean", "tasks.json")
+	require.Positive(t, queueCheckpointCount(t, s.db, plan.Key), "the workers' checkpoints are in Postgres")
+	u, err := url.Parse(s.db)
+	require.NoError(t, err)
+	password, _ := u.User.Password()
+	cmd, stdout, stderr := command(ctx, s.repo, "clean", "tasks.json")
+	cmd.Env = append(cmd.Env, "PGPASSWORD="+password)
+	c := wait(t, cmd.Run(), stdout, stderr)
 	require.Equal(t, 0, c.code, "stdout:\n%s\nstderr:\n%s", c.stdout, c.stderr)
 	require.Contains(t, c.stdout, "deleted the work-in-progress branches of 2 finished task(s)")
+	// The finished units' checkpoints are deleted in the queue's Postgres,
+	// where the workers keep them (clean deleted only the local run
+	// store's before, which a queue run leaves empty).
+	require.Contains(t, c.stdout, "deleted the checkpoints of 3 finished task(s) in ")
+	require.Zero(t, queueCheckpointCount(t, s.db, plan.Key), "checkpoints of the plan left in Postgres")
 	require.Equal(t, "refs/heads/"+wip("3"), git(t, s.remote, "for-each-ref", "--format=%(refname)", "refs/heads/statgraph-wip/"),
 		"only the done unit whose published branch is missing keeps its work in progress")
+}
+
+// Two repositories whose tasks files have the same path share one queue
+// and one worker: each run's units run in its own repository and publish
+// to its own remote, and each plan's checkpoints are its own. The plans'
+// checkpoint threads were named by the tasks file's path and tag alone,
+// so the second repository's units took up the first one's finished
+// threads and the first one's history showed the second's commits.
+func TestQueueTwoRepositoriesShareAQueue(t *testing.T) {
+	ts := []effectTask{{id: 1, passOn: 1}, {id: 2, passOn: 1, deps: []int{1}}}
+	a := newQueueSetup(t, ts)
+	b := newQueueSetupIn(t, ts, a.db)
+	startWorker(t, a, "60s", 2) // a worker takes the units of every plan on the queue
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, s := range []queueSetup{a, b} {
+		_, waitRun := s.coordinator(ctx, t)
+		r := waitRun()
+		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	for name, s := range map[string]queueSetup{"first": a, "second": b} {
+		got := readTasks(t, filepath.Join(s.repo, "tasks.json"))
+		counts := countLines(effectLines(t, s.log))
+		plan := planOf(t, s.repo, "tasks.json", "")
+		for _, id := range []string{"1", "2"} {
+			require.Equal(t, "done", got[id].Status, "%s repository, task %s", name, id)
+			require.Equal(t, 1, counts["exec_"+id+"_1"], "%s repository: unit %s's executor ran in its own run", name, id)
+			h := statgraph(t, s.repo, "history", "--json", "--queue", s.db, id)
+			require.Equal(t, 0, h.code, "stdout:\n%s\nstderr:\n%s", h.stdout, h.stderr)
+			var hist struct {
+				Attempts []struct {
+					Commit string `json:"commit"`
+				} `json:"attempts"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(h.stdout), &hist), h.stdout)
+			require.Len(t, hist.Attempts, 1, "%s repository, unit %s: its own checkpoints only", name, id)
+			require.Equal(t, git(t, s.remote, "rev-parse", plan.Branch(id)), hist.Attempts[0].Commit,
+				"%s repository, unit %s: the attempt in its history is the one published on its remote", name, id)
+		}
+	}
+}
+
+// queueCheckpointCount counts the checkpoints in the queue's Postgres of
+// the threads of the plan whose key is key.
+func queueCheckpointCount(t *testing.T, db, key string) int {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), db)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var n int
+	require.NoError(t, conn.QueryRow(context.Background(), `SELECT count(*) FROM statgraph.checkpoints c
+		JOIN statgraph.threads t USING (tid) WHERE t.name LIKE '%' || $1 || '/task-%'`, key).Scan(&n))
+	return n
+}
+
+// statgraph worker is traced as run is, from the OTEL_* variables: the
+// unit it runs is a "task" span with its attempt and nodes, and the spans
+// reach the collector by the time the worker has stopped (SIGTERM). It
+// made no spans before.
+func TestQueueWorkerExportsOTLP(t *testing.T) {
+	recv := newOTLPReceiver(t)
+	s := newQueueSetup(t, []effectTask{{id: 1, passOn: 1}})
+	w := startWorkerEnv(t, s, "60s", 1, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_SERVICE_NAME=statgraph-worker-e2e")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+	r := waitRun()
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+	w.cmd.Wait()
+	data, err := os.ReadFile(w.stderr)
+	require.NoError(t, err)
+	require.NotContains(t, string(data), "warning: cannot export traces")
+
+	spans, services, _ := recv.got()
+	require.NotEmpty(t, spans, "the worker's spans were flushed before it exited")
+	for _, svc := range services {
+		require.Equal(t, "statgraph-worker-e2e", svc)
+	}
+	named := map[string][]*tracepb.Span{}
+	byID := map[string]*tracepb.Span{}
+	for _, sp := range spans {
+		named[sp.Name] = append(named[sp.Name], sp)
+		byID[string(sp.SpanId)] = sp
+	}
+	require.Len(t, named["task 1"], 1)
+	require.Len(t, named["attempt"], 1)
+	require.Equal(t, "task 1", byID[string(named["attempt"][0].ParentSpanId)].GetName())
+	require.Len(t, named["check tests"], 1)
+	require.Equal(t, int64(0), intAttr(named["check tests"][0].Attributes, "process.exit.code"))
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
 // Kind says what a check verifies and so which verdict its failure affects.
@@ -22,17 +24,19 @@ const (
 	KindOther Kind = "other"
 )
 
-// Mode is a check's enforcement mode. The zero Mode means Blocking.
-type Mode string
+// Mode is a check's enforcement mode: the gates' (package statgraph/gate),
+// so that checks and gates enforce with one type. A check has no severity,
+// so the zero Mode means Blocking (gate's default for a critical check).
+type Mode = gate.Mode
 
 // Enforcement modes.
 const (
 	// Blocking: a failure fails the verification.
-	Blocking Mode = "blocking"
+	Blocking = gate.Blocking
 	// Advisory: a failure is reported in Verification.Warnings only.
-	Advisory Mode = "advisory"
+	Advisory = gate.Advisory
 	// Informational: a failure is only recorded in Verification.Checks.
-	Informational Mode = "informational"
+	Informational = gate.Informational
 )
 
 // ErrInvalidCheck reports a check with an unknown Kind or Mode.
@@ -156,9 +160,7 @@ func (c Check) validate() error {
 	default:
 		return fmt.Errorf("%w: kind %q; use test, lint or other", ErrInvalidCheck, c.Kind)
 	}
-	switch c.Mode {
-	case "", Blocking, Advisory, Informational:
-	default:
+	if !c.Mode.Valid() {
 		return fmt.Errorf("%w: mode %q; use blocking, advisory or informational", ErrInvalidCheck, c.Mode)
 	}
 	return nil
@@ -200,9 +202,7 @@ func runCheck(ctx context.Context, workdir string, c Check) (r CheckResult, err 
 	if r.Kind == "" {
 		r.Kind = KindOther
 	}
-	if r.Mode == "" {
-		r.Mode = Blocking
-	}
+	r.Mode = r.Mode.For(gate.Critical)
 	cmd := c.Command
 	switch {
 	case cmd.Dir == "":

@@ -6,6 +6,7 @@ import (
 
 	"github.com/statgraph/statgraph/internal/obs"
 	"github.com/statgraph/statgraph/internal/secret"
+	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
 // maxTracedCommand caps the command line recorded on a trace span.
@@ -24,9 +25,7 @@ func startCheck(ctx context.Context, c Check, name string) (context.Context, obs
 	if kind == "" {
 		kind = KindOther
 	}
-	if mode == "" {
-		mode = Blocking
-	}
+	mode = mode.For(gate.Critical)
 	return obs.Start(ctx, "check "+name,
 		obs.String("statgraph.check.name", name),
 		obs.String("statgraph.check.kind", string(kind)),

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/web"
 )
 
@@ -107,7 +108,9 @@ type css = chromedp.CSS
 // attempt's feedback and diff appear, and the escalation answered "retry"
 // from the page resumes the task to the end.
 func TestBrowserRunAnswerRetry(t *testing.T) {
-	c := newControl(t, askPlan, newModel(t, 300*time.Millisecond))
+	m := controltest.NewModel(t)
+	m.SetHold(300 * time.Millisecond)
+	c := newControl(t, controltest.AskPlan, m.Config())
 	srv := serveTest(t, web.Handler(c, ""))
 	ctx := browser(t, 60*time.Second)
 
@@ -126,11 +129,19 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 		chromedp.WaitVisible(card("1", "in-progress")),
 		chromedp.WaitVisible(css(`#graph .node.active`)))
 	run("the escalation shows on the card",
-		chromedp.WaitVisible(css(`#board .card[data-id="1"] .question button[data-answer="retry"]`)),
+		chromedp.WaitVisible(css(`#board .card[data-id="1"] .question button[data-answer="retry"]`)))
+	// Work not committed in the live workspace shows with the task.
+	wip := filepath.Join(c.Plan().WorkDir(), "1", "wip.txt")
+	require.NoError(t, os.WriteFile(wip, []byte("work in progress\n"), 0o644))
+	run("the task's detail",
 		chromedp.Click(css(`#board .card[data-id="1"] .title`)),
-		chromedp.WaitVisible(css(`#detail .attempt[data-n="1"] .feedback`)))
+		chromedp.WaitVisible(css(`#detail .attempt[data-n="1"] .feedback`)),
+		chromedp.WaitVisible(css(`#detail .uncommitted-diff`)))
+	require.Contains(t, text(t, ctx, `#detail .uncommitted-diff .add`), "+work in progress", "the uncommitted work, coloured as added")
+	require.NoError(t, os.Remove(wip))
 	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="1"] .attempt-diff .add`), "+broken", "the failed attempt's diff, coloured as added")
 	require.NotEmpty(t, strings.TrimSpace(text(t, ctx, `#detail .attempt[data-n="1"] .feedback`)), "the failed attempt's feedback")
+	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="1"] .agent-tail`), `→ finish {"summary":"wrote out.txt"}`, "the agent's log tail")
 	run("answer retry from the page",
 		chromedp.Click(css(`#board .card[data-id="1"] .question button[data-answer="retry"]`)),
 		chromedp.WaitVisible(card("1", "done")),
@@ -144,7 +155,7 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 // Model and repository text is shown as text: a task title with markup
 // does not become elements.
 func TestBrowserEscapesText(t *testing.T) {
-	c := newControl(t, `{"tasks": [{"id": 1, "title": "<img src=x id=injected onerror=\"document.title='pwned'\">"}]}`, newModel(t, 0))
+	c := newControl(t, `{"tasks": [{"id": 1, "title": "<img src=x id=injected onerror=\"document.title='pwned'\">"}]}`, controltest.NewModel(t).Config())
 	srv := serveTest(t, web.Handler(c, ""))
 	ctx := browser(t, 30*time.Second)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL), chromedp.WaitVisible(card("1", "pending"))))

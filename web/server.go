@@ -220,6 +220,8 @@ type DiffResponse struct {
 	ID     string `json:"id"`
 	Branch string `json:"branch"`
 	Diff   string `json:"diff"`
+	// Uncommitted is the live workspace's work not committed yet.
+	Uncommitted string `json:"uncommitted,omitempty"`
 }
 
 func (s *server) diff(w http.ResponseWriter, r *http.Request) {
@@ -232,7 +234,7 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, DiffResponse{ID: id, Branch: h.Branch, Diff: h.Diff})
+	writeJSON(w, http.StatusOK, DiffResponse{ID: id, Branch: h.Branch, Diff: h.Diff, Uncommitted: h.Uncommitted})
 }
 
 func (s *server) addTask(w http.ResponseWriter, r *http.Request) {

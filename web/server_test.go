@@ -15,6 +15,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/web"
 )
 
@@ -200,7 +201,7 @@ func (s *sse) next(t *testing.T) (kind string, ev control.Event) {
 // done, and the task's attempts and diff are readable; a second start
 // while it runs is refused with 409.
 func TestRunThroughAPI(t *testing.T) {
-	c := newControl(t, askPlan, newModel(t, 0))
+	c := newControl(t, controltest.AskPlan, controltest.NewModel(t).Config())
 	srv := httptest.NewServer(web.Handler(c, ""))
 	defer srv.Close()
 	post := func(path, body string) *http.Response {
@@ -248,6 +249,7 @@ func TestRunThroughAPI(t *testing.T) {
 	require.NoError(t, json.NewDecoder(r.Body).Decode(&h))
 	require.Len(t, h.Attempts, 2)
 	require.NotEmpty(t, h.Attempts[0].Feedback)
+	require.Contains(t, h.Attempts[0].Log, "→ finish", "the agent's log tail")
 	require.Contains(t, h.Attempts[1].Diff, "+fixed")
 	r2, err := http.Get(srv.URL + "/api/tasks/1/diff")
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -62,6 +63,10 @@ type ExecResult struct {
 	ToolCalls int
 	// Finished reports whether the model called finish.
 	Finished bool
+	// LastReply is the model's last reply as a person reads it: its text,
+	// then one line per tool call (name and arguments, each cut at
+	// maxReplyArgs bytes). It is not scrubbed.
+	LastReply string
 }
 
 // Execute runs the tool-calling loop of one attempt: the model gets
@@ -116,6 +121,7 @@ func (c *Client) Execute(ctx context.Context, fsys FileSystem, req ExecRequest, 
 		chat.Messages = append(chat.Messages, openai.ChatCompletionMessage{
 			Role: openai.ChatMessageRoleAssistant, Content: msg.Content, ToolCalls: msg.ToolCalls,
 		})
+		res.LastReply = replyText(msg)
 		if len(msg.ToolCalls) == 0 {
 			chat.Messages = append(chat.Messages, openai.ChatCompletionMessage{
 				Role:    openai.ChatMessageRoleUser,
@@ -156,4 +162,25 @@ func orDefault(n, def int) int {
 		return def
 	}
 	return n
+}
+
+// maxReplyArgs bounds the arguments of one tool call in ExecResult.LastReply
+// (a write_file call carries a whole file).
+const maxReplyArgs = 300
+
+// replyText renders a model reply for ExecResult.LastReply.
+func replyText(msg openai.ChatCompletionMessage) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(msg.Content))
+	for _, call := range msg.ToolCalls {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		args := call.Function.Arguments
+		if len(args) > maxReplyArgs {
+			args = strings.ToValidUTF8(args[:maxReplyArgs], "") + "…"
+		}
+		fmt.Fprintf(&b, "→ %s %s", call.Function.Name, args)
+	}
+	return b.String()
 }

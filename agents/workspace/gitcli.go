@@ -47,13 +47,18 @@ func isGitIdentityVar(name string) bool {
 // lock files and temporary names keep the repository consistent when that
 // happens.
 func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return runGitEnv(ctx, dir, gitEnv(), args...)
+}
+
+// runGitEnv is runGit with the environment env.
+func runGitEnv(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	path, err := exec.LookPath("git")
 	if err != nil {
 		return nil, ErrNoGit
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
-	cmd.Env = gitEnv()
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -34,6 +34,9 @@ type mergePlan struct {
 	names []string // branch names of tips, when there are several
 	tips  []plumbing.Hash
 	skip  bool // Options.SkipConflicts
+	// start is Options.Start resolved: the commit a new workspace's
+	// branch and files start from instead of the base (zero: the base).
+	start plumbing.Hash
 }
 
 // planMerge resolves o.Merge in the source and drops every branch whose

@@ -45,7 +45,16 @@ type Options struct {
 	// (so "3", "3.2" and "fix-parser_2" are fine).
 	TaskID string
 	// Base is the commit-ish the task starts from; "" means the source's HEAD.
+	// It (or its merge with Merge) is the workspace's base: what
+	// Reset("base") goes back to and Diff compares with.
 	Base string
+	// Start, when set, is a commit-ish of the source a new workspace's
+	// branch and files start from instead of the base, which stays the
+	// base: a run taken over from another machine continues on its last
+	// attempt's commit (which descends from the base), while a reset and
+	// the diff of the whole task still go back to where the task began.
+	// An existing workspace ignores it.
+	Start string
 	// Plan is the short name of the plan the task belongs to (a
 	// tasks.Plan's Key), so that two plans in one repository never share a
 	// branch: the branch is BranchName(Plan, TaskID). "" means the branch
@@ -175,6 +184,11 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Start != "" {
+		if plan.start, err = resolveBase(src, source, o.Start); err != nil {
+			return nil, fmt.Errorf("workspace: Options.Start: %w", err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(w.dir, git.GitDirName)); err == nil {
 		if err := w.reopen(o.Base, plan); err != nil {
 			return nil, err
@@ -279,10 +293,17 @@ func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, 
 			}
 		}
 	}
-	if _, err := repo.CommitObject(base); err != nil {
-		return fmt.Errorf("workspace: base commit %s is missing after sharing the source's objects (did the source change meanwhile?): %w; try again", base, err)
+	head := base
+	if !plan.start.IsZero() {
+		if err := repo.Storer.SetReference(plumbing.NewHashReference(w.branch, plan.start)); err != nil {
+			return fmt.Errorf("workspace: set %s of %s to the start %s: %w", w.branch, dir, plan.start, err)
+		}
+		head = plan.start
 	}
-	return w.checkout(ctx, repo, dir, base)
+	if _, err := repo.CommitObject(head); err != nil {
+		return fmt.Errorf("workspace: commit %s is missing after sharing the source's objects (did the source change meanwhile?): %w; try again", head, err)
+	}
+	return w.checkout(ctx, repo, dir, head)
 }
 
 // Dir returns the absolute path of the workspace's working tree.

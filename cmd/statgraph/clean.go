@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var c common
 	c.register(fs)
 	keep := fs.Int("keep-checkpoints", 0, "keep the last `N` checkpoints of each finished task's thread instead of deleting it (0: delete)")
+	queueURL := fs.String("queue", "", "Postgres `URL` of the queue a run on workers used: delete the finished tasks' checkpoints the workers keep there too (default: the queue recorded for the plan by run --queue)")
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -82,7 +84,8 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "deleted the checkpoints of %d finished task(s): %s\n", len(res.Threads), strings.Join(res.Threads, ", "))
 	}
 	if err == nil {
-		err = cleanRemote(ctx, stdout, plan, f)
+		// Both, whichever fails: they are independent.
+		err = errors.Join(cleanQueueCheckpoints(ctx, stdout, *queueURL, plan, f, *keep), cleanRemote(ctx, stdout, plan, f))
 	}
 	fmt.Fprintf(stdout, "freed %s; published branches and %s are kept\n", humanBytes(res.Bytes), file)
 	return err

@@ -67,7 +67,7 @@ Usage:
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot|svg]
   statgraph serve [--addr 127.0.0.1:7777] [--token-file F] [tasks.json]   web UI and JSON API (README, Web UI)
-  statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [tasks.json]
+  statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [--queue URL] [tasks.json]
   statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues
   statgraph migrate --queue URL                                set up River's and statgraph's tables
   statgraph mcp [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--no-sandbox] [tasks.json]

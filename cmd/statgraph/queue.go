@@ -143,12 +143,12 @@ type runStore struct {
 // statgraph's checkpoint schema is reported, not created.
 func openRunStore(ctx context.Context, url, path string, plan tasks.Plan) (runStore, error) {
 	recorded := ""
+	rec, err := recordedQueue(plan)
+	if err != nil && url == "" {
+		return runStore{}, err
+	}
 	if url == "" {
-		r, err := recordedQueue(plan)
-		if err != nil {
-			return runStore{}, err
-		}
-		if url = r.Queue; url != "" {
+		if url = rec.Queue; url != "" {
 			recorded = fmt.Sprintf(" (the queue this plan's run used, recorded in %s; pass --queue URL with its password, or set PGPASSWORD)", queueFile(plan))
 		}
 	}
@@ -194,7 +194,13 @@ func openRunStore(ctx context.Context, url, path string, plan tasks.Plan) (runSt
 		pool.Close()
 		return runStore{}, err
 	}
-	return runStore{Checkpointer: st, where: queue.Redact(url), close: func() { st.Close(); pool.Close() }}, nil
+	// The plan's threads there are scoped by the remote its run used (the
+	// repository itself unless --remote named another; see queue.Scoped).
+	remote := rec.Remote
+	if remote == "" {
+		remote = plan.Repo
+	}
+	return runStore{Checkpointer: queue.Scoped(st, remote), where: queue.Redact(url), close: func() { st.Close(); pool.Close() }}, nil
 }
 
 // cleanRemote deletes, on the remote the plan's last queue run used, the
@@ -217,6 +223,34 @@ func cleanRemote(ctx context.Context, stdout io.Writer, plan tasks.Plan, f *task
 	})
 	if len(units) > 0 {
 		fmt.Fprintf(stdout, "deleted the work-in-progress branches of %d finished task(s) on %s: %s\n", len(units), r.Remote, strings.Join(units, ", "))
+	}
+	return err
+}
+
+// cleanQueueCheckpoints deletes (or with keep > 0 prunes) the checkpoints
+// the workers kept in the queue's Postgres for the plan's finished tasks,
+// as clean does in the local run store (tasks.Dispatcher.CleanKeeping):
+// the queue of url, else the one the plan's last queue run recorded;
+// nothing when there is neither. A queue out of reach is an error saying
+// how to give its password; the local cleaning is done by then.
+func cleanQueueCheckpoints(ctx context.Context, stdout io.Writer, url string, plan tasks.Plan, f *tasks.File, keep int) error {
+	rs, err := queueCheckpoints(ctx, url, plan)
+	if err != nil {
+		return fmt.Errorf("%w; the local workspaces and checkpoints are cleaned, run clean again to delete the checkpoints in the queue", err)
+	}
+	if rs.Checkpointer == nil {
+		return nil
+	}
+	defer rs.close()
+	d := &tasks.Dispatcher{File: f, Repo: plan.Repo, Checkpointer: rs.Checkpointer}
+	res, err := d.CleanKeeping(ctx, keep)
+	for _, u := range f.Units() {
+		if n, ok := res.Pruned[u.ID]; ok {
+			fmt.Fprintf(stdout, "task %s: deleted %d checkpoint(s) in %s, kept the last %d\n", u.ID, n, rs.where, keep)
+		}
+	}
+	if len(res.Threads) > 0 {
+		fmt.Fprintf(stdout, "deleted the checkpoints of %d finished task(s) in %s: %s\n", len(res.Threads), rs.where, strings.Join(res.Threads, ", "))
 	}
 	return err
 }

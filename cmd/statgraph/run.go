@@ -119,6 +119,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them")
 	keep := fs.Bool("keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
+	waitAnswers := fs.Bool("wait-for-answers", false, "without a terminal, a task with on_exhausted \"ask\" waits for an answer given through statgraph serve or mcp (default: it ends interrupted); with a terminal it can always be answered there too")
 	integrate := fs.String("integrate", "", "when the run ends, merge every done task's branch into `BRANCH`, run the default checks on it and publish it")
 	var q queueFlags
 	q.register(fs)
@@ -174,12 +175,11 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	defer lock.Unlock()
 	// The last run's outcomes that are only in its results journal (it was
 	// killed) go into the file first, so that --retry-failed sees them.
-	if err := tasks.SettleJournal(f, plan); err != nil {
+	reset, err := control.Settle(f, plan, *retryFailed)
+	if err != nil {
 		return exitFailed, err
 	}
-	if *retryFailed {
-		reportReset(stderr, f.ResetFailed())
-	}
+	reportReset(stderr, reset)
 	warnUncommitted(stderr, repo, file)
 	st, err := openStore(ctx, store)
 	if err != nil {
@@ -253,8 +253,14 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		}
 		defer closeQueue()
 	}
-	if isTerminal(os.Stdin) {
-		d.Ask = askOnTerminal(p, os.Stdin)
+	// An escalation is asked on the terminal, if any, and as a question
+	// file that statgraph serve and mcp show and answer: the first answer
+	// wins.
+	switch remote := control.RemoteAsk(plan); {
+	case isTerminal(os.Stdin):
+		d.Ask = control.FirstAnswer(askOnTerminal(p, os.Stdin), remote)
+	case *waitAnswers:
+		d.Ask = remote
 	}
 	p.start()
 	sum, err := d.Run(ctx)
@@ -327,9 +333,23 @@ func warnUncommitted(w io.Writer, repo, file string) {
 }
 
 // askOnTerminal asks the operator what to do with a task that ran out of
-// retries.
+// retries. The lines of in are read by one goroutine for the whole run,
+// so that a question answered elsewhere (ctx done) stops waiting at once.
 func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agents.Escalation) (string, error) {
-	r := bufio.NewReader(in)
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReader(in)
+		for {
+			line, err := r.ReadString('\n')
+			if line != "" {
+				lines <- line
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
 		answer := p.ask(func(w io.Writer) string {
 			fmt.Fprintf(w, "\ntask %s (%s) failed %d attempts. Last errors:\n", printable.String(unit), printable.String(e.Title), e.Attempts)
@@ -338,7 +358,14 @@ func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agen
 			}
 			for {
 				fmt.Fprint(w, "[r]etry (reset the attempts), [s]kip (mark done with a warning), [a]bort (mark failed)? ")
-				line, err := r.ReadString('\n')
+				var line string
+				var ok bool
+				select {
+				case line, ok = <-lines:
+				case <-ctx.Done():
+					fmt.Fprintln(w, "\nanswered elsewhere.")
+					return "abort" // ignored: ctx is done
+				}
 				switch strings.ToLower(strings.TrimSpace(line)) {
 				case "r", "retry":
 					return "retry"
@@ -347,7 +374,7 @@ func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agen
 				case "a", "abort":
 					return "abort"
 				}
-				if err != nil {
+				if !ok {
 					return "abort"
 				}
 			}

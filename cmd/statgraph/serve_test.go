@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/control/controltest"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -56,17 +57,7 @@ func serve(t *testing.T, args ...string) (url, token string) {
 }
 
 func planRepo(t *testing.T) string {
-	t.Setenv("STATGRAPH_HOME", t.TempDir())
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(`{"tasks": [{"id": 1, "title": "one"}]}`), 0o644))
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "git %v: %s", args, out)
-	}
-	return filepath.Join(dir, "tasks.json")
+	return controltest.NewPlan(t, `{"tasks": [{"id": 1, "title": "one"}]}`)
 }
 
 // On loopback serve needs no token; on any other address it prints a new

@@ -102,6 +102,11 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			allow = append(allow, name)
 		}
 	}
+	// Traced as run is, from the same OTEL_* variables: each unit this
+	// worker runs is a "task" span with its attempts, nodes, model calls
+	// and checks; what is left is flushed when the worker stops.
+	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
+	defer flush()
 	exe, _ := os.Executable()
 	w := &queue.Worker{
 		Pool: pool, ID: uuid.New(), Root: dir, Checkpointer: st, Log: stderr,
@@ -120,7 +125,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return commit, true, nil
 		},
 		Configure: func(d *tasks.Dispatcher) {
-			d.Model, d.NoSandbox, d.AllowEnv = mc, *noSandbox, allow
+			d.Model, d.NoSandbox, d.AllowEnv, d.Tracer = mc, *noSandbox, allow, tp
 			if exe != "" {
 				d.GoCacheProg = []string{exe, goCacheProgCmd}
 			}

@@ -1,7 +1,7 @@
 // Package otel turns the runs of statgraph graphs into OpenTelemetry spans:
 // one span per run and, as its children, one span per node attempt, so that
 // spans a node makes itself (an HTTP call, a model call) nest under the
-// attempt that made them. Retries, routes, gate decisions and interrupts
+// attempt that made them. Retries, routes (a gate's decision among them) and interrupts
 // are recorded as span events.
 //
 // The package uses only the OpenTelemetry API: it makes spans through a
@@ -186,7 +186,7 @@ func Wrap[S any](ctx context.Context, t *Tracer, start func(ctx context.Context,
 	}
 }
 
-// Record adds what ev reports to span: a retry, a route, a gate's decision
+// Record adds what ev reports to span: a retry, a route
 // or an interrupt as a span event; the end of a run as the span's status
 // (Error with the error recorded when the run failed; an interrupted run is
 // not an error) and its step count. Other kinds are ignored; node attempts
@@ -205,12 +205,6 @@ func Record[S any](span trace.Span, ev statgraph.Event[S]) {
 			KeyDelay.Int64(ev.Delay.Milliseconds()), attribute.String("exception.message", firstLine(errString(ev.Err)))))
 	case statgraph.EventRoute:
 		span.AddEvent("route", trace.WithAttributes(KeyNode.String(node), KeyStep.Int(ev.Step), KeyRouteKey.String(ev.Key), KeyRouteTo.String(ev.To)))
-	case statgraph.EventGateRetry, statgraph.EventGatePassed, statgraph.EventGateExhausted:
-		attrs := []attribute.KeyValue{KeyNode.String(node), KeyStep.Int(ev.Step)}
-		if ev.To != "" {
-			attrs = append(attrs, KeyRouteTo.String(ev.To))
-		}
-		span.AddEvent(ev.Kind.String(), trace.WithAttributes(attrs...))
 	case statgraph.EventInterrupt:
 		ids := make([]string, len(ev.Interrupts))
 		for i, in := range ev.Interrupts {

@@ -180,6 +180,7 @@ async function loadDetail(id) {
   if (h.plan && h.plan.summary) kids.push(el("p", { class: "plan" }, "Plan: " + h.plan.summary));
   for (const a of h.attempts) kids.push(attempt(a));
   if (h.diff) kids.push(el("h3", {}, "Branch " + (h.branch || "") + " against its base"), diffView(h.diff, "branch-diff"));
+  if (h.uncommitted) kids.push(el("h3", {}, "Uncommitted work in the workspace"), diffView(h.uncommitted, "uncommitted-diff"));
   d.replaceChildren(...kids);
 }
 
@@ -189,6 +190,7 @@ function attempt(a) {
     el("h3", {}, "Attempt " + a.n + " ", el("span", { class: "verdict " + verdict }, verdict),
       a.duration ? " · " + a.duration : "", a.tokens ? " · " + a.tokens + " tokens" : ""));
   if (a.summary) box.append(el("div", { class: "label" }, "Agent's summary"), el("pre", { class: "agent-log" }, a.summary));
+  if (a.log) box.append(el("div", { class: "label" }, "Agent's log (tail)"), el("pre", { class: "agent-tail" }, a.log));
   if (a.no_progress) box.append(el("p", {}, "No progress: the attempt changed nothing."));
   if (a.errors && a.errors.length) box.append(el("div", { class: "label" }, "Checks' output"), el("pre", { class: "checks" }, a.errors.join("\n\n")));
   if (a.feedback) box.append(el("div", { class: "label" }, "Feedback sent back"), el("pre", { class: "feedback" }, a.feedback));

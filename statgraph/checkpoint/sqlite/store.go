@@ -307,17 +307,24 @@ func (s *Store) Range(ctx context.Context, thread string, from, to int64, limit 
 func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, error) {
 	defer rows.Close()
 	var (
-		cps  []*statgraph.Checkpoint
-		vals [numColumns]any
-		dst  [numColumns]any
-		dec  rowenc.Decoder
-		text [len(jsonColumns)]jsonText
+		cps   []*statgraph.Checkpoint
+		block []statgraph.Checkpoint // checkpoints are allocated in blocks
+		vals  [numColumns]any
+		dst   [numColumns]any
+		dec   rowenc.Decoder
+		text  [len(jsonColumns)]jsonText
+		mem   arena
+		blobs [len(blobColumns)]blob
 	)
 	for i := range vals {
 		dst[i] = &vals[i]
 	}
 	for k, col := range jsonColumns {
 		dst[col] = &text[k]
+	}
+	for k, col := range blobColumns {
+		blobs[k].arena = &mem
+		dst[col] = &blobs[k]
 	}
 	for rows.Next() {
 		if err := rows.Scan(dst[:]...); err != nil {
@@ -326,8 +333,15 @@ func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, er
 		for k, col := range jsonColumns {
 			vals[col] = &text[k]
 		}
-		cp, err := s.decodeRow(thread, &vals, &dec)
-		if err != nil {
+		for k, col := range blobColumns {
+			vals[col] = &blobs[k]
+		}
+		if len(block) == 0 { // 1, 2, 4, ... 64 at a time: one row, one allocation
+			block = make([]statgraph.Checkpoint, min(max(2*len(cps), 1), 64))
+		}
+		cp := &block[0]
+		block = block[1:]
+		if err := s.decodeRow(thread, &vals, &dec, cp); err != nil {
 			return nil, err
 		}
 		cps = append(cps, cp)

@@ -1,51 +1,16 @@
-package statgraph
+package gate
 
-// This file holds how a gate chooses what to re-run and how it words the
-// feedback for it.
+// This file words the feedback a gate gives the node it retries.
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 )
 
-// chooseTargets returns the distinct targets of the failed checks, leaving
-// out those that another chosen target re-runs anyway.
-func chooseTargets[S any](gn *gateNode[S], failedTo []int) []int {
-	same := true
-	for _, s := range failedTo {
-		same = same && s == failedTo[0]
-	}
-	if same {
-		return gn.single[slices.Index(gn.targets, failedTo[0])]
-	}
-	var chosen []int
-	for _, s := range failedTo {
-		if !slices.Contains(chosen, s) {
-			chosen = append(chosen, s)
-		}
-	}
-	slices.Sort(chosen)
-	pos := func(s int) int { return slices.Index(gn.targets, s) }
-	out := chosen[:0:0]
-	for _, b := range chosen {
-		covered := false
-		for _, a := range chosen {
-			if gn.covers[pos(a)][pos(b)] {
-				covered = true
-			}
-		}
-		if !covered {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// aggregate writes a retry's feedback: one section per failed check, then
+// feedback writes a retry's feedback: one section per failed check, then
 // the attempt line (attempt k of n, or all n failed when k is 0) and the
 // gate's improvement hints.
-func aggregate(gate string, failed []Verdict, hints []string, k, n int, after string) string {
+func feedback(gate string, failed []Verdict, hints []string, k, n int, after string) string {
 	var b strings.Builder
 	size := 96 + len(gate) + len(after)
 	for _, v := range failed {
@@ -101,12 +66,4 @@ func aggregate(gate string, failed []Verdict, hints []string, k, n int, after st
 		}
 	}
 	return b.String()
-}
-
-func checkNames(vs []Verdict) string {
-	names := make([]string, len(vs))
-	for i, v := range vs {
-		names[i] = v.Validator
-	}
-	return strings.Join(names, ", ")
 }

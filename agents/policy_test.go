@@ -1,0 +1,110 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/gate"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// TestOrchestratorAndGateSharePolicy: one gate.Policy value drives both the
+// library's gate and the orchestrator. should_retry_or_end routes as
+// Policy.Decide says, and an exhausted task escalates with the gate's
+// Escalation and answers: "skip" continues past the check with a warning
+// through both, and an unknown answer is refused with the same message.
+func TestOrchestratorAndGateSharePolicy(t *testing.T) {
+	ctx := context.Background()
+	for _, p := range []gate.Policy{{MaxAttempts: 1, OnExhausted: gate.Ask}, {MaxAttempts: 3}, {MaxAttempts: 2, OnExhausted: gate.Ask}} {
+		s := stateFor(p)
+		require.Equal(t, p, s.Policy())
+		for attempts := 0; attempts <= 4; attempts++ {
+			for _, passed := range []bool{false, true} {
+				s.RetryCount = attempts
+				s.Verification = verifier.Verification{TestsPassed: passed, LintPassed: passed}
+				want := map[gate.Decision]string{gate.Passed: RouteDone, gate.Retry: RouteRetry, gate.Failed: RouteFailed, gate.Escalate: RouteFailed}[p.Decide(passed, attempts)]
+				assert.Equal(t, want, ShouldRetryOrEnd(ctx, s), "%+v attempts %d passed %v", p, attempts, passed)
+			}
+		}
+	}
+
+	policy := gate.Policy{MaxAttempts: 1, OnExhausted: gate.Ask}
+
+	// The orchestrator, its check failing.
+	orch, err := NewGraph(Config{
+		Executor: ExecutorFunc(func(context.Context, TaskState) (string, error) { return "tried", nil }),
+		Verifier: VerifierFunc(func(context.Context, TaskState) (verifier.Verification, error) {
+			return verifier.Verification{Errors: []string{"tests: still wrong"}}, nil
+		}),
+	}, statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	require.NoError(t, err)
+
+	// A library gate with the same policy, its check failing.
+	type doc struct {
+		Done bool
+		Gate gate.State
+	}
+	gs := gate.For(func(s *doc) *gate.State { return &s.Gate })
+	b := statgraph.New[doc]().AddNode("write", func(_ context.Context, s doc) (doc, error) { return s, nil })
+	gs.AddValidator(b, "tests", func(context.Context, doc) (gate.Verdict, error) {
+		return gate.Verdict{Feedback: "still wrong"}, nil
+	})
+	gs.Add(b, "gate", gate.Config{Validators: []string{"tests"}, RetryTarget: "write", Next: "done", Policy: policy})
+	b.AddNode("done", func(_ context.Context, s doc) (doc, error) { s.Done = true; return s, nil }).
+		AddEdge(statgraph.Start, "write").AddEdge("write", "tests").AddEdge("tests", "gate").AddEdge("done", statgraph.End)
+	lib, err := b.Compile(statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	require.NoError(t, err)
+
+	paused := func(err error) Escalation {
+		t.Helper()
+		var ie *statgraph.InterruptedError
+		require.True(t, errors.As(err, &ie), "the run pauses: %v", err)
+		var esc Escalation
+		require.NoError(t, json.Unmarshal(ie.Interrupts[0].Payload, &esc))
+		return esc
+	}
+	for _, thread := range []string{"skip", "maybe"} {
+		_, err = orch.Invoke(ctx, stateFor(policy), statgraph.WithThread(thread))
+		oesc := paused(err)
+		_, err = lib.Invoke(ctx, doc{}, statgraph.WithThread(thread))
+		gesc := paused(err)
+		for _, esc := range []Escalation{oesc, gesc} {
+			assert.Equal(t, 1, esc.Attempts)
+			assert.Equal(t, gate.Choices(), esc.Choices)
+			assert.Equal(t, gate.EscalationHint, esc.Hint)
+			assert.Len(t, esc.Errors, 1)
+		}
+	}
+
+	out, err := orch.Invoke(ctx, TaskState{}, statgraph.WithThread("skip"), statgraph.WithResume("skip"))
+	require.NoError(t, err)
+	assert.Equal(t, PhaseSkipped, out.Phase)
+	assert.Nil(t, out.FailedAt)
+	assert.Equal(t, []string{"task t-policy skipped by operator after 1 failed attempts"}, out.Warnings)
+	done, err := lib.Invoke(ctx, doc{}, statgraph.WithThread("skip"), statgraph.WithResume("skip"))
+	require.NoError(t, err)
+	assert.True(t, done.Done, "the gate continues downstream")
+	require.Len(t, done.Gate.Warnings, 1)
+	assert.Equal(t, "gate skipped after 1 failed attempts: tests", done.Gate.Warnings[0].Message)
+
+	_, err = orch.Invoke(ctx, TaskState{}, statgraph.WithThread("maybe"), statgraph.WithResume("maybe"))
+	require.ErrorIs(t, err, gate.ErrUnknownAnswer)
+	_, err2 := lib.Invoke(ctx, doc{}, statgraph.WithThread("maybe"), statgraph.WithResume("maybe"))
+	asked := paused(err2)
+	assert.Contains(t, err.Error(), asked.Invalid, "the orchestrator refuses what the gate asks again about, in the same words")
+}
+
+// stateFor is a task whose fields give policy p.
+func stateFor(p gate.Policy) TaskState {
+	s := TaskState{Task: Task{ID: "t-policy", Title: "policy"}, MaxRetries: p.MaxAttempts}
+	if p.OnExhausted == gate.Ask {
+		s.Task.OnExhausted = "ask"
+	}
+	return s
+}

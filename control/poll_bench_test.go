@@ -1,0 +1,46 @@
+package control_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// BenchmarkPoll measures one poll (Tasks, what the watcher runs every
+// Poll interval) of a plan of 200 and of 10,000 tasks, 4 in progress and
+// 100 finished with a run in the store, after a first poll; "floor" is
+// loading the same tasks file alone, which every poll does. It reports
+// the threads read from the run store per poll.
+func BenchmarkPoll(b *testing.B) {
+	for _, n := range []int{200, 10000} {
+		running := []int{1, 2, 3, 4}
+		var done []int
+		for i := 5; i < 105; i++ {
+			done = append(done, i)
+		}
+		file := pollPlan(b, n, running, done)
+		b.Run(fmt.Sprintf("tasks=%d/floor", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := tasks.Load(file, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("tasks=%d/poll", n), func(b *testing.B) {
+			c, cs := openPolled(b, file, append(running, done...)...)
+			if _, err := c.Tasks(bg); err != nil {
+				b.Fatal(err)
+			}
+			cs.threads()
+			reads := 0
+			for b.Loop() {
+				if _, err := c.Tasks(bg); err != nil {
+					b.Fatal(err)
+				}
+				reads += len(cs.threads())
+			}
+			b.ReportMetric(float64(reads)/float64(b.N), "threads-read/op")
+		})
+	}
+}

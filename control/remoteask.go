@@ -1,0 +1,189 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/tasks"
+)
+
+// A run in another process (statgraph run in a terminal) and a Control
+// share its escalations through files in the plan's state directory:
+// the run's Ask hook (RemoteAsk) writes <unit>.question and waits for
+// <unit>.answer, which Control.Answer writes. Both are written to a
+// temporary name and renamed into place, so a reader never sees half a
+// file. An answer names the question's nonce: an answer left over from an
+// earlier question of the unit is ignored.
+
+// remoteQuestion is a <unit>.question file.
+type remoteQuestion struct {
+	Nonce    string   `json:"nonce"`
+	PID      int      `json:"pid"`
+	Question Question `json:"question"`
+}
+
+// remoteAnswer is a <unit>.answer file.
+type remoteAnswer struct {
+	Nonce  string `json:"nonce"`
+	Answer string `json:"answer"`
+}
+
+// questionDir is where a plan's runs leave their pending questions.
+func questionDir(plan tasks.Plan) string { return filepath.Join(plan.Dir, "questions") }
+
+// RemoteAskPoll is how often RemoteAsk looks for an answer.
+const RemoteAskPoll = 100 * time.Millisecond
+
+// RemoteAsk returns an Ask hook (tasks.Dispatcher.Ask) that makes each
+// escalation of plan a question other processes see (Control.Tasks,
+// Questions) and answer (Control.Answer: statgraph serve, statgraph mcp),
+// and waits for the answer until ctx is done (then "abort" with ctx's
+// error). The question is removed once answered or given up. It fails
+// when the question cannot be written. Safe for concurrent use, one
+// question per unit at a time.
+func RemoteAsk(plan tasks.Plan) func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+		dir := questionDir(plan)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return AnswerAbort, fmt.Errorf("escalation of task %s: %w", unit, err)
+		}
+		var b [12]byte
+		rand.Read(b[:])
+		q := remoteQuestion{Nonce: hex.EncodeToString(b[:]), PID: os.Getpid(), Question: Question{Escalation: e, Asked: time.Now()}}
+		qf, af := filepath.Join(dir, unit+".question"), filepath.Join(dir, unit+".answer")
+		os.Remove(af) // an answer to an earlier question of the unit
+		if err := writeJSONAtomic(qf, q, false); err != nil {
+			return AnswerAbort, fmt.Errorf("escalation of task %s: %w", unit, err)
+		}
+		defer os.Remove(qf)
+		t := time.NewTicker(RemoteAskPoll)
+		defer t.Stop()
+		for {
+			var a remoteAnswer
+			if readJSON(af, &a) == nil {
+				os.Remove(af)
+				if a.Nonce == q.Nonce && validAnswer(a.Answer) {
+					return a.Answer, nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return AnswerAbort, ctx.Err()
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// FirstAnswer returns an Ask hook that asks every one of asks at once and
+// returns the first answer; the others are cancelled (their context is
+// done) and their answers ignored.
+func FirstAnswer(asks ...func(context.Context, string, agents.Escalation) (string, error)) func(context.Context, string, agents.Escalation) (string, error) {
+	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		type result struct {
+			answer string
+			err    error
+		}
+		res := make(chan result, len(asks))
+		for _, ask := range asks {
+			go func() {
+				a, err := ask(ctx, unit, e)
+				res <- result{a, err}
+			}()
+		}
+		r := <-res
+		return r.answer, r.err
+	}
+}
+
+func validAnswer(a string) bool {
+	return a == AnswerRetry || a == AnswerSkip || a == AnswerAbort
+}
+
+// remoteQuestions returns the pending questions of runs in other
+// processes, by unit; none when the directory is missing.
+func remoteQuestions(plan tasks.Plan) map[string]remoteQuestion {
+	ents, err := os.ReadDir(questionDir(plan))
+	if err != nil {
+		return nil
+	}
+	out := map[string]remoteQuestion{}
+	for _, ent := range ents {
+		unit, ok := strings.CutSuffix(ent.Name(), ".question")
+		if !ok {
+			continue
+		}
+		var q remoteQuestion
+		if readJSON(filepath.Join(questionDir(plan), ent.Name()), &q) == nil {
+			out[unit] = q
+		}
+	}
+	return out
+}
+
+// answerRemote answers unit's question of a run in another process; it
+// fails with ErrNoQuestion when there is none.
+func answerRemote(plan tasks.Plan, unit, answer string) error {
+	var q remoteQuestion
+	err := readJSON(filepath.Join(questionDir(plan), unit+".question"), &q)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w for task %s: it was answered already, or its run ended", ErrNoQuestion, unit)
+	}
+	if err != nil {
+		return fmt.Errorf("read the question of task %s: %w", unit, err)
+	}
+	err = writeJSONAtomic(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%w for task %s: another answer came first", ErrNoQuestion, unit)
+	}
+	if err != nil {
+		return fmt.Errorf("answer task %s: %w", unit, err)
+	}
+	return nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// writeJSONAtomic writes v to path through a temporary file moved into
+// place; with excl set it fails (os.ErrExist) when path exists, so that
+// of two writers the first wins.
+func writeJSONAtomic(path string, v any, excl bool) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+	case excl:
+		err = os.Link(f.Name(), path)
+	default:
+		err = os.Rename(f.Name(), path)
+	}
+	os.Remove(f.Name())
+	return err
+}

@@ -1,0 +1,73 @@
+package control_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
+)
+
+// A question of a run in another process (RemoteAsk) shows in Questions
+// and Tasks; an answer file left from an earlier question, or naming
+// another question, is ignored; Control.Answer's answer is taken, once.
+func TestRemoteQuestionIgnoresStaleAnswers(t *testing.T) {
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	c, err := control.Open(control.Options{File: file})
+	require.NoError(t, err)
+	defer c.Close()
+	dir := filepath.Join(c.Plan().Dir, "questions")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	stale := []byte(`{"nonce":"from-an-earlier-question","answer":"abort"}`)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1.answer"), stale, 0o600))
+
+	type result struct {
+		answer string
+		err    error
+	}
+	got := make(chan result, 1)
+	go func() {
+		a, err := control.RemoteAsk(c.Plan())(bg, "1", agents.Escalation{Task: "1", Title: "write fixed", Attempts: 1})
+		got <- result{a, err}
+	}()
+	require.Eventually(t, func() bool { return c.Questions()["1"].Task == "1" }, 10*time.Second, 10*time.Millisecond)
+	ts, err := c.Tasks(bg)
+	require.NoError(t, err)
+	require.NotNil(t, ts[0].Question)
+	require.Equal(t, "write fixed", ts[0].Question.Title)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1.answer"), stale, 0o600))
+	select {
+	case r := <-got:
+		t.Fatalf("a stale answer was taken: %+v", r)
+	case <-time.After(5 * control.RemoteAskPoll):
+	}
+	require.NoError(t, c.Answer("1", control.AnswerRetry))
+	select {
+	case r := <-got:
+		require.NoError(t, r.err)
+		require.Equal(t, control.AnswerRetry, r.answer)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer was not taken")
+	}
+	require.Empty(t, c.Questions())
+	require.ErrorIs(t, c.Answer("1", control.AnswerSkip), control.ErrNoQuestion)
+
+	// A run that stops while asking takes its question back.
+	ctx, cancel := context.WithCancel(bg)
+	go func() {
+		a, err := control.RemoteAsk(c.Plan())(ctx, "2", agents.Escalation{Task: "2"})
+		got <- result{a, err}
+	}()
+	require.Eventually(t, func() bool { return c.Questions()["2"].Task == "2" }, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	r := <-got
+	require.ErrorIs(t, r.err, context.Canceled)
+	require.Empty(t, c.Questions())
+}

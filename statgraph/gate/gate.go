@@ -1,0 +1,384 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/statgraph/statgraph/statgraph"
+)
+
+// Verdict is the result of one validator. A validator fills Passed,
+// Feedback and optionally Evidence and Hints; AddValidator fills Validator,
+// and Severity and Mode from the validator's options where the verdict
+// leaves them zero (a verdict can lower its severity, not raise it back to
+// Critical), then resolves Mode with Mode.For.
+type Verdict struct {
+	Validator string   `json:"validator"`
+	Passed    bool     `json:"passed"`
+	Feedback  string   `json:"feedback,omitempty"` // what is wrong, for the node that is retried
+	Severity  Severity `json:"severity,omitempty"`
+	Mode      Mode     `json:"mode,omitempty"`
+	Evidence  string   `json:"evidence,omitempty"` // e.g. the failing output, kept apart from Feedback
+	Hints     []string `json:"hints,omitempty"`    // improvement suggestions, listed in the feedback
+}
+
+// Warning is a failed check that did not block (an advisory validator's
+// failure) or a gate skipped after escalation.
+type Warning struct {
+	Gate      string `json:"gate"`
+	Validator string `json:"validator,omitempty"` // empty for a skipped gate
+	Message   string `json:"message"`
+}
+
+// Outcome is one decision of a gate.
+type Outcome struct {
+	Gate     string   `json:"gate"`
+	Decision Decision `json:"decision"`
+	// Attempt is the failed-attempt count of the retry context after this
+	// decision (0 once passed); MaxAttempts its limit.
+	Attempt     int `json:"attempt"`
+	MaxAttempts int `json:"max_attempts"`
+	// Target is the node a retry re-runs (Retry, Reset).
+	Target   string    `json:"target,omitempty"`
+	Feedback string    `json:"feedback,omitempty"` // the failed checks, aggregated
+	Verdicts []Verdict `json:"verdicts,omitempty"` // every verdict the gate weighed
+	Warnings []Warning `json:"warnings,omitempty"` // advisory failures and skips
+}
+
+// State is the gates' bookkeeping, kept in the graph's state S (see
+// Gates) so that checkpoints save it with the rest of the state. The gate
+// and validator nodes replace its slices rather than write into them, so
+// earlier states stay intact.
+type State struct {
+	// Verdicts are those recorded since their gate last decided.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// Counts are the failed attempts per gate in its retry context.
+	Counts []Count `json:"counts,omitempty"`
+	// Feedback is the aggregated feedback of the last retry, for the node
+	// retried; "" after a pass.
+	Feedback string `json:"feedback,omitempty"`
+	// Last holds each gate's latest Outcome, which its router follows. Only
+	// the latest is kept, so that the state does not grow with every retry.
+	Last     []Outcome `json:"last,omitempty"`
+	Warnings []Warning `json:"warnings,omitempty"` // every warning, oldest first
+	// Decisions counts the decisions of all gates; Merge tells a gate's
+	// update from a validator's by it.
+	Decisions int `json:"decisions,omitempty"`
+}
+
+// Merge is the reducer of a State field, for graphs whose validators run in
+// parallel (a graph with a reducer, see statgraph.Builder.SetReducer): an
+// update from a gate (one that counted a decision) replaces cur; an update
+// from a validator adds its verdicts to cur's, replacing those of the same
+// validator. Two gates deciding in one step are not merged: the later
+// update (in node-name order) wins.
+func Merge(cur, update State) State {
+	if update.Decisions != cur.Decisions {
+		return update
+	}
+	if len(update.Verdicts) == 0 {
+		return cur
+	}
+	vs := slices.Clone(cur.Verdicts)
+	for _, v := range update.Verdicts {
+		if i := slices.IndexFunc(vs, func(o Verdict) bool { return o.Validator == v.Validator }); i >= 0 {
+			vs[i] = v
+		} else {
+			vs = append(vs, v)
+		}
+	}
+	cur.Verdicts = vs
+	return cur
+}
+
+// Count is one gate's failed attempts: in its current retry context, and
+// over the run.
+type Count struct {
+	Gate    string `json:"gate"`
+	Attempt int    `json:"attempt"`
+	Total   int    `json:"total"`
+}
+
+// Attempt returns the failed attempts gate has counted in its current retry
+// context: 0 before its first failure and after a pass.
+func (st *State) Attempt(gate string) int {
+	if i := st.count(gate); i >= 0 {
+		return st.Counts[i].Attempt
+	}
+	return 0
+}
+
+func (st *State) count(gate string) int {
+	return slices.IndexFunc(st.Counts, func(c Count) bool { return c.Gate == gate })
+}
+
+// Outcome returns gate's latest outcome, and false when it has decided
+// nothing yet.
+func (st *State) Outcome(gate string) (Outcome, bool) {
+	i := slices.IndexFunc(st.Last, func(o Outcome) bool { return o.Gate == gate })
+	if i < 0 {
+		return Outcome{}, false
+	}
+	return st.Last[i], true
+}
+
+// Gates adds validators and gates to graphs whose state S holds a State,
+// which state returns a pointer to (e.g. func(s *S) *gate.State { return
+// &s.Gate }). state must not be nil. A Gates value holds no run-time data:
+// one may serve several builders and concurrent runs.
+type Gates[S any] struct {
+	state func(*S) *State
+}
+
+// For returns the Gates of state type S.
+func For[S any](state func(s *S) *State) Gates[S] { return Gates[S]{state: state} }
+
+// ValidatorFunc is a validator's check. An error is a failure of the check
+// itself (it could not run), not a failed check: it fails the node like
+// any node error, under the node's statgraph.RetryPolicy.
+type ValidatorFunc[S any] func(ctx context.Context, s S) (Verdict, error)
+
+// Option configures a validator.
+type Option func(*validator)
+
+type validator struct {
+	severity Severity
+	mode     Mode
+	node     []statgraph.NodeOption
+}
+
+// WithSeverity sets a validator's severity, and through it its default Mode.
+func WithSeverity(s Severity) Option { return func(v *validator) { v.severity = s } }
+
+// WithMode sets a validator's enforcement mode, overriding its severity's.
+func WithMode(m Mode) Option { return func(v *validator) { v.mode = m } }
+
+// WithNodeOptions passes options (timeout, retry policy...) to the
+// validator's node.
+func WithNodeOptions(opts ...statgraph.NodeOption) Option {
+	return func(v *validator) { v.node = append(v.node, opts...) }
+}
+
+// AddValidator adds a node called name to b that runs fn and records its
+// Verdict in the state's State for the gate that lists it; it changes
+// nothing else. Wire it with edges like any node: in a chain before its
+// gate, or in parallel in the step before it, which needs a graph reducer
+// that merges the State field with Merge.
+func (g Gates[S]) AddValidator(b *statgraph.Builder[S], name string, fn ValidatorFunc[S], opts ...Option) *statgraph.Builder[S] {
+	var cfg validator
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if fn == nil {
+		return b.AddNode(name, nil) // the builder reports the nil function
+	}
+	return b.AddNode(name, func(ctx context.Context, s S) (S, error) {
+		v, err := fn(ctx, s)
+		if err != nil {
+			return s, err
+		}
+		v.Validator = name
+		if v.Severity == Critical {
+			v.Severity = cfg.severity
+		}
+		if v.Mode == "" {
+			v.Mode = cfg.mode
+		}
+		v.Mode = v.Mode.For(v.Severity)
+		st := g.state(&s)
+		vs := slices.DeleteFunc(slices.Clone(st.Verdicts), func(o Verdict) bool { return o.Validator == name })
+		st.Verdicts = append(vs, v)
+		return s, nil
+	}, cfg.node...)
+}
+
+// Config configures a gate (see Gates.Add).
+type Config struct {
+	// Validators are the validator nodes whose verdicts the gate weighs; a
+	// listed validator with no verdict counts as a blocking failure.
+	Validators []string
+	// Next is where the run goes when the gate passes (or is skipped):
+	// a node or statgraph.End.
+	Next string
+	// RetryTarget is the node re-run when a blocking check fails; it
+	// should lead back to the validators.
+	RetryTarget string
+	// RetryTargets overrides RetryTarget for some validators (a lint
+	// failure goes back to the executor, a rejected plan to the planner).
+	// When checks with different targets fail together, the target of the
+	// first failed one in Validators order is retried.
+	RetryTargets map[string]string
+	// FailTo is the node that runs when the attempts are used up under
+	// OnExhausted Fail. Empty means the run ends with an error wrapping
+	// ErrExhausted.
+	FailTo string
+	// Policy is the attempt limit, the escalation and the backoff.
+	Policy Policy
+	// Hints are improvement suggestions added to every retry's feedback.
+	Hints []string
+}
+
+// Route keys of a gate's conditional edges, as drawn.
+const (
+	RoutePass  = "pass"
+	RouteRetry = "retry"
+	RouteFail  = "fail"
+)
+
+// Add adds a gate called name to b: a node that weighs the verdicts of
+// cfg.Validators under cfg.Policy and records its Outcome, followed by
+// conditional edges "pass" -> cfg.Next, "retry" -> cfg.RetryTarget,
+// "retry:T" -> T for each other target T of cfg.RetryTargets and, with
+// cfg.FailTo, "fail" -> cfg.FailTo. Add the edges into the gate as
+// for any node. A retry waits cfg.Policy.Backoff first. Under
+// OnExhausted Ask the gate node raises an interrupt with an Escalation
+// (the graph needs a checkpointer); an answer other than the Choices asks
+// again, with Escalation.Invalid saying why. "abort" ends the run with an
+// error wrapping ErrAborted.
+func (g Gates[S]) Add(b *statgraph.Builder[S], name string, cfg Config) *statgraph.Builder[S] {
+	cfg.Validators = slices.Clone(cfg.Validators)
+	cfg.Hints = slices.Clone(cfg.Hints)
+	paths := map[string]string{RoutePass: cfg.Next, RouteRetry: cfg.RetryTarget}
+	for _, t := range cfg.RetryTargets {
+		if t != cfg.RetryTarget {
+			paths[RouteRetry+":"+t] = t
+		}
+	}
+	if cfg.FailTo != "" {
+		paths[RouteFail] = cfg.FailTo
+	}
+	return b.AddNode(name, func(ctx context.Context, s S) (S, error) {
+		return g.decide(ctx, s, name, &cfg)
+	}).AddConditionalEdges(name, func(_ context.Context, s S) string {
+		o, _ := g.state(&s).Outcome(name)
+		switch o.Decision {
+		case Retry, Reset:
+			if o.Target != cfg.RetryTarget {
+				return RouteRetry + ":" + o.Target
+			}
+			return RouteRetry
+		case Failed:
+			return RouteFail
+		}
+		return RoutePass
+	}, paths)
+}
+
+// decide is the gate node: it weighs the verdicts, asks the policy and
+// records the outcome.
+func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S, error) {
+	st := g.state(&s)
+	out := Outcome{Gate: name, MaxAttempts: cfg.Policy.Limit()}
+	var failed []Verdict
+	for _, v := range cfg.Validators {
+		i := slices.IndexFunc(st.Verdicts, func(o Verdict) bool { return o.Validator == v })
+		vd := Verdict{Validator: v, Mode: Blocking, Feedback: "the validator produced no verdict before the gate ran; give it an edge that leads to the gate"}
+		if i >= 0 {
+			vd = st.Verdicts[i]
+		}
+		out.Verdicts = append(out.Verdicts, vd)
+		if vd.Passed {
+			continue
+		}
+		switch vd.Mode.For(vd.Severity) {
+		case Advisory:
+			out.Warnings = append(out.Warnings, Warning{Gate: name, Validator: v, Message: vd.Feedback})
+		case Blocking:
+			failed = append(failed, vd)
+		}
+	}
+	target := cfg.RetryTarget
+	if len(failed) > 0 {
+		if t, ok := cfg.RetryTargets[failed[0].Validator]; ok {
+			target = t
+		}
+	}
+	counts := slices.Clone(st.Counts)
+	ci := st.count(name)
+	if ci < 0 {
+		counts, ci = append(counts, Count{Gate: name}), len(counts)
+	}
+	c := &counts[ci]
+	attempt := c.Attempt + 1
+	out.Decision = cfg.Policy.Decide(len(failed) == 0, attempt)
+	switch out.Decision {
+	case Passed:
+		c.Attempt = 0
+	case Retry:
+		c.Attempt, c.Total = attempt, c.Total+1
+		out.Attempt = attempt
+		out.Feedback = feedback(name, failed, cfg.Hints, attempt+1, out.MaxAttempts, "")
+	case Failed:
+		out.Attempt = attempt
+		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, "")
+		if cfg.FailTo == "" {
+			return s, statgraph.Permanent(fmt.Errorf("%w: gate %q after %d attempts of %s; last feedback:\n%s",
+				ErrExhausted, name, attempt, target, out.Feedback))
+		}
+		c.Attempt = 0
+	case Escalate:
+		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, "")
+		a, err := ask(ctx, Escalation{Gate: name, Attempts: attempt, Errors: errorLines(failed), Hint: EscalationHint,
+			Feedback: out.Feedback, Choices: Choices()})
+		if err != nil {
+			return s, err
+		}
+		switch a {
+		case AnswerRetry:
+			out.Decision, out.Attempt = Reset, 0
+			c.Attempt, c.Total = 0, c.Total+1
+			out.Feedback = feedback(name, failed, cfg.Hints, 1, out.MaxAttempts, " after the attempt count was reset")
+		case AnswerSkip:
+			out.Decision, c.Attempt = Skipped, 0
+			out.Warnings = append(out.Warnings, Warning{Gate: name,
+				Message: fmt.Sprintf("gate skipped after %d failed attempts: %s", attempt, failedSummary(failed))})
+		default:
+			return s, statgraph.Permanent(fmt.Errorf("%w: gate %q: the escalation after %d attempts of %s was answered \"abort\"",
+				ErrAborted, name, attempt, target))
+		}
+	}
+	if out.Decision == Retry || out.Decision == Reset {
+		out.Target = target
+		if err := statgraph.Sleep(ctx, cfg.Policy.Backoff.Delay(c.Attempt)); err != nil {
+			return s, fmt.Errorf("gate %q: stopped while waiting to retry %s: %w", name, target, err)
+		}
+		st.Feedback = out.Feedback
+	} else {
+		st.Feedback = ""
+	}
+	st.Verdicts = slices.DeleteFunc(slices.Clone(st.Verdicts), func(v Verdict) bool { return slices.Contains(cfg.Validators, v.Validator) })
+	last := slices.DeleteFunc(slices.Clone(st.Last), func(o Outcome) bool { return o.Gate == name })
+	st.Counts, st.Last = counts, append(last, out)
+	st.Decisions++
+	if len(out.Warnings) > 0 {
+		st.Warnings = append(slices.Clip(st.Warnings), out.Warnings...)
+	}
+	return s, nil
+}
+
+// ask raises the escalation and returns a valid answer, asking again, with
+// esc.Invalid set, when the operator resumed with something else.
+func ask(ctx context.Context, esc Escalation) (Answer, error) {
+	for {
+		choice, err := statgraph.Interrupt[string](ctx, esc)
+		if err != nil {
+			return "", err
+		}
+		a, err := ParseAnswer(choice)
+		if err == nil {
+			return a, nil
+		}
+		esc.Invalid = err.Error()
+	}
+}
+
+// errorLines is one line per failed check, for an Escalation.
+func errorLines(fs []Verdict) []string {
+	out := make([]string, len(fs))
+	for i, v := range fs {
+		out[i] = "[" + v.Validator + "] " + strings.TrimSpace(v.Feedback)
+	}
+	return out
+}

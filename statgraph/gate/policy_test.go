@@ -1,0 +1,51 @@
+package gate_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/statgraph/gate"
+)
+
+func TestPolicyDecide(t *testing.T) {
+	for _, tc := range []struct {
+		p        gate.Policy
+		passed   bool
+		attempts int
+		want     gate.Decision
+	}{
+		{gate.Policy{}, true, 5, gate.Passed},
+		{gate.Policy{}, false, 1, gate.Retry},
+		{gate.Policy{}, false, 2, gate.Retry},
+		{gate.Policy{}, false, 3, gate.Failed}, // zero means DefaultMaxAttempts, 3
+		{gate.Policy{MaxAttempts: 1}, false, 1, gate.Failed},
+		{gate.Policy{MaxAttempts: -4}, false, 1, gate.Failed}, // below 1 means 1
+		{gate.Policy{MaxAttempts: 1, OnExhausted: gate.Ask}, false, 1, gate.Escalate},
+		{gate.Policy{MaxAttempts: 2, OnExhausted: gate.Ask}, false, 1, gate.Retry},
+		{gate.Policy{MaxAttempts: 2}, false, 0, gate.Retry}, // no attempt counted yet
+	} {
+		require.Equal(t, tc.want, tc.p.Decide(tc.passed, tc.attempts), "%+v passed=%v attempts=%d", tc.p, tc.passed, tc.attempts)
+	}
+}
+
+func TestParseAnswer(t *testing.T) {
+	for _, s := range gate.Choices() {
+		a, err := gate.ParseAnswer(s)
+		require.NoError(t, err)
+		require.Equal(t, s, string(a))
+	}
+	_, err := gate.ParseAnswer("maybe")
+	require.ErrorIs(t, err, gate.ErrUnknownAnswer)
+	require.EqualError(t, err, `unknown answer "maybe": resume with retry, skip or abort`)
+}
+
+func TestModeFor(t *testing.T) {
+	require.Equal(t, gate.Blocking, gate.Mode("").For(gate.Critical))
+	require.Equal(t, gate.Advisory, gate.Mode("").For(gate.High))
+	require.Equal(t, gate.Advisory, gate.Mode("").For(gate.Medium))
+	require.Equal(t, gate.Informational, gate.Mode("").For(gate.Low))
+	require.Equal(t, gate.Blocking, gate.Blocking.For(gate.Low))
+	require.True(t, gate.Mode("").Valid())
+	require.False(t, gate.Mode("strict").Valid())
+}
