@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
@@ -112,7 +113,10 @@ func validAnswer(a string) bool {
 }
 
 // remoteQuestions returns the pending questions of runs in other
-// processes, by unit; none when the directory is missing.
+// processes, by unit; none when the directory is missing. A question whose
+// process is gone (killed while it asked, so it could not remove its file)
+// is left out: nobody waits for its answer. The file stays until the next
+// run asks the unit again.
 func remoteQuestions(plan tasks.Plan) map[string]remoteQuestion {
 	ents, err := os.ReadDir(questionDir(plan))
 	if err != nil {
@@ -125,7 +129,7 @@ func remoteQuestions(plan tasks.Plan) map[string]remoteQuestion {
 			continue
 		}
 		var q remoteQuestion
-		if readJSON(filepath.Join(questionDir(plan), ent.Name()), &q) == nil {
+		if readJSON(filepath.Join(questionDir(plan), ent.Name()), &q) == nil && alive(q.PID) {
 			out[unit] = q
 		}
 	}
@@ -142,6 +146,9 @@ func answerRemote(plan tasks.Plan, unit, answer string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("read the question of task %s: %w", unit, err)
+	}
+	if !alive(q.PID) {
+		return fmt.Errorf("%w for task %s: the run that asked (process %d) has ended", ErrNoQuestion, unit, q.PID)
 	}
 	err = writeJSONAtomic(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
 	if errors.Is(err, os.ErrExist) {
@@ -186,4 +193,18 @@ func writeJSONAtomic(path string, v any, excl bool) error {
 	}
 	os.Remove(f.Name())
 	return err
+}
+
+// alive reports whether process pid exists (signal 0 is delivered to
+// nobody, only checked). A process of another user counts as alive.
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -2,7 +2,9 @@ package control_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -70,4 +72,30 @@ func TestRemoteQuestionIgnoresStaleAnswers(t *testing.T) {
 	r := <-got
 	require.ErrorIs(t, r.err, context.Canceled)
 	require.Empty(t, c.Questions())
+}
+
+// A run killed while it asked leaves its question file behind; the
+// question is not shown or answerable, since no process waits for it.
+func TestRemoteQuestionOfAKilledRunIsLeftOut(t *testing.T) {
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	c, err := control.Open(control.Options{File: file})
+	require.NoError(t, err)
+	defer c.Close()
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	dir := filepath.Join(c.Plan().Dir, "questions")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	q := fmt.Sprintf(`{"nonce":"n1","pid":%d,"question":{"task":"1","title":"write fixed","attempts":3}}`, dead.Process.Pid)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1.question"), []byte(q), 0o600))
+
+	require.Empty(t, c.Questions(), "a dead run's question is not pending")
+	err = c.Answer("1", control.AnswerRetry)
+	require.ErrorIs(t, err, control.ErrNoQuestion)
+	require.Contains(t, err.Error(), "has ended")
+	require.NoFileExists(t, filepath.Join(dir, "1.answer"))
+
+	// The same file naming this (live) process is a pending question.
+	q = fmt.Sprintf(`{"nonce":"n1","pid":%d,"question":{"task":"1","title":"write fixed","attempts":3}}`, os.Getpid())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1.question"), []byte(q), 0o600))
+	require.Equal(t, "1", c.Questions()["1"].Task)
 }
