@@ -10,8 +10,9 @@ import (
 
 // DefaultMaxRetries is TaskState.MaxRetries when the task gives none, and
 // a task's max_retries when neither the task nor the defaults of tasks.json
-// set it.
-const DefaultMaxRetries = 3
+// set it: the gate's default (one limit for the orchestrator and the
+// library's gates; MaxRetries counts attempts, the first included).
+const DefaultMaxRetries = gate.DefaultMaxAttempts
 
 // Phases of a task, in TaskState.Phase.
 const (
