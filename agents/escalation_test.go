@@ -81,7 +81,7 @@ func TestEscalation(t *testing.T) {
 			g, err := NewGraph(Config{
 				Executor: exec, Workspace: ws, Log: log,
 				Verifier: ChecksVerifier{Checks: grepCheck(), Workdir: ws.Dir()},
-			}, statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+			}, statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 			require.NoError(t, err)
 
 			in := TaskState{Task: task("t-ask"), MaxRetries: 1}

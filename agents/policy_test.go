@@ -41,7 +41,7 @@ func TestOrchestratorAndGateSharePolicy(t *testing.T) {
 		Verifier: VerifierFunc(func(context.Context, TaskState) (Verification, error) {
 			return Verification{Errors: []string{"tests: still wrong"}}, nil
 		}),
-	}, statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	}, statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 	require.NoError(t, err)
 
 	// A library gate with the same policy, its check failing.
@@ -57,7 +57,7 @@ func TestOrchestratorAndGateSharePolicy(t *testing.T) {
 	gs.Add(b, "gate", gate.Config{Validators: []string{"tests"}, RetryTarget: "write", Next: "done", Policy: policy})
 	b.AddNode("done", func(_ context.Context, s doc) (doc, error) { s.Done = true; return s, nil }).
 		AddEdge(statgraph.Start, "write").AddEdge("write", "tests").AddEdge("tests", "gate").AddEdge("done", statgraph.End)
-	lib, err := b.Compile(statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	lib, err := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 	require.NoError(t, err)
 
 	paused := func(err error) Escalation {

@@ -39,7 +39,7 @@ func TestCheckpointsCarryNoSecret(t *testing.T) {
 			}, nil
 		}),
 	}
-	cp := &statgraph.MemoryCheckpointer{Encode: true}
+	cp := statgraph.NewMemoryCheckpointer(true)
 	g, err := NewGraph(cfg, statgraph.WithCheckpointer(cp))
 	require.NoError(t, err)
 	ctx := context.Background()

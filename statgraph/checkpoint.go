@@ -81,7 +81,7 @@ type Checkpoint struct {
 	State []byte
 	Delta bool
 	// Value is the live state value, set only for checkpointers that keep
-	// values in memory instead of bytes (see MemoryCheckpointer). Stores that
+	// values in memory instead of bytes (see NewMemoryCheckpointer). Stores that
 	// serialise must ignore it.
 	Value any
 

@@ -233,7 +233,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	g.before = g.flags(cfg.before, "WithInterruptBefore", add)
 	g.after = g.flags(cfg.after, "WithInterruptAfter", add)
 	if (len(cfg.before) > 0 || len(cfg.after) > 0) && cfg.checkpointer == nil {
-		add("interrupts need a checkpointer: add WithCheckpointer (e.g. statgraph.NewMemoryCheckpointer())")
+		add("interrupts need a checkpointer: add WithCheckpointer (e.g. statgraph.NewMemoryCheckpointer(false))")
 	}
 	if len(problems) > 0 {
 		return nil, &CompileError{Problems: problems}

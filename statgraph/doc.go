@@ -72,7 +72,7 @@
 // updates of nodes that finished in a step where a sibling failed. A run is
 // keyed by WithThread; invoking a thread whose run did not finish continues
 // it from its latest checkpoint without re-running completed nodes.
-// MemoryCheckpointer keeps checkpoints in memory; the sqlite sub-package
+// NewMemoryCheckpointer keeps checkpoints in memory; the sqlite sub-package
 // stores them in an embedded SQLite file and the postgres sub-package in a
 // PostgreSQL database that several processes share. All three pass one
 // conformance suite, checkpoint/checkpointtest, which a new store can run.

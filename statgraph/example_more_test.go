@@ -39,7 +39,7 @@ func ExampleAddSubgraph() {
 	statgraph.AddSubgraph(b, "review", review,
 		func(d Doc) Review { return Review{Draft: d.Text} },
 		func(d Doc, r Review) Doc { d.Status = r.Verdict; return d })
-	g, _ := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+	g, _ := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 
 	ctx := context.Background()
 	_, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"))
@@ -101,7 +101,7 @@ func ExampleGraph_UpdateState_fork() {
 			return Counter{N: c.N * 2}, nil
 		}).
 		AddEdge(statgraph.Start, "start").AddEdge("start", "double").AddEdge("double", statgraph.End).
-		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	ctx := context.Background()
 	g.Invoke(ctx, Counter{N: 1}, statgraph.WithThread("t"))
 

@@ -31,7 +31,7 @@ func TestForkFromPastCheckpointWithEditedState(t *testing.T) {
 	g, err := New[forkState]().
 		AddNode("a", step("a")).AddNode("b", step("b")).AddNode("c", step("c")).
 		AddEdge(Start, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", End).
-		Compile(WithCheckpointer(&MemoryCheckpointer{Encode: true}))
+		Compile(WithCheckpointer(&memoryCheckpointer{encode: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,23 +49,23 @@ func runGrow(t testing.TB, cp statgraph.Checkpointer, thread string, steps int) 
 
 // countingStore counts the reads that reach the store.
 type countingStore struct {
-	*statgraph.MemoryCheckpointer
+	*statgraph.MemoryStore
 	gets, lists, ranges atomic.Int64
 }
 
 func (s *countingStore) Get(ctx context.Context, thread string, id int64) (*statgraph.Checkpoint, error) {
 	s.gets.Add(1)
-	return s.MemoryCheckpointer.Get(ctx, thread, id)
+	return s.MemoryStore.Get(ctx, thread, id)
 }
 
 func (s *countingStore) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
 	s.lists.Add(1)
-	return s.MemoryCheckpointer.List(ctx, thread, limit)
+	return s.MemoryStore.List(ctx, thread, limit)
 }
 
 func (s *countingStore) Range(ctx context.Context, thread string, from, to int64, limit int) ([]*statgraph.Checkpoint, error) {
 	s.ranges.Add(1)
-	return s.MemoryCheckpointer.Range(ctx, thread, from, to, limit)
+	return s.MemoryStore.Range(ctx, thread, from, to, limit)
 }
 
 func (s *countingStore) reads() int64 { return s.gets.Load() + s.lists.Load() + s.ranges.Load() }
@@ -74,9 +74,9 @@ func (s *countingStore) reads() int64 { return s.gets.Load() + s.lists.Load() + 
 // deep in a delta chain, costs one Get and one Range, not one Get per
 // ancestor (and again for the counters).
 func TestStateReadsItsChainInOneRange(t *testing.T) {
-	store := &countingStore{MemoryCheckpointer: &statgraph.MemoryCheckpointer{Encode: true}}
+	store := &countingStore{MemoryStore: statgraph.NewMemoryStore(true)}
 	g := runGrow(t, store, "t", 600)
-	latest, err := store.MemoryCheckpointer.Get(t.Context(), "t", 0)
+	latest, err := store.MemoryStore.Get(t.Context(), "t", 0)
 	require.NoError(t, err)
 	require.True(t, latest.Delta, "the latest checkpoint is a delta")
 	require.Less(t, latest.Base, latest.ID-2, "its chain has several rows")
@@ -101,7 +101,7 @@ func TestStateReadsItsChainInOneRange(t *testing.T) {
 func TestHistoryPages(t *testing.T) {
 	for _, name := range []string{"values", "encoded"} {
 		t.Run(name, func(t *testing.T) {
-			store := &countingStore{MemoryCheckpointer: &statgraph.MemoryCheckpointer{Encode: name == "encoded"}}
+			store := &countingStore{MemoryStore: statgraph.NewMemoryStore(name == "encoded")}
 			const steps = 700
 			g := runGrow(t, store, "t", steps)
 			whole, err := g.History(t.Context(), "t", 0)
@@ -141,7 +141,7 @@ func TestHistoryPages(t *testing.T) {
 // TestHistoryMatchesState: every snapshot of History equals what State
 // said when its checkpoint was the latest.
 func TestHistoryMatchesState(t *testing.T) {
-	store := &statgraph.MemoryCheckpointer{Encode: true}
+	store := statgraph.NewMemoryCheckpointer(true)
 	g := growGraph(t, store, 300)
 	want := map[int64]statgraph.Snapshot[growState]{}
 	for ev, err := range g.Stream(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(400)) {
@@ -166,7 +166,7 @@ func TestHistoryMatchesState(t *testing.T) {
 // every fixed number of steps.
 func TestCheckpointBytesLinear(t *testing.T) {
 	size := func(steps int) int {
-		store := &statgraph.MemoryCheckpointer{Encode: true}
+		store := statgraph.NewMemoryCheckpointer(true)
 		runGrow(t, store, "t", steps)
 		list, err := store.List(t.Context(), "t", 0)
 		require.NoError(t, err)
@@ -187,7 +187,7 @@ func TestCheckpointBytesLinear(t *testing.T) {
 func TestPrune(t *testing.T) {
 	for _, name := range []string{"values", "encoded"} {
 		t.Run(name, func(t *testing.T) {
-			store := &statgraph.MemoryCheckpointer{Encode: name == "encoded"}
+			store := statgraph.NewMemoryCheckpointer(name == "encoded")
 			g := runGrow(t, store, "t", 500)
 			whole, err := g.History(t.Context(), "t", 0)
 			require.NoError(t, err)
@@ -221,7 +221,7 @@ func TestPrune(t *testing.T) {
 
 // TestPruneRefusesUnfinished: a thread that would resume keeps everything.
 func TestPruneRefusesUnfinished(t *testing.T) {
-	store := &statgraph.MemoryCheckpointer{Encode: true}
+	store := statgraph.NewMemoryCheckpointer(true)
 	g := growGraph(t, store, 100)
 	_, err := g.Invoke(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(50))
 	require.Error(t, err, "the step limit stops the run")
@@ -239,7 +239,7 @@ func TestPruneRefusesUnfinished(t *testing.T) {
 // TestReadsRowsWithoutBase: checkpoints written before Base existed (Base
 // 0) still load, one Get per ancestor, and Prune refuses them.
 func TestReadsRowsWithoutBase(t *testing.T) {
-	store := &statgraph.MemoryCheckpointer{Encode: true}
+	store := statgraph.NewMemoryCheckpointer(true)
 	g := runGrow(t, store, "t", 300)
 	want, err := g.History(t.Context(), "t", 0)
 	require.NoError(t, err)

@@ -73,7 +73,7 @@ func TestAppendConcurrent(t *testing.T) {
 
 type listState struct{ Items []string }
 
-// TestAppendKeepsCheckpointedStates: a MemoryCheckpointer keeps states as
+// TestAppendKeepsCheckpointedStates: NewMemoryCheckpointer(false) keeps states as
 // values. A run started from a state a checkpoint holds appends after it
 // without touching what the first run appended after the same state.
 func TestAppendKeepsCheckpointedStates(t *testing.T) {
@@ -99,7 +99,7 @@ func TestAppendKeepsCheckpointedStates(t *testing.T) {
 		b.AddNode(a, func(context.Context, listState) (listState, error) { return listState{Items: []string{a}}, nil }).
 			AddEdge(statgraph.Start, a).AddEdge(a, bs[i%20])
 	}
-	g, err := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+	g, err := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	require.NoError(t, err)
 
 	out1, err := g.Invoke(ctx, listState{}, statgraph.WithThread("t1"))

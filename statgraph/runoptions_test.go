@@ -62,7 +62,7 @@ func TestStreamWithResultAndResume(t *testing.T) {
 			return s, nil
 		}).
 		AddEdge(statgraph.Start, "ask").AddEdge("ask", statgraph.End).
-		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = g.Invoke(ctx, st{Log: []string{"in"}}, statgraph.WithThread("t"))

@@ -140,7 +140,7 @@ func TestSendToUndeclaredNode(t *testing.T) {
 // run and Resume runs each of them once.
 func TestSendPausesBeforeItsNode(t *testing.T) {
 	var calls counter
-	g := mustCompile(t, mapReduce(3, &calls, nil), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()),
+	g := mustCompile(t, mapReduce(3, &calls, nil), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)),
 		statgraph.WithInterruptBefore("map"))
 	ctx := context.Background()
 	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("p"))

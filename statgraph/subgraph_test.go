@@ -103,7 +103,7 @@ func (f *subgraphFixture) parent(t *testing.T, cp Checkpointer) *Graph[parentSta
 func TestSubgraphInterruptResumesThroughParent(t *testing.T) {
 	ctx := context.Background()
 	var f subgraphFixture
-	cp := &MemoryCheckpointer{Encode: true}
+	cp := &memoryCheckpointer{encode: true}
 	g := f.parent(t, cp)
 
 	_, err := g.Invoke(ctx, parentState{}, WithThread("t"))
@@ -154,7 +154,7 @@ func TestSubgraphInterruptResumesThroughParent(t *testing.T) {
 // parent's thread continues the child from its own latest checkpoint.
 func TestSubgraphStoppedMidChildContinues(t *testing.T) {
 	var f subgraphFixture
-	cp := &MemoryCheckpointer{Encode: true}
+	cp := &memoryCheckpointer{encode: true}
 	f.block = make(chan struct{})
 	g := f.parent(t, cp)
 
@@ -229,7 +229,7 @@ func TestSubgraphWithoutCheckpointer(t *testing.T) {
 // The parent's trace shows the child's nodes by their path.
 func TestSubgraphInParentTrace(t *testing.T) {
 	var f subgraphFixture
-	g := f.parent(t, &MemoryCheckpointer{})
+	g := f.parent(t, &memoryCheckpointer{})
 	var trace strings.Builder
 	g.Invoke(context.Background(), parentState{}, WithThread("tr"), WithTrace(&trace))
 	for _, want := range []string{"s1  sub|prepare", "interrupt      sub|ask:2:0"} {
@@ -259,7 +259,7 @@ func TestSubgraphParallelInterrupts(t *testing.T) {
 				return parentState{Log: []string{name + "=" + c.Answer}}
 			})
 	}
-	g, err := b.Compile(WithCheckpointer(&MemoryCheckpointer{Encode: true}))
+	g, err := b.Compile(WithCheckpointer(&memoryCheckpointer{encode: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,7 +222,7 @@ func TestGateEscalation(t *testing.T) {
 	start := func(t *testing.T, testPasses int) (*statgraph.Graph[code], *counter) {
 		calls := &counter{}
 		g := compile(t, pipeline(calls, testPasses, gate.Config{Policy: gate.Policy{MaxAttempts: 2, OnExhausted: gate.Ask}}),
-			statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+			statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 		_, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"))
 		esc := escalation(t, err)
 		require.Equal(t, "gate", esc.Gate)
@@ -288,7 +288,7 @@ func TestGateKillAndResumeKeepsCounts(t *testing.T) {
 		return b.AddNode("done", markDone).
 			AddEdge(statgraph.Start, "coder").AddEdge("coder", "test").AddEdge("test", "gate").AddEdge("done", statgraph.End)
 	}
-	cp := &statgraph.MemoryCheckpointer{Encode: true}
+	cp := statgraph.NewMemoryCheckpointer(true)
 	_, err := compile(t, build(), statgraph.WithCheckpointer(cp)).Invoke(ctx, code{}, statgraph.WithThread("k"))
 	require.ErrorContains(t, err, "killed")
 
@@ -444,7 +444,7 @@ func TestValidatorNodeOptions(t *testing.T) {
 func TestGateForkFromMidChain(t *testing.T) {
 	ctx := context.Background()
 	calls := &counter{}
-	g := compile(t, pipeline(calls, 3, gate.Config{}), statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	g := compile(t, pipeline(calls, 3, gate.Config{}), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 	_, err := g.Invoke(ctx, code{}, statgraph.WithThread("f"))
 	require.NoError(t, err)
 	hist, err := g.History(ctx, "f", 0)

@@ -93,7 +93,7 @@ func thread(b *testing.B, kind string, steps int, grow bool) *histThread {
 	ctx := context.Background()
 	t := &histThread{}
 	if kind == "memory" {
-		t.store = &statgraph.MemoryCheckpointer{Encode: true}
+		t.store = statgraph.NewMemoryCheckpointer(true)
 	} else {
 		if histDir == "" {
 			d, err := os.MkdirTemp("", "statgraph-histbench-")
