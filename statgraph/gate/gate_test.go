@@ -306,7 +306,7 @@ func TestGateKillAndResumeKeepsCounts(t *testing.T) {
 // ends the wait.
 func TestGateBackoffIsStatgraphs(t *testing.T) {
 	calls := &counter{}
-	g := compile(t, pipeline(calls, 100, gate.Config{Policy: gate.Policy{Backoff: statgraph.Backoff{Kind: statgraph.BackoffFixed, Initial: time.Hour}}}))
+	g := compile(t, pipeline(calls, 100, gate.Config{Policy: gate.Policy{Backoff: statgraph.Backoff{Initial: time.Hour}}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := g.Invoke(ctx, code{})
