@@ -22,7 +22,7 @@ func TestScopedKeepsTheThreadsOfTwoRemotesApart(t *testing.T) {
 	a, b := Scoped(st, "file:///a.git"), Scoped(st, "file:///b.git")
 	const thread = "tasks-abc123/task-1"
 	for i, s := range []statgraph.Checkpointer{a, b} {
-		require.NoError(t, s.Put(ctx, &statgraph.Checkpoint{Thread: thread, ID: 1, Step: i, Source: statgraph.SourceInput, Base: 1, State: []byte(`{}`)}))
+		require.NoError(t, s.Put(ctx, &statgraph.Checkpoint{Thread: thread, ID: 1, Step: i, Source: "input", Base: 1, State: []byte(`{}`)}))
 	}
 	for i, s := range []statgraph.Checkpointer{a, b} {
 		got, err := s.Get(ctx, thread, 0)

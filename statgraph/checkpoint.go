@@ -49,22 +49,27 @@ type Checkpointer interface {
 	PutWrites(ctx context.Context, thread string, id int64, writes []PendingWrite) error
 }
 
-// Checkpoint sources, recorded in Checkpoint.Source.
+// Checkpoint sources, recorded in Checkpoint.Source and Snapshot.Source;
+// the values are LangGraph's checkpoint metadata "source".
 const (
-	SourceInput  = "input"  // the run's input, before the first step
-	SourceLoop   = "loop"   // written after a super-step
-	SourceUpdate = "update" // written by UpdateState
-	SourceFork   = "fork"   // the first checkpoint of a run replayed from an earlier one
+	sourceInput  = "input"  // the run's input, before the first step
+	sourceLoop   = "loop"   // written after a super-step
+	sourceUpdate = "update" // written by UpdateState
+	sourceFork   = "fork"   // the first checkpoint of a run replayed from an earlier one
 )
 
 // Checkpoint is one saved point of a run: the state after a super-step and
 // everything needed to continue from there.
 type Checkpoint struct {
-	Thread  string    // run key chosen by the caller
-	ID      int64     // monotonic within the thread, starting at 1
-	Parent  int64     // ID of the checkpoint this one follows; 0 for the first
-	Step    int       // super-steps completed when this checkpoint was written
-	Source  string    // SourceInput, SourceLoop, SourceUpdate or SourceFork
+	Thread string // run key chosen by the caller
+	ID     int64  // monotonic within the thread, starting at 1
+	Parent int64  // ID of the checkpoint this one follows; 0 for the first
+	Step   int    // super-steps completed when this checkpoint was written
+	// Source says what wrote the checkpoint, as LangGraph's metadata
+	// "source": "input" (the run's input, before the first step), "loop"
+	// (after a super-step), "update" (UpdateState) or "fork" (the first
+	// checkpoint of a run replayed from an earlier one, see FromCheckpoint).
+	Source  string
 	Created time.Time // when the engine wrote it
 
 	// Base is the oldest checkpoint that loading this one reads: the chains

@@ -20,7 +20,7 @@ type crashStore struct {
 }
 
 func (c *crashStore) Put(ctx context.Context, cp *Checkpoint) error {
-	if c.release != nil && cp.Source == SourceLoop && cp.Step == c.holdStep {
+	if c.release != nil && cp.Source == sourceLoop && cp.Step == c.holdStep {
 		select {
 		case <-c.release:
 		case <-time.After(5 * time.Second):

@@ -12,7 +12,7 @@ type Snapshot[S any] struct {
 	CheckpointID int64
 	Parent       int64
 	Step         int
-	Source       string // SourceInput, SourceLoop, SourceUpdate or SourceFork
+	Source       string // "input", "loop", "update" or "fork": see Checkpoint.Source
 	Created      time.Time
 	State        S
 	Next         []string // nodes that run next; empty when the run finished
@@ -237,7 +237,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 			q.sends, q.nextSends = q.nextSends, nil
 		}
 	}
-	if err := r.saveStep(SourceUpdate, latest.Step, r.next, nil, ints); err != nil {
+	if err := r.saveStep(sourceUpdate, latest.Step, r.next, nil, ints); err != nil {
 		return 0, err
 	}
 	return r.saver.lastID, nil

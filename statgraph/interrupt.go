@@ -128,7 +128,7 @@ func (r *run[S]) pauseBefore() error {
 		return nil
 	}
 	if !r.paused {
-		if err := r.saveStep(SourceLoop, r.step, r.frontier, r.pending, ints); err != nil {
+		if err := r.saveStep(sourceLoop, r.step, r.frontier, r.pending, ints); err != nil {
 			return err
 		}
 	}

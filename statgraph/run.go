@@ -301,7 +301,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		if r.g.before != nil {
 			ints = r.pauses(nil, r.frontier)
 		}
-		if err := r.saveStep(SourceInput, 0, r.frontier, nil, ints); err != nil {
+		if err := r.saveStep(sourceInput, 0, r.frontier, nil, ints); err != nil {
 			return err
 		}
 		r.paused = ints != nil

@@ -284,7 +284,7 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 	hist, err := g.History(ctx, "tt", 0)
 	require.NoError(t, err)
 	require.Len(t, hist, 4) // input + 3 steps
-	require.Equal(t, statgraph.SourceInput, hist[3].Source)
+	require.Equal(t, "input", hist[3].Source)
 	require.Equal(t, []string{"a"}, hist[3].Next)
 	require.Equal(t, []string{"a"}, hist[2].State.Log)
 	require.Equal(t, []string{"b"}, hist[2].Next)
@@ -308,7 +308,7 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 	require.NoError(t, err)
 	var fork *statgraph.Snapshot[st]
 	for i := range hist {
-		if hist[i].Source == statgraph.SourceFork {
+		if hist[i].Source == "fork" {
 			fork = &hist[i]
 		}
 	}

@@ -60,7 +60,7 @@ func Checkpoint(thread string, id int64) *statgraph.Checkpoint {
 		ID:      id,
 		Parent:  id - 1,
 		Step:    int(id) + 10,
-		Source:  statgraph.SourceLoop,
+		Source:  "loop",
 		Created: time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.UTC),
 		State:   fmt.Appendf(nil, `{"s":{"N":%d}}`, id),
 		Delta:   true,
@@ -128,13 +128,13 @@ func testRoundTrip(t *testing.T, s statgraph.Checkpointer) {
 	Same(t, Checkpoint("t", 1), got)
 
 	// Empty collections and a zero time survive as empty and zero.
-	bare := &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: statgraph.SourceInput,
+	bare := &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: "input",
 		Next: []string{}, Counters: map[string]int{}, State: []byte("{}")}
 	require.NoError(t, s.Put(ctx, bare))
 	got, err = s.Get(ctx, "t", 2)
 	require.NoError(t, err)
 	assert.True(t, got.Created.IsZero(), "created %v, want the zero time", got.Created)
-	Same(t, &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: statgraph.SourceInput, State: []byte("{}")}, got)
+	Same(t, &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: "input", State: []byte("{}")}, got)
 
 	// Names with quotes, backslashes, control characters and non-ASCII
 	// letters are kept as they are.
