@@ -80,7 +80,7 @@ type Checkpoint struct {
 	Base int64
 
 	// State is the encoded state (see Codec). When Delta is true it is a
-	// delta against the state of Parent, produced by a DeltaCodec; the engine
+	// delta against the state of Parent, produced by a deltaCodec; the engine
 	// writes a full state again once the deltas since the last one add up
 	// to its size, so a load reads O(state size) bytes (see Base).
 	State []byte
@@ -129,11 +129,11 @@ type Codec[S any] interface {
 	Unmarshal(data []byte) (S, error)
 }
 
-// DeltaCodec is a Codec that can also encode a state as a change against an
+// deltaCodec is a Codec that can also encode a state as a change against an
 // earlier one, so that a checkpoint's size follows what changed in a step and
 // not the size of the whole state. The engine uses it when the graph's codec
-// implements it.
-type DeltaCodec[S any] interface {
+// implements it, as JSONCodec's does.
+type deltaCodec[S any] interface {
 	Codec[S]
 	// MarshalDelta encodes cur relative to prev. ok is false when no delta
 	// is possible; the engine then stores cur in full.

@@ -28,7 +28,7 @@ type Graph[S any] struct {
 	start   node[S] // the virtual Start node: only its edges are used
 	reducer Reducer[S]
 	codec   Codec[S]
-	delta   DeltaCodec[S] // codec as a DeltaCodec, or nil
+	delta   deltaCodec[S] // codec as a deltaCodec, or nil
 	cfg     compileConfig
 	before  []bool // per node: interrupt before it runs
 	after   []bool // per node: interrupt after it ran
@@ -144,7 +144,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	if g.codec == nil {
 		g.codec = JSONCodec[S]()
 	}
-	g.delta, _ = g.codec.(DeltaCodec[S])
+	g.delta, _ = g.codec.(deltaCodec[S])
 	if g.cfg.stepLimit <= 0 {
 		g.cfg.stepLimit = defaultStepLimit
 	}

@@ -117,7 +117,7 @@ func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Che
 			return Snapshot[S]{}, err
 		}
 	default:
-		dc, ok := g.codec.(DeltaCodec[S])
+		dc, ok := g.codec.(deltaCodec[S])
 		if !ok {
 			return Snapshot[S]{}, corruptCheckpointError(cp, fmt.Errorf("it is a delta but codec %T cannot apply deltas", g.codec))
 		}
