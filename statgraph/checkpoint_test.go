@@ -50,7 +50,7 @@ func TestThreadOptionsNeedACheckpointer(t *testing.T) {
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
 	_, err = g.Invoke(context.Background(), st{}, statgraph.WithThread("x"), statgraph.WithResume(1))
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
-	_, err = g.History(context.Background(), "x", 0)
+	_, err = g.History(context.Background(), "x", 0, 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
 
 	g2 := mustCompile(t, oneNode(step("n")), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))

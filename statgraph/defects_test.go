@@ -77,7 +77,7 @@ func TestInterruptAfterWritesOneCheckpointPerStep(t *testing.T) {
 	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("d2"), statgraph.WithResume(nil))
 	require.NoError(t, err)
-	hist, err := g.History(ctx, "d2", 0)
+	hist, err := g.History(ctx, "d2", 0, 0)
 	require.NoError(t, err)
 	steps := map[int]int{}
 	for _, s := range hist {

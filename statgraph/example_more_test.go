@@ -105,7 +105,7 @@ func ExampleGraph_UpdateState_fork() {
 	ctx := context.Background()
 	g.Invoke(ctx, Counter{N: 1}, statgraph.WithThread("t"))
 
-	hist, _ := g.History(ctx, "t", 0)
+	hist, _ := g.History(ctx, "t", 0, 0)
 	var beforeDouble statgraph.Snapshot[Counter]
 	for _, s := range hist {
 		if len(s.Next) == 1 && s.Next[0] == "double" {

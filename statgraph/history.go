@@ -37,17 +37,12 @@ func (g *Graph[S]) State(ctx context.Context, thread string) (Snapshot[S], error
 	return g.snapshot(ctx, chain, cp)
 }
 
-// History returns the snapshots of thread, newest first; limit <= 0 means
-// all of them. It is HistoryBefore(ctx, thread, 0, limit).
-func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Snapshot[S], error) {
-	return g.HistoryBefore(ctx, thread, 0, limit)
-}
-
-// HistoryBefore returns one page of the snapshots of thread, newest first:
-// those of the checkpoints with IDs below before (before <= 0: from the
-// latest), at most limit of them when limit > 0. To list a long thread page
-// by page, pass the CheckpointID of the last snapshot of a page as before
-// for the next; an empty page means there are no more.
+// History returns the snapshots of thread, newest first: those of the
+// checkpoints with IDs below before (before <= 0: from the latest), at most
+// limit of them when limit > 0. History(ctx, thread, 0, 0) is the whole
+// thread. To list a long thread page by page, pass the CheckpointID of the
+// last snapshot of a page as before for the next; an empty page means there
+// are no more.
 //
 // It reads the page's checkpoints and the rows the oldest of them is
 // rebuilt from with one Range each, then walks the page oldest first,
@@ -55,7 +50,7 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 // as much as reading those rows and decoding each once; memory holds one
 // state's chain plus the page. Errors are as for State; it is safe for
 // concurrent use.
-func (g *Graph[S]) HistoryBefore(ctx context.Context, thread string, before int64, limit int) ([]Snapshot[S], error) {
+func (g *Graph[S]) History(ctx context.Context, thread string, before int64, limit int) ([]Snapshot[S], error) {
 	store := g.checkpointer()
 	to := int64(0) // no bound
 	if before > 0 {

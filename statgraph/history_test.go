@@ -96,7 +96,7 @@ func TestStateReadsItsChainInOneRange(t *testing.T) {
 	require.EqualValues(t, 2, store.reads()-before, "store reads for UpdateState")
 }
 
-// TestHistoryPages lists a thread page by page with HistoryBefore and gets
+// TestHistoryPages lists a thread page by page with History's before cursor and gets
 // the same snapshots as one whole History, each page costing two reads.
 func TestHistoryPages(t *testing.T) {
 	for _, name := range []string{"values", "encoded"} {
@@ -104,7 +104,7 @@ func TestHistoryPages(t *testing.T) {
 			store := &countingStore{MemoryStore: statgraph.NewMemoryStore(name == "encoded")}
 			const steps = 700
 			g := runGrow(t, store, "t", steps)
-			whole, err := g.History(t.Context(), "t", 0)
+			whole, err := g.History(t.Context(), "t", 0, 0)
 			require.NoError(t, err)
 			require.Len(t, whole, steps+1)
 			for i, s := range whole {
@@ -120,7 +120,7 @@ func TestHistoryPages(t *testing.T) {
 			for pages := 0; ; pages++ {
 				require.Less(t, pages, 100, "paging does not end")
 				n := store.reads()
-				page, err := g.HistoryBefore(t.Context(), "t", before, 64)
+				page, err := g.History(t.Context(), "t", before, 64)
 				require.NoError(t, err)
 				require.LessOrEqual(t, store.reads()-n, int64(2), "store reads for page %d", pages)
 				if len(page) == 0 {
@@ -152,7 +152,7 @@ func TestHistoryMatchesState(t *testing.T) {
 			want[s.CheckpointID] = s
 		}
 	}
-	hist, err := g.History(t.Context(), "t", 0)
+	hist, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
 	require.Len(t, hist, len(want))
 	for _, s := range hist {
@@ -189,7 +189,7 @@ func TestPrune(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			store := statgraph.NewMemoryCheckpointer(name == "encoded")
 			g := runGrow(t, store, "t", 500)
-			whole, err := g.History(t.Context(), "t", 0)
+			whole, err := g.History(t.Context(), "t", 0, 0)
 			require.NoError(t, err)
 			byID := map[int64]statgraph.Snapshot[growState]{}
 			for _, s := range whole {
@@ -199,7 +199,7 @@ func TestPrune(t *testing.T) {
 			for _, keep := range []int{50, 1} {
 				n, err := statgraph.Prune(t.Context(), store, "t", keep)
 				require.NoError(t, err)
-				rest, err := g.History(t.Context(), "t", 0)
+				rest, err := g.History(t.Context(), "t", 0, 0)
 				require.NoError(t, err)
 				require.GreaterOrEqual(t, len(rest), keep)
 				require.Equal(t, left-n, len(rest), "checkpoints left after keeping %d", keep)
@@ -241,7 +241,7 @@ func TestPruneRefusesUnfinished(t *testing.T) {
 func TestReadsRowsWithoutBase(t *testing.T) {
 	store := statgraph.NewMemoryCheckpointer(true)
 	g := runGrow(t, store, "t", 300)
-	want, err := g.History(t.Context(), "t", 0)
+	want, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
 	list, err := store.List(t.Context(), "t", 0)
 	require.NoError(t, err)
@@ -251,7 +251,7 @@ func TestReadsRowsWithoutBase(t *testing.T) {
 	st, err := g.State(t.Context(), "t")
 	require.NoError(t, err)
 	require.Equal(t, want[0], st)
-	got, err := g.History(t.Context(), "t", 0)
+	got, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	_, err = statgraph.Prune(t.Context(), store, "t", 1)

@@ -447,7 +447,7 @@ func TestGateForkFromMidChain(t *testing.T) {
 	g := compile(t, pipeline(calls, 3, gate.Config{}), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 	_, err := g.Invoke(ctx, code{}, statgraph.WithThread("f"))
 	require.NoError(t, err)
-	hist, err := g.History(ctx, "f", 0)
+	hist, err := g.History(ctx, "f", 0, 0)
 	require.NoError(t, err)
 	var at *statgraph.Snapshot[code]
 	for i := len(hist) - 1; i >= 0; i-- { // oldest first

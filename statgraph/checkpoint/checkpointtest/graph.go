@@ -281,7 +281,7 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 	ctx := t.Context()
 	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("tt"))
 	require.NoError(t, err)
-	hist, err := g.History(ctx, "tt", 0)
+	hist, err := g.History(ctx, "tt", 0, 0)
 	require.NoError(t, err)
 	require.Len(t, hist, 4) // input + 3 steps
 	require.Equal(t, "input", hist[3].Source)
@@ -292,7 +292,7 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 	for i := 1; i < len(hist); i++ {
 		require.Equal(t, hist[i].CheckpointID, hist[i-1].Parent)
 	}
-	limited, err := g.History(ctx, "tt", 2)
+	limited, err := g.History(ctx, "tt", 0, 2)
 	require.NoError(t, err)
 	require.Len(t, limited, 2)
 	require.Equal(t, hist[1].State, limited[1].State)
@@ -304,7 +304,7 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 	require.Equal(t, []string{"a", "b", "c"}, out.Log)
 	require.Equal(t, 1, calls.get("a"))
 	require.Equal(t, 2, calls.get("b"))
-	hist, err = g.History(ctx, "tt", 0)
+	hist, err = g.History(ctx, "tt", 0, 0)
 	require.NoError(t, err)
 	var fork *statgraph.Snapshot[st]
 	for i := range hist {
@@ -354,7 +354,7 @@ func testDeltaRows(t *testing.T, cp statgraph.Checkpointer) {
 	out, err := g.Invoke(ctx, st{}, statgraph.WithThread("delta"))
 	require.NoError(t, err)
 	require.Equal(t, steps, out.N)
-	hist, err := g.History(ctx, "delta", 0)
+	hist, err := g.History(ctx, "delta", 0, 0)
 	require.NoError(t, err)
 	require.Len(t, hist, steps+1)
 	for i, snap := range hist {
