@@ -36,7 +36,8 @@ func TestScopedKeepsTheThreadsOfTwoRemotesApart(t *testing.T) {
 	}
 	_, err = st.Get(ctx, thread, 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint, "nothing is stored under the unscoped name")
-	require.NoError(t, a.DeleteThread(ctx, thread))
+	_, err = a.Delete(ctx, thread, 0)
+	require.NoError(t, err)
 	_, err = a.Get(ctx, thread, 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
 	got, err := b.Get(ctx, thread, 0)

@@ -31,14 +31,13 @@ type Checkpointer interface {
 	// History with one Range each, so stores should answer it with one
 	// range scan.
 	Range(ctx context.Context, thread string, from, to int64, limit int) ([]*Checkpoint, error)
-	// DeleteThread removes every checkpoint of thread. Deleting a thread that
-	// does not exist is not an error.
-	DeleteThread(ctx context.Context, thread string) error
-	// DeleteBefore removes the checkpoints of thread whose IDs are below id,
-	// in one atomic step, and returns how many it removed. The engine calls
-	// it to apply retention (see Graph.Prune) only once every checkpoint it
-	// keeps can be loaded without the removed ones.
-	DeleteBefore(ctx context.Context, thread string, id int64) (int, error)
+	// Delete removes the checkpoints of thread whose IDs are below before,
+	// or every checkpoint of thread when before <= 0, in one atomic step,
+	// and returns how many it removed. Deleting from a thread that does not
+	// exist removes nothing and is not an error. Prune calls it with a
+	// positive before, only once every checkpoint it keeps can be loaded
+	// without the removed ones.
+	Delete(ctx context.Context, thread string, before int64) (int, error)
 	// PutWrites appends writes to the Pending of checkpoint id of thread,
 	// so that Get, List and Range return them with it. The engine calls it
 	// from the goroutine of each task of a step with two or more tasks, as

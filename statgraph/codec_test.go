@@ -455,9 +455,7 @@ func (s *codecTestStore) Range(context.Context, string, int64, int64, int) ([]*C
 	return nil, errors.New("not used")
 }
 
-func (s *codecTestStore) DeleteThread(context.Context, string) error { return nil }
-
-func (s *codecTestStore) DeleteBefore(context.Context, string, int64) (int, error) {
+func (s *codecTestStore) Delete(context.Context, string, int64) (int, error) {
 	return 0, errors.New("not used")
 }
 

@@ -258,8 +258,7 @@ func (noCheckpointer) List(context.Context, string, int) ([]*Checkpoint, error) 
 func (noCheckpointer) Range(context.Context, string, int64, int64, int) ([]*Checkpoint, error) {
 	return nil, ErrNoCheckpointer
 }
-func (noCheckpointer) DeleteThread(context.Context, string) error { return ErrNoCheckpointer }
-func (noCheckpointer) DeleteBefore(context.Context, string, int64) (int, error) {
+func (noCheckpointer) Delete(context.Context, string, int64) (int, error) {
 	return 0, ErrNoCheckpointer
 }
 func (noCheckpointer) PutWrites(context.Context, string, int64, []PendingWrite) error {

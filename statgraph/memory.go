@@ -115,24 +115,21 @@ func (*memoryCheckpointer) search(list []*Checkpoint, id int64) int {
 	return i
 }
 
-// DeleteBefore forgets thread's checkpoints with IDs below id.
-func (m *memoryCheckpointer) DeleteBefore(_ context.Context, thread string, id int64) (int, error) {
+// Delete forgets thread's checkpoints with IDs below before, or the whole
+// thread when before <= 0.
+func (m *memoryCheckpointer) Delete(_ context.Context, thread string, before int64) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	list := m.threads[thread]
-	n := m.search(list, id)
+	if before <= 0 {
+		delete(m.threads, thread)
+		return len(list), nil
+	}
+	n := m.search(list, before)
 	if n > 0 {
 		m.threads[thread] = slices.Clone(list[n:])
 	}
 	return n, nil
-}
-
-// DeleteThread forgets thread.
-func (m *memoryCheckpointer) DeleteThread(_ context.Context, thread string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.threads, thread)
-	return nil
 }
 
 // PutWrites appends writes to the Pending of checkpoint id of thread. The

@@ -238,7 +238,7 @@ func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error
 			continue
 		}
 		if err == nil && len(cps) > 0 {
-			if err := d.Checkpointer.DeleteThread(ctx, plan.Thread(id)); err != nil {
+			if _, err := d.Checkpointer.Delete(ctx, plan.Thread(id), 0); err != nil {
 				return out, fmt.Errorf("delete the checkpoints of task %s: %w", id, err)
 			}
 			out.Threads = append(out.Threads, id)

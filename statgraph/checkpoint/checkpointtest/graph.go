@@ -325,7 +325,8 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 
 	_, err = g.UpdateState(ctx, "tt", st{}, "ghost")
 	require.ErrorContains(t, err, `no such node`)
-	require.NoError(t, cp.DeleteThread(ctx, "tt"))
+	_, err = cp.Delete(ctx, "tt", 0)
+	require.NoError(t, err)
 	_, err = g.State(ctx, "tt")
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
 }

@@ -232,8 +232,10 @@ func testDeleteThread(t *testing.T, s statgraph.Checkpointer) {
 		require.NoError(t, s.Put(ctx, Checkpoint("t", id)))
 		require.NoError(t, s.Put(ctx, Checkpoint("keep", id)))
 	}
-	require.NoError(t, s.DeleteThread(ctx, "t"))
-	_, err := s.Get(ctx, "t", 0)
+	n, err := s.Delete(ctx, "t", 0)
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "before <= 0 removes the whole thread and counts it")
+	_, err = s.Get(ctx, "t", 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
 	_, err = s.Get(ctx, "t", 2)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
@@ -244,7 +246,9 @@ func testDeleteThread(t *testing.T, s statgraph.Checkpointer) {
 	require.NoError(t, err)
 	assert.Len(t, cps, 3, "other threads are kept")
 
-	require.NoError(t, s.DeleteThread(ctx, "never existed"))
+	n, err = s.Delete(ctx, "never existed", 0)
+	require.NoError(t, err)
+	require.Zero(t, n)
 	require.NoError(t, s.Put(ctx, Checkpoint("t", 1)), "a deleted thread can start again")
 	got, err := s.Get(ctx, "t", 0)
 	require.NoError(t, err)

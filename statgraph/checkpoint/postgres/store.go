@@ -255,15 +255,4 @@ func (s *Store) query(ctx context.Context, thread, tail string, args ...any) ([]
 	return cps, nil
 }
 
-// DeleteThread removes every checkpoint of thread in one statement.
-// Deleting a thread without checkpoints is not an error. The thread keeps
-// its number, so a Put racing with DeleteThread either lands before the
-// delete (and is deleted) or after it (and starts the thread again).
-func (s *Store) DeleteThread(ctx context.Context, thread string) error {
-	if _, err := s.pool.Exec(ctx, s.del, thread); err != nil {
-		return fmt.Errorf("postgres: deleting thread %q from %s: %w", thread, s.where, err)
-	}
-	return nil
-}
-
 var _ statgraph.Checkpointer = (*Store)(nil)

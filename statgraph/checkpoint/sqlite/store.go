@@ -23,7 +23,7 @@ import (
 // a small pool of their own.
 type Store struct {
 	path   string
-	writer *sql.DB // one connection: Put and DeleteThread
+	writer *sql.DB // one connection: Put and Delete
 	reader *sql.DB // query-only connections: Get and List
 
 	// Prepared statements: the first six on writer, the others on reader.
@@ -352,28 +352,28 @@ func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, er
 	return cps, nil
 }
 
-// DeleteThread removes every checkpoint of thread in one transaction.
-// Deleting a thread without checkpoints is not an error. The thread keeps
-// its number, so a Put racing with DeleteThread either lands before the
-// delete (and is deleted) or after it (and starts the thread again).
-func (s *Store) DeleteThread(ctx context.Context, thread string) error {
-	if _, err := s.del.ExecContext(ctx, thread); err != nil {
-		return fmt.Errorf("sqlite: deleting thread %q from %s: %w", thread, s.path, err)
-	}
-	return nil
-}
-
-// DeleteBefore removes the checkpoints of thread with IDs below id in one
-// statement (one transaction) and returns how many it removed. The pages
-// they held are reused by later writes; Vacuum gives them back to the file
+// Delete removes the checkpoints of thread with IDs below before, or every
+// checkpoint of thread when before <= 0, in one statement (one
+// transaction), and returns how many it removed. Deleting from a thread
+// without checkpoints is not an error. The thread keeps its number, so a
+// Put racing with a whole-thread Delete either lands before the delete (and
+// is deleted) or after it (and starts the thread again). The pages the rows
+// held are reused by later writes; Vacuum gives them back to the file
 // system.
-func (s *Store) DeleteBefore(ctx context.Context, thread string, id int64) (int, error) {
-	if id <= 1 {
+func (s *Store) Delete(ctx context.Context, thread string, before int64) (int, error) {
+	var res sql.Result
+	var err error
+	switch {
+	case before <= 0:
+		if res, err = s.del.ExecContext(ctx, thread); err != nil {
+			return 0, fmt.Errorf("sqlite: deleting thread %q from %s: %w", thread, s.path, err)
+		}
+	case before == 1:
 		return 0, nil
-	}
-	res, err := s.delBefore.ExecContext(ctx, thread, min(id, maxID+1))
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: deleting checkpoints before %d of thread %q from %s: %w", id, thread, s.path, err)
+	default:
+		if res, err = s.delBefore.ExecContext(ctx, thread, min(before, maxID+1)); err != nil {
+			return 0, fmt.Errorf("sqlite: deleting checkpoints before %d of thread %q from %s: %w", before, thread, s.path, err)
+		}
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
