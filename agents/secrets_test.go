@@ -82,7 +82,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 			assert.NotContains(t, strings.Join(r.srv.RawBodies(), "\n"), canary, "request bodies")
 			assert.NotContains(t, git(t, r.ws.Dir(), "log", "-p", "--all"), canary, "commits")
 
-			cps, err := cp.List(ctx, "t10", 0)
+			cps, err := cp.Range(ctx, "t10", 0, 0, 0)
 			require.NoError(t, err)
 			require.NotEmpty(t, cps)
 			for _, c := range cps {

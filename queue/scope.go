@@ -54,11 +54,6 @@ func (s scoped) Get(ctx context.Context, thread string, id int64) (*statgraph.Ch
 	return s.unscope(c, thread), nil
 }
 
-func (s scoped) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	cs, err := s.cp.List(ctx, s.prefix+thread, limit)
-	return s.unscopeAll(cs, thread), err
-}
-
 func (s scoped) Range(ctx context.Context, thread string, from, to int64, limit int) ([]*statgraph.Checkpoint, error) {
 	cs, err := s.cp.Range(ctx, s.prefix+thread, from, to, limit)
 	return s.unscopeAll(cs, thread), err

@@ -12,7 +12,7 @@ import (
 // Implementations must be safe for concurrent use by many goroutines and many
 // threads. A checkpoint is immutable once Put returns: implementations may keep
 // the pointer (the engine never modifies a checkpoint after handing it over)
-// and callers must not modify what Get or List return.
+// and callers must not modify what Get or Range return.
 type Checkpointer interface {
 	// Put stores cp. cp.ID is assigned by the engine and is greater than every
 	// earlier ID of the same thread. Put returns only once cp is durable to the
@@ -21,11 +21,10 @@ type Checkpointer interface {
 	// Get returns the checkpoint id of thread, or the latest one when id is 0.
 	// It returns an error wrapping ErrNoCheckpoint when there is none.
 	Get(ctx context.Context, thread string, id int64) (*Checkpoint, error)
-	// List returns the checkpoints of thread, newest first. limit <= 0 means all.
-	List(ctx context.Context, thread string, limit int) ([]*Checkpoint, error)
 	// Range returns the checkpoints of thread whose IDs are in [from, to],
-	// newest first; to <= 0 means no upper bound. With limit > 0 it returns
-	// only the newest limit of them. A range without checkpoints (or a
+	// newest first; to <= 0 means no upper bound, so Range(ctx, thread, 0,
+	// 0, 0) lists the whole thread. With limit > 0 it returns only the
+	// newest limit of them. A range without checkpoints (or a
 	// thread without any) gives an empty list and no error. The engine
 	// reads a delta chain (from a checkpoint's Base to it) and a page of
 	// History with one Range each, so stores should answer it with one
@@ -39,7 +38,7 @@ type Checkpointer interface {
 	// without the removed ones.
 	Delete(ctx context.Context, thread string, before int64) (int, error)
 	// PutWrites appends writes to the Pending of checkpoint id of thread,
-	// so that Get, List and Range return them with it. The engine calls it
+	// so that Get and Range return them with it. The engine calls it
 	// from the goroutine of each task of a step with two or more tasks, as
 	// soon as the task finishes, against the checkpoint the step started
 	// from: implementations must be safe for concurrent use and durable to

@@ -447,10 +447,6 @@ func (s *codecTestStore) Get(_ context.Context, thread string, id int64) (*Check
 	return cp, nil
 }
 
-func (s *codecTestStore) List(context.Context, string, int) ([]*Checkpoint, error) {
-	return nil, errors.New("not used")
-}
-
 func (s *codecTestStore) Range(context.Context, string, int64, int64, int) ([]*Checkpoint, error) {
 	return nil, errors.New("not used")
 }

@@ -32,7 +32,7 @@ func (c *crashStore) Put(ctx context.Context, cp *Checkpoint) error {
 
 // image returns a new store holding what c holds now.
 func (c *crashStore) image(t *testing.T, thread string) *memoryCheckpointer {
-	list, err := c.memoryCheckpointer.List(context.Background(), thread, 0)
+	list, err := c.memoryCheckpointer.Range(context.Background(), thread, 0, 0, 0)
 	if err != nil {
 		t.Error(err)
 	}
@@ -109,7 +109,7 @@ func TestDurabilityModesCrashBehaviour(t *testing.T) {
 			if err != nil || !slices.Equal(s.Log, []string{"a", "b", "c", "d"}) {
 				t.Fatalf("run: %+v, %v", s, err)
 			}
-			if all, _ := store.List(context.Background(), "t", 0); len(all) != tc.afterRun {
+			if all, _ := store.Range(context.Background(), "t", 0, 0, 0); len(all) != tc.afterRun {
 				t.Fatalf("the run left %d checkpoints, want %d", len(all), tc.afterRun)
 			}
 			// The restarted process continues the thread from what survived.

@@ -252,9 +252,6 @@ func (noCheckpointer) Put(context.Context, *Checkpoint) error { return ErrNoChec
 func (noCheckpointer) Get(context.Context, string, int64) (*Checkpoint, error) {
 	return nil, ErrNoCheckpointer
 }
-func (noCheckpointer) List(context.Context, string, int) ([]*Checkpoint, error) {
-	return nil, ErrNoCheckpointer
-}
 func (noCheckpointer) Range(context.Context, string, int64, int64, int) ([]*Checkpoint, error) {
 	return nil, ErrNoCheckpointer
 }

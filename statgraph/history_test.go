@@ -50,7 +50,7 @@ func runGrow(t testing.TB, cp statgraph.Checkpointer, thread string, steps int) 
 // countingStore counts the reads that reach the store.
 type countingStore struct {
 	*statgraph.MemoryStore
-	gets, lists, ranges atomic.Int64
+	gets, ranges atomic.Int64
 }
 
 func (s *countingStore) Get(ctx context.Context, thread string, id int64) (*statgraph.Checkpoint, error) {
@@ -58,17 +58,12 @@ func (s *countingStore) Get(ctx context.Context, thread string, id int64) (*stat
 	return s.MemoryStore.Get(ctx, thread, id)
 }
 
-func (s *countingStore) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	s.lists.Add(1)
-	return s.MemoryStore.List(ctx, thread, limit)
-}
-
 func (s *countingStore) Range(ctx context.Context, thread string, from, to int64, limit int) ([]*statgraph.Checkpoint, error) {
 	s.ranges.Add(1)
 	return s.MemoryStore.Range(ctx, thread, from, to, limit)
 }
 
-func (s *countingStore) reads() int64 { return s.gets.Load() + s.lists.Load() + s.ranges.Load() }
+func (s *countingStore) reads() int64 { return s.gets.Load() + s.ranges.Load() }
 
 // TestStateReadsItsChainInOneRange: the latest state of a long thread,
 // deep in a delta chain, costs one Get and one Range, not one Get per
@@ -168,7 +163,7 @@ func TestCheckpointBytesLinear(t *testing.T) {
 	size := func(steps int) int {
 		store := statgraph.NewMemoryCheckpointer(true)
 		runGrow(t, store, "t", steps)
-		list, err := store.List(t.Context(), "t", 0)
+		list, err := store.Range(t.Context(), "t", 0, 0, 0)
 		require.NoError(t, err)
 		n := 0
 		for _, c := range list {
@@ -225,11 +220,11 @@ func TestPruneRefusesUnfinished(t *testing.T) {
 	g := growGraph(t, store, 100)
 	_, err := g.Invoke(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(50))
 	require.Error(t, err, "the step limit stops the run")
-	before, err := store.List(t.Context(), "t", 0)
+	before, err := store.Range(t.Context(), "t", 0, 0, 0)
 	require.NoError(t, err)
 	_, err = statgraph.Prune(t.Context(), store, "t", 1)
 	require.ErrorContains(t, err, "has not finished")
-	after, err := store.List(t.Context(), "t", 0)
+	after, err := store.Range(t.Context(), "t", 0, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, after, len(before))
 	_, err = statgraph.Prune(t.Context(), store, "t", 0)
@@ -243,7 +238,7 @@ func TestReadsRowsWithoutBase(t *testing.T) {
 	g := runGrow(t, store, "t", 300)
 	want, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
-	list, err := store.List(t.Context(), "t", 0)
+	list, err := store.Range(t.Context(), "t", 0, 0, 0)
 	require.NoError(t, err)
 	for _, c := range list {
 		c.Base = 0 // as an older statgraph wrote them

@@ -68,22 +68,6 @@ func (m *memoryCheckpointer) Get(_ context.Context, thread string, id int64) (*C
 	return list[i], nil
 }
 
-// List returns thread's checkpoints, newest first.
-func (m *memoryCheckpointer) List(_ context.Context, thread string, limit int) ([]*Checkpoint, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	list := m.threads[thread]
-	n := len(list)
-	if limit > 0 && limit < n {
-		n = limit
-	}
-	out := make([]*Checkpoint, n)
-	for i := range out {
-		out[i] = list[len(list)-1-i]
-	}
-	return out, nil
-}
-
 // Range returns thread's checkpoints with IDs in [from, to] (to <= 0: no
 // upper bound), newest first, the newest limit of them when limit > 0.
 func (m *memoryCheckpointer) Range(_ context.Context, thread string, from, to int64, limit int) ([]*Checkpoint, error) {

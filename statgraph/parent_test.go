@@ -212,7 +212,7 @@ func mustBuild(t *testing.T, b *Builder[handState]) *Graph[handState] {
 func imageThreads(t *testing.T, store *memoryCheckpointer, threads ...string) *memoryCheckpointer {
 	m := &memoryCheckpointer{encode: true}
 	for _, th := range threads {
-		list, err := store.List(context.Background(), th, 0)
+		list, err := store.Range(context.Background(), th, 0, 0, 0)
 		if err != nil && !errors.Is(err, ErrNoCheckpoint) {
 			t.Error(err)
 		}

@@ -8,7 +8,7 @@
 //	}
 //
 // Run covers the contract the engine relies on: Put, Get (by id and latest)
-// and List (newest first, limited), every stored field surviving a round
+// and Range (newest first, limited), every stored field surviving a round
 // trip (pending writes, interrupts, resume values, delta rows, engine
 // bookkeeping), refusing a second checkpoint with an existing id, thread
 // isolation, Delete (a whole thread or below an id), ErrNoCheckpoint, concurrent writers, and the

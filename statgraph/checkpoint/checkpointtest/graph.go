@@ -363,7 +363,7 @@ func testDeltaRows(t *testing.T, cp statgraph.Checkpointer) {
 		require.Equal(t, n, snap.State.N, "checkpoint %d", snap.CheckpointID)
 		require.Len(t, snap.State.Log, n, "checkpoint %d", snap.CheckpointID)
 	}
-	rows, err := cp.List(ctx, "delta", 0)
+	rows, err := cp.Range(ctx, "delta", 0, 0, 0)
 	require.NoError(t, err)
 	var deltas int
 	for _, row := range rows {

@@ -100,7 +100,7 @@ func testDeleteBefore(t *testing.T, cp statgraph.Checkpointer) {
 	n, err = cp.Delete(ctx, "a", 1)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing is below the first id")
-	got, err = cp.List(ctx, "b", 0)
+	got, err = cp.Range(ctx, "b", 0, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, got, 5, "another thread is untouched")
 	require.NoError(t, cp.Put(ctx, Checkpoint("a", 31)), "the thread goes on")

@@ -211,17 +211,17 @@ func testList(t *testing.T, s statgraph.Checkpointer) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint("limit=", tt.limit), func(t *testing.T) {
-			cps, err := s.List(ctx, "t", tt.limit)
+			cps, err := s.Range(ctx, "t", 0, 0, tt.limit)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, ids(cps))
 		})
 	}
-	cps, err := s.List(ctx, "t", 0)
+	cps, err := s.Range(ctx, "t", 0, 0, 0)
 	require.NoError(t, err)
 	for _, cp := range cps {
 		Same(t, Checkpoint("t", cp.ID), cp)
 	}
-	cps, err = s.List(ctx, "nope", 0)
+	cps, err = s.Range(ctx, "nope", 0, 0, 0)
 	require.NoError(t, err, "a thread without checkpoints lists nothing, without an error")
 	assert.Empty(t, cps)
 }
@@ -239,10 +239,10 @@ func testDeleteThread(t *testing.T, s statgraph.Checkpointer) {
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
 	_, err = s.Get(ctx, "t", 2)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
-	cps, err := s.List(ctx, "t", 0)
+	cps, err := s.Range(ctx, "t", 0, 0, 0)
 	require.NoError(t, err)
 	assert.Empty(t, cps)
-	cps, err = s.List(ctx, "keep", 0)
+	cps, err = s.Range(ctx, "keep", 0, 0, 0)
 	require.NoError(t, err)
 	assert.Len(t, cps, 3, "other threads are kept")
 
@@ -288,7 +288,7 @@ func testConcurrentWriters(t *testing.T, s statgraph.Checkpointer) {
 		})
 		wg.Go(func() {
 			for range perThread / 10 {
-				cps, err := s.List(ctx, thread, 5)
+				cps, err := s.Range(ctx, thread, 0, 0, 5)
 				if err != nil {
 					errs <- err
 					return
@@ -309,7 +309,7 @@ func testConcurrentWriters(t *testing.T, s statgraph.Checkpointer) {
 	}
 	for g := range threads {
 		thread := fmt.Sprint("thread-", g)
-		cps, err := s.List(ctx, thread, 0)
+		cps, err := s.Range(ctx, thread, 0, 0, 0)
 		require.NoError(t, err)
 		require.Len(t, cps, perThread)
 		for i, cp := range cps {
@@ -356,7 +356,7 @@ func testConcurrentReadersOfOneThread(t *testing.T, s statgraph.Checkpointer) {
 					return
 				}
 				last = cp.ID
-				cps, err := s.List(ctx, "one", 10)
+				cps, err := s.Range(ctx, "one", 0, 0, 10)
 				if err != nil {
 					errs <- err
 					return
@@ -373,7 +373,7 @@ func testConcurrentReadersOfOneThread(t *testing.T, s statgraph.Checkpointer) {
 	for err := range errs {
 		t.Error(err)
 	}
-	cps, err := s.List(ctx, "one", 0)
+	cps, err := s.Range(ctx, "one", 0, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, cps, n)
 }

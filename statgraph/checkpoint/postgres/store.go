@@ -212,19 +212,6 @@ func (s *Store) Get(ctx context.Context, thread string, id int64) (*statgraph.Ch
 	return cps[0], nil
 }
 
-// List returns the checkpoints of thread, newest first, at most limit of
-// them when limit > 0. A thread without checkpoints gives an empty list and
-// no error; a row that does not decode gives an error wrapping
-// statgraph.ErrCorruptCheckpoint.
-func (s *Store) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	var max *int64 // LIMIT NULL: all rows
-	if limit > 0 {
-		n := int64(limit)
-		max = &n
-	}
-	return s.query(ctx, thread, " ORDER BY c.id DESC LIMIT $2", max)
-}
-
 // query reads the checkpoints of thread that the rest of the WHERE clause,
 // the order and the limit in tail select; tail's parameters start at $2.
 // Every read of the store goes through it.

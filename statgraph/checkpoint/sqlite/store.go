@@ -24,7 +24,7 @@ import (
 type Store struct {
 	path   string
 	writer *sql.DB // one connection: Put and Delete
-	reader *sql.DB // query-only connections: Get and List
+	reader *sql.DB // query-only connections: Get and Range
 
 	// Prepared statements: the first six on writer, the others on reader.
 	put, addThread, findThread, del, delBefore, putWrites, get, list, rng *sql.Stmt
@@ -263,21 +263,6 @@ func (s *Store) Get(ctx context.Context, thread string, id int64) (*statgraph.Ch
 		return nil, fmt.Errorf("sqlite: thread %q has no checkpoint %d in %s: %w", thread, id, s.path, statgraph.ErrNoCheckpoint)
 	}
 	return cps[0], nil
-}
-
-// List returns the checkpoints of thread, newest first, at most limit of
-// them when limit > 0. A thread without checkpoints gives an empty list and
-// no error; a row that does not decode gives an error wrapping
-// statgraph.ErrCorruptCheckpoint.
-func (s *Store) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	if limit <= 0 {
-		limit = -1 // no limit in SQLite
-	}
-	rows, err := s.list.QueryContext(ctx, thread, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: listing checkpoints of thread %q in %s: %w", thread, s.path, err)
-	}
-	return s.scan(thread, rows)
 }
 
 // Range returns the checkpoints of thread with IDs in [from, to] (to <= 0:
