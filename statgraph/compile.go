@@ -2,6 +2,7 @@ package statgraph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -95,20 +96,31 @@ func WithDefaultStepLimit(n int) CompileOption {
 	return func(c *compileConfig) { c.stepLimit = n }
 }
 
-// CompileError lists every problem Compile found.
-type CompileError struct {
-	Problems []string
+// compileError lists every problem Compile found.
+type compileError struct {
+	problems []string
 }
 
-func (e *CompileError) Error() string {
-	if len(e.Problems) == 1 {
-		return "statgraph: compile: " + e.Problems[0]
+func (e *compileError) Error() string {
+	if len(e.problems) == 1 {
+		return "statgraph: compile: " + e.problems[0]
 	}
-	return fmt.Sprintf("statgraph: compile: %d problems:\n  - %s", len(e.Problems), strings.Join(e.Problems, "\n  - "))
+	return fmt.Sprintf("statgraph: compile: %d problems:\n  - %s", len(e.problems), strings.Join(e.problems, "\n  - "))
+}
+
+// Unwrap returns one error per problem, as errors.Join's error does.
+func (e *compileError) Unwrap() []error {
+	errs := make([]error, len(e.problems))
+	for i, p := range e.problems {
+		errs[i] = errors.New(p)
+	}
+	return errs
 }
 
 // Compile checks the graph and returns its immutable, runnable form. It
-// returns a *CompileError listing every problem: unknown nodes in edges or
+// returns one error listing every problem, one per line, whose
+// Unwrap() []error method (as errors.Join's) gives an error per problem:
+// unknown nodes in edges or
 // path maps, duplicate or reserved names, nothing leaving Start, nodes that
 // Start cannot reach, nodes from which End cannot be reached, and the
 // problems remembered while building. The Builder may be reused afterwards;
@@ -236,7 +248,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		add("interrupts need a checkpointer: add WithCheckpointer (e.g. statgraph.NewMemoryCheckpointer(false))")
 	}
 	if len(problems) > 0 {
-		return nil, &CompileError{Problems: problems}
+		return nil, &compileError{problems: problems}
 	}
 	if os.Getenv("STATGRAPH_TRACE") == "1" {
 		g.trace = os.Stderr

@@ -7,7 +7,7 @@
 //
 // New returns a mutable Builder. AddNode, AddEdge and AddConditionalEdges
 // describe the graph between the virtual nodes Start and End; mistakes are
-// remembered and Compile reports them all at once in a *CompileError
+// remembered and Compile reports them all at once in one error
 // (unknown nodes, duplicate or reserved names, nodes Start cannot reach or
 // that cannot reach End, ...). The compiled *Graph is immutable and safe for
 // concurrent use: Invoke it, Stream its events, or draw it (Mermaid, DOT).
