@@ -42,9 +42,9 @@ func ExampleAddSubgraph() {
 	g, _ := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 
 	ctx := context.Background()
-	_, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"))
-	var paused *statgraph.InterruptedError
-	if errors.As(err, &paused) {
+	var paused statgraph.Result[Doc]
+	_, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"), statgraph.WithResult(&paused))
+	if errors.Is(err, statgraph.ErrInterrupted) {
 		fmt.Println("paused at", paused.Interrupts[0].ID, string(paused.Interrupts[0].Payload))
 	}
 	d, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"), statgraph.WithResume("approved"))

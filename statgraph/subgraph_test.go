@@ -107,7 +107,7 @@ func TestSubgraphInterruptResumesThroughParent(t *testing.T) {
 	g := f.parent(t, cp)
 
 	_, err := g.Invoke(ctx, parentState{}, WithThread("t"))
-	var ie *InterruptedError
+	var ie *interruptedError
 	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 {
 		t.Fatalf("Invoke: got %v, want a pause at the child's interrupt", err)
 	}
@@ -175,7 +175,7 @@ func TestSubgraphStoppedMidChildContinues(t *testing.T) {
 	close(f.block)
 	// Continue: prepare runs again (it never finished), before does not.
 	_, err := g.Invoke(context.Background(), parentState{}, WithThread("k"))
-	var ie *InterruptedError
+	var ie *interruptedError
 	if !errors.As(err, &ie) || ie.Interrupts[0].ID != "sub|ask:2:0" {
 		t.Fatalf("continued run: %v, want the child's interrupt", err)
 	}
@@ -264,7 +264,7 @@ func TestSubgraphParallelInterrupts(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = g.Invoke(ctx, parentState{}, WithThread("p"))
-	var ie *InterruptedError
+	var ie *interruptedError
 	if !errors.As(err, &ie) || len(ie.Interrupts) != 2 || ie.Interrupts[0].ID != "left|ask:2:0" || ie.Interrupts[1].ID != "right|ask:2:0" {
 		t.Fatalf("Invoke: %v, want pauses left|ask:2:0 and right|ask:2:0", err)
 	}

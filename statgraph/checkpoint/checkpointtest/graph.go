@@ -172,9 +172,9 @@ func testInterruptInsideNode(t *testing.T, cp statgraph.Checkpointer) {
 		AddEdge(statgraph.Start, "prep").AddEdge("prep", "approve").AddEdge("approve", "ship").AddEdge("ship", statgraph.End),
 		statgraph.WithCheckpointer(cp))
 	ctx := t.Context()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("h"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("h"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Len(t, ie.Interrupts, 1)
 	require.Equal(t, "approve", ie.Interrupts[0].Node)
@@ -207,9 +207,9 @@ func testTwoInterrupts(t *testing.T, cp statgraph.Checkpointer) {
 	}
 	g := compile(t, b, statgraph.WithCheckpointer(cp))
 	ctx := t.Context()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("two"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Len(t, ie.Interrupts, 2)
 	ids := map[string]string{}
 	for _, in := range ie.Interrupts {
@@ -221,8 +221,8 @@ func testTwoInterrupts(t *testing.T, cp statgraph.Checkpointer) {
 	require.ErrorContains(t, err, "ResumeMap")
 
 	// Answer only the left one: the right one pauses again.
-	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResume(statgraph.ResumeMap{ids["left"]: 10}))
-	require.ErrorAs(t, err, &ie)
+	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResume(statgraph.ResumeMap{ids["left"]: 10}), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Len(t, ie.Interrupts, 1)
 	require.Equal(t, "right", ie.Interrupts[0].Node)
 
@@ -241,9 +241,9 @@ func testInterruptBeforeAndAfter(t *testing.T, cp statgraph.Checkpointer) {
 	g := compile(t, chain(&calls, &fail), statgraph.WithCheckpointer(cp),
 		statgraph.WithInterruptBefore("b"), statgraph.WithInterruptAfter("c"))
 	ctx := t.Context()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("ba"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("ba"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Equal(t, "before", ie.Interrupts[0].When)
 	require.Equal(t, 0, calls.get("b"))
 	require.Equal(t, 1, calls.get("a"))
@@ -260,9 +260,9 @@ func testInterruptAfterPauses(t *testing.T, cp statgraph.Checkpointer) {
 	fail := false
 	g := compile(t, chain(&calls, &fail), statgraph.WithCheckpointer(cp), statgraph.WithInterruptAfter("a"))
 	ctx := t.Context()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("after"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("after"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Equal(t, "after", ie.Interrupts[0].When)
 	require.Equal(t, 0, calls.get("b"))
 	snap, err := g.State(ctx, "after")
