@@ -85,7 +85,7 @@ func BenchmarkAttemptOverhead(b *testing.B) {
 			}
 			return out, err
 		})
-		cp := &statgraph.MemoryCheckpointer{Encode: true}
+		cp := statgraph.NewMemoryCheckpointer(true)
 		g, err := NewGraph(Config{
 			Planner:   LLMPlanner{Client: c, Workdir: ws.Dir()},
 			Executor:  LLMExecutor{Client: c, FS: ws.FS()},
@@ -149,8 +149,12 @@ func BenchmarkAttemptOverhead(b *testing.B) {
 	})
 
 	b.Run("checkpoint", func(b *testing.B) {
-		codec := statgraph.JSONCodec[TaskState]()
-		cp := &statgraph.MemoryCheckpointer{Encode: true}
+		// JSONCodec's codec also writes deltas, which is what the engine
+		// stores per step.
+		codec := statgraph.JSONCodec[TaskState]().(interface {
+			MarshalDelta(prev, cur TaskState) ([]byte, bool, error)
+		})
+		cp := statgraph.NewMemoryCheckpointer(true)
 		prev := benchState(4)
 		cur := benchState(5)
 		b.ResetTimer()

@@ -3,7 +3,6 @@ package agents
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,14 +80,14 @@ func TestEscalation(t *testing.T) {
 			g, err := NewGraph(Config{
 				Executor: exec, Workspace: ws, Log: log,
 				Verifier: ChecksVerifier{Checks: grepCheck(), Workdir: ws.Dir()},
-			}, statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+			}, statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 			require.NoError(t, err)
 
 			in := TaskState{Task: task("t-ask"), MaxRetries: 1}
 			in.Task.OnExhausted = "ask"
-			_, err = g.Invoke(ctx, in, statgraph.WithThread("ask"))
-			var ie *statgraph.InterruptedError
-			require.True(t, errors.As(err, &ie), "the run pauses: %v", err)
+			var ie statgraph.Result[TaskState]
+			_, err = g.Invoke(ctx, in, statgraph.WithThread("ask"), statgraph.WithResult(&ie))
+			require.ErrorIs(t, err, statgraph.ErrInterrupted, "the run pauses")
 			require.Len(t, ie.Interrupts, 1)
 			assert.Equal(t, NodeFailed, ie.Interrupts[0].Node)
 			var esc Escalation

@@ -3,7 +3,6 @@ package agents
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,7 +41,7 @@ func TestOrchestratorAndGateSharePolicy(t *testing.T) {
 		Verifier: VerifierFunc(func(context.Context, TaskState) (verifier.Verification, error) {
 			return verifier.Verification{Errors: []string{"tests: still wrong"}}, nil
 		}),
-	}, statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	}, statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 	require.NoError(t, err)
 
 	// A library gate with the same policy, its check failing.
@@ -58,22 +57,26 @@ func TestOrchestratorAndGateSharePolicy(t *testing.T) {
 	gs.Add(b, "gate", gate.Config{Validators: []string{"tests"}, RetryTarget: "write", Next: "done", Policy: policy})
 	b.AddNode("done", func(_ context.Context, s doc) (doc, error) { s.Done = true; return s, nil }).
 		AddEdge(statgraph.Start, "write").AddEdge("write", "tests").AddEdge("tests", "gate").AddEdge("done", statgraph.End)
-	lib, err := b.Compile(statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	lib, err := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 	require.NoError(t, err)
 
-	paused := func(err error) Escalation {
+	// paused is the escalation of a run that returned err and paused at
+	// the interrupts ints (reported by WithResult).
+	paused := func(err error, ints []statgraph.Interruption) Escalation {
 		t.Helper()
-		var ie *statgraph.InterruptedError
-		require.True(t, errors.As(err, &ie), "the run pauses: %v", err)
+		require.ErrorIs(t, err, statgraph.ErrInterrupted, "the run pauses")
+		require.NotEmpty(t, ints)
 		var esc Escalation
-		require.NoError(t, json.Unmarshal(ie.Interrupts[0].Payload, &esc))
+		require.NoError(t, json.Unmarshal(ints[0].Payload, &esc))
 		return esc
 	}
 	for _, thread := range []string{"skip", "maybe"} {
-		_, err = orch.Invoke(ctx, stateFor(policy), statgraph.WithThread(thread))
-		oesc := paused(err)
-		_, err = lib.Invoke(ctx, doc{}, statgraph.WithThread(thread))
-		gesc := paused(err)
+		var ores statgraph.Result[TaskState]
+		_, err = orch.Invoke(ctx, stateFor(policy), statgraph.WithThread(thread), statgraph.WithResult(&ores))
+		oesc := paused(err, ores.Interrupts)
+		var gres statgraph.Result[doc]
+		_, err = lib.Invoke(ctx, doc{}, statgraph.WithThread(thread), statgraph.WithResult(&gres))
+		gesc := paused(err, gres.Interrupts)
 		for _, esc := range []Escalation{oesc, gesc} {
 			assert.Equal(t, 1, esc.Attempts)
 			assert.Equal(t, gate.Choices(), esc.Choices)
@@ -95,8 +98,9 @@ func TestOrchestratorAndGateSharePolicy(t *testing.T) {
 
 	_, err = orch.Invoke(ctx, TaskState{}, statgraph.WithThread("maybe"), statgraph.WithResume("maybe"))
 	require.ErrorIs(t, err, gate.ErrUnknownAnswer)
-	_, err2 := lib.Invoke(ctx, doc{}, statgraph.WithThread("maybe"), statgraph.WithResume("maybe"))
-	asked := paused(err2)
+	var res statgraph.Result[doc]
+	_, err2 := lib.Invoke(ctx, doc{}, statgraph.WithThread("maybe"), statgraph.WithResume("maybe"), statgraph.WithResult(&res))
+	asked := paused(err2, res.Interrupts)
 	assert.Contains(t, err.Error(), asked.Invalid, "the orchestrator refuses what the gate asks again about, in the same words")
 }
 

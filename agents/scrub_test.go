@@ -40,7 +40,7 @@ func TestCheckpointsCarryNoSecret(t *testing.T) {
 			}, nil
 		}),
 	}
-	cp := &statgraph.MemoryCheckpointer{Encode: true}
+	cp := statgraph.NewMemoryCheckpointer(true)
 	g, err := NewGraph(cfg, statgraph.WithCheckpointer(cp))
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -58,7 +58,7 @@ func TestCheckpointsCarryNoSecret(t *testing.T) {
 	for _, a := range out.Attempts {
 		all.WriteString(a.Summary + "\n" + a.Feedback + "\n" + strings.Join(a.Errors, "\n"))
 	}
-	cps, err := cp.List(ctx, "s1", 0)
+	cps, err := cp.Range(ctx, "s1", 0, 0, 0)
 	require.NoError(t, err)
 	require.NotEmpty(t, cps)
 	for _, c := range cps {

@@ -55,7 +55,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 			r := newRig(t, "t10", rigOptions{checks: checks, client: func(c *llm.Config) {
 				c.APIKey = llm.ConfigFromEnv().APIKey
 			}}, tc.answers...)
-			cp := &statgraph.MemoryCheckpointer{Encode: true}
+			cp := statgraph.NewMemoryCheckpointer(true)
 			g, err := NewGraph(r.cfg, statgraph.WithCheckpointer(cp))
 			require.NoError(t, err)
 			out, err := g.Invoke(ctx, TaskState{Task: task("t10"), MaxRetries: 3}, statgraph.WithThread("t10"))
@@ -82,7 +82,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 			assert.NotContains(t, strings.Join(r.srv.RawBodies(), "\n"), canary, "request bodies")
 			assert.NotContains(t, git(t, r.ws.Dir(), "log", "-p", "--all"), canary, "commits")
 
-			cps, err := cp.List(ctx, "t10", 0)
+			cps, err := cp.Range(ctx, "t10", 0, 0, 0)
 			require.NoError(t, err)
 			require.NotEmpty(t, cps)
 			for _, c := range cps {

@@ -226,7 +226,7 @@ func ReaderGraph(cp statgraph.Checkpointer) (*statgraph.Graph[agents.TaskState],
 
 // Graph returns the orchestrator graph, for drawing it (Mermaid, DOT, SVG).
 func Graph() (*statgraph.Graph[agents.TaskState], error) {
-	return ReaderGraph(statgraph.NewMemoryCheckpointer())
+	return ReaderGraph(statgraph.NewMemoryCheckpointer(false))
 }
 
 // NodeOf returns the orchestrator graph node that runs in a task's phase,

@@ -42,11 +42,6 @@ func (s *countingStore) Range(ctx context.Context, thread string, from, to int64
 	return s.Checkpointer.Range(ctx, thread, from, to, limit)
 }
 
-func (s *countingStore) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	s.note(thread)
-	return s.Checkpointer.List(ctx, thread, limit)
-}
-
 // threads returns the threads read since the last call and resets the
 // count.
 func (s *countingStore) threads() map[string]bool {

@@ -54,22 +54,13 @@ func (s scoped) Get(ctx context.Context, thread string, id int64) (*statgraph.Ch
 	return s.unscope(c, thread), nil
 }
 
-func (s scoped) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	cs, err := s.cp.List(ctx, s.prefix+thread, limit)
-	return s.unscopeAll(cs, thread), err
-}
-
 func (s scoped) Range(ctx context.Context, thread string, from, to int64, limit int) ([]*statgraph.Checkpoint, error) {
 	cs, err := s.cp.Range(ctx, s.prefix+thread, from, to, limit)
 	return s.unscopeAll(cs, thread), err
 }
 
-func (s scoped) DeleteThread(ctx context.Context, thread string) error {
-	return s.cp.DeleteThread(ctx, s.prefix+thread)
-}
-
-func (s scoped) DeleteBefore(ctx context.Context, thread string, id int64) (int, error) {
-	return s.cp.DeleteBefore(ctx, s.prefix+thread, id)
+func (s scoped) Delete(ctx context.Context, thread string, before int64) (int, error) {
+	return s.cp.Delete(ctx, s.prefix+thread, before)
 }
 
 func (s scoped) PutWrites(ctx context.Context, thread string, id int64, writes []statgraph.PendingWrite) error {

@@ -22,7 +22,7 @@ func TestScopedKeepsTheThreadsOfTwoRemotesApart(t *testing.T) {
 	a, b := Scoped(st, "file:///a.git"), Scoped(st, "file:///b.git")
 	const thread = "tasks-abc123/task-1"
 	for i, s := range []statgraph.Checkpointer{a, b} {
-		require.NoError(t, s.Put(ctx, &statgraph.Checkpoint{Thread: thread, ID: 1, Step: i, Source: statgraph.SourceInput, Base: 1, State: []byte(`{}`)}))
+		require.NoError(t, s.Put(ctx, &statgraph.Checkpoint{Thread: thread, ID: 1, Step: i, Source: "input", Base: 1, State: []byte(`{}`)}))
 	}
 	for i, s := range []statgraph.Checkpointer{a, b} {
 		got, err := s.Get(ctx, thread, 0)
@@ -36,7 +36,8 @@ func TestScopedKeepsTheThreadsOfTwoRemotesApart(t *testing.T) {
 	}
 	_, err = st.Get(ctx, thread, 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint, "nothing is stored under the unscoped name")
-	require.NoError(t, a.DeleteThread(ctx, thread))
+	_, err = a.Delete(ctx, thread, 0)
+	require.NoError(t, err)
 	_, err = a.Get(ctx, thread, 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
 	got, err := b.Get(ctx, thread, 0)

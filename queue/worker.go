@@ -322,7 +322,8 @@ func (w *Worker) takeOver(ctx context.Context, m *mirror, store statgraph.Checkp
 		return wip, nil
 	}
 	w.logf("unit %s: its last attempt's commit %s is not on the remote; the unit starts over", unit, commit[:min(12, len(commit))])
-	return "", store.DeleteThread(ctx, plan.Thread(unit))
+	_, err = store.Delete(ctx, plan.Thread(unit), 0)
+	return "", err
 }
 
 // finishStaged finishes the publication an earlier attempt staged and

@@ -7,26 +7,22 @@ import (
 	"time"
 )
 
-// BackoffKind is the shape of the pause between retries.
-type BackoffKind uint8
-
-// Backoff kinds. BackoffNone (zero) retries at once.
-const (
-	BackoffNone        BackoffKind = iota
-	BackoffFixed                   // Initial before every retry
-	BackoffLinear                  // Initial × k before retry k
-	BackoffExponential             // Initial × Factor^(k-1) before retry k
-)
-
 // Backoff is the pause before a retry: the one formula of the module, used
 // by node retries (RetryPolicy), gates (package statgraph/gate) and the
-// orchestrator's model client. The zero value does not pause.
+// orchestrator's model client. Retry k (1 for the first) waits
+// Initial × Factor^(k-1), capped at Max, then spread by Jitter:
+//
+//	Backoff{}                                      no pause
+//	Backoff{Initial: time.Second}                  1s before every retry
+//	Backoff{Initial: time.Second, Factor: 2}       1s, 2s, 4s, ...
+//	Backoff{Initial: time.Second, Factor: 2, Max: 5 * time.Second}  1s, 2s, 4s, 5s, 5s, ...
+//
+// The zero value does not pause.
 type Backoff struct {
-	Kind BackoffKind
-	// Initial is the first pause. Zero means 500ms.
+	// Initial is the first pause. Zero means no pause at all.
 	Initial time.Duration
-	// Factor is how much an exponential backoff grows per retry. Zero
-	// means 2.
+	// Factor is how much the pause grows per retry: at most 1 (zero
+	// included) keeps it fixed at Initial, above 1 makes it exponential.
 	Factor float64
 	// Max caps a pause, before jitter. Zero means no cap.
 	Max time.Duration
@@ -37,25 +33,15 @@ type Backoff struct {
 }
 
 // Delay returns the pause before retry k (1 for the first), jitter
-// included: 0 for BackoffNone or k < 1, and never more than the largest
+// included: 0 for a zero Initial or k < 1, and never more than the largest
 // time.Duration however large k grows. It is safe for concurrent use.
 func (b Backoff) Delay(k int) time.Duration {
-	if b.Kind == BackoffNone || k < 1 {
+	if b.Initial <= 0 || k < 1 {
 		return 0
 	}
 	d := float64(b.Initial)
-	if d <= 0 {
-		d = float64(500 * time.Millisecond)
-	}
-	switch b.Kind {
-	case BackoffLinear:
-		d *= float64(k)
-	case BackoffExponential:
-		f := b.Factor
-		if f <= 0 {
-			f = 2
-		}
-		d *= math.Pow(f, float64(k-1))
+	if b.Factor > 1 {
+		d *= math.Pow(b.Factor, float64(k-1))
 	}
 	if b.Max > 0 && d > float64(b.Max) {
 		d = float64(b.Max)

@@ -12,9 +12,17 @@ import (
 )
 
 // TestBackoffDelay: the one formula, with the growth factor a RetryPolicy
-// sets, a cap, and no overflow however many retries.
+// sets, a cap, and no overflow however many retries; the fields alone choose
+// no pause (zero Initial), a fixed pause (Factor at most 1) or an
+// exponential one.
 func TestBackoffDelay(t *testing.T) {
-	b := statgraph.Backoff{Kind: statgraph.BackoffExponential, Initial: 100 * time.Millisecond, Factor: 3}
+	require.Zero(t, statgraph.Backoff{Factor: 2, Max: time.Second}.Delay(3), "zero Initial: no pause")
+	for _, f := range []float64{0, 0.5, 1} {
+		fixed := statgraph.Backoff{Initial: time.Second, Factor: f}
+		require.Equal(t, []time.Duration{time.Second, time.Second, time.Second},
+			[]time.Duration{fixed.Delay(1), fixed.Delay(2), fixed.Delay(30)}, "Factor %v: fixed", f)
+	}
+	b := statgraph.Backoff{Initial: 100 * time.Millisecond, Factor: 3}
 	require.Equal(t, []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond},
 		[]time.Duration{b.Delay(1), b.Delay(2), b.Delay(3)})
 	require.Equal(t, time.Duration(math.MaxInt64), b.Delay(1000), "uncapped, huge k")
@@ -28,6 +36,7 @@ func TestBackoffDelay(t *testing.T) {
 	}
 	p := statgraph.RetryPolicy{InitialInterval: time.Second, BackoffFactor: 1.5}
 	require.Equal(t, 2250*time.Millisecond, statgraph.RetryDelay(&p, 3))
+	require.Equal(t, time.Second, statgraph.RetryDelay(&statgraph.RetryPolicy{}, 2), "RetryPolicy's defaults: 0.5s doubling")
 }
 
 // TestSleep: Sleep waits, and returns ctx's error when ctx ends first.

@@ -124,8 +124,8 @@ func BenchmarkW3(b *testing.B) {
 		name string
 		cp   func() statgraph.Checkpointer
 	}{
-		{"values", func() statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer() }},
-		{"encoded", func() statgraph.Checkpointer { return &statgraph.MemoryCheckpointer{Encode: true} }},
+		{"values", func() statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer(false) }},
+		{"encoded", func() statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer(true) }},
 	} {
 		for _, n := range []int{100, 1000} {
 			b.Run(fmt.Sprintf("%s/N=%d", mode.name, n), func(b *testing.B) {

@@ -12,7 +12,7 @@ import (
 // Implementations must be safe for concurrent use by many goroutines and many
 // threads. A checkpoint is immutable once Put returns: implementations may keep
 // the pointer (the engine never modifies a checkpoint after handing it over)
-// and callers must not modify what Get or List return.
+// and callers must not modify what Get or Range return.
 type Checkpointer interface {
 	// Put stores cp. cp.ID is assigned by the engine and is greater than every
 	// earlier ID of the same thread. Put returns only once cp is durable to the
@@ -21,26 +21,24 @@ type Checkpointer interface {
 	// Get returns the checkpoint id of thread, or the latest one when id is 0.
 	// It returns an error wrapping ErrNoCheckpoint when there is none.
 	Get(ctx context.Context, thread string, id int64) (*Checkpoint, error)
-	// List returns the checkpoints of thread, newest first. limit <= 0 means all.
-	List(ctx context.Context, thread string, limit int) ([]*Checkpoint, error)
 	// Range returns the checkpoints of thread whose IDs are in [from, to],
-	// newest first; to <= 0 means no upper bound. With limit > 0 it returns
-	// only the newest limit of them. A range without checkpoints (or a
+	// newest first; to <= 0 means no upper bound, so Range(ctx, thread, 0,
+	// 0, 0) lists the whole thread. With limit > 0 it returns only the
+	// newest limit of them. A range without checkpoints (or a
 	// thread without any) gives an empty list and no error. The engine
 	// reads a delta chain (from a checkpoint's Base to it) and a page of
 	// History with one Range each, so stores should answer it with one
 	// range scan.
 	Range(ctx context.Context, thread string, from, to int64, limit int) ([]*Checkpoint, error)
-	// DeleteThread removes every checkpoint of thread. Deleting a thread that
-	// does not exist is not an error.
-	DeleteThread(ctx context.Context, thread string) error
-	// DeleteBefore removes the checkpoints of thread whose IDs are below id,
-	// in one atomic step, and returns how many it removed. The engine calls
-	// it to apply retention (see Graph.Prune) only once every checkpoint it
-	// keeps can be loaded without the removed ones.
-	DeleteBefore(ctx context.Context, thread string, id int64) (int, error)
+	// Delete removes the checkpoints of thread whose IDs are below before,
+	// or every checkpoint of thread when before <= 0, in one atomic step,
+	// and returns how many it removed. Deleting from a thread that does not
+	// exist removes nothing and is not an error. Prune calls it with a
+	// positive before, only once every checkpoint it keeps can be loaded
+	// without the removed ones.
+	Delete(ctx context.Context, thread string, before int64) (int, error)
 	// PutWrites appends writes to the Pending of checkpoint id of thread,
-	// so that Get, List and Range return them with it. The engine calls it
+	// so that Get and Range return them with it. The engine calls it
 	// from the goroutine of each task of a step with two or more tasks, as
 	// soon as the task finishes, against the checkpoint the step started
 	// from: implementations must be safe for concurrent use and durable to
@@ -49,22 +47,27 @@ type Checkpointer interface {
 	PutWrites(ctx context.Context, thread string, id int64, writes []PendingWrite) error
 }
 
-// Checkpoint sources, recorded in Checkpoint.Source.
+// Checkpoint sources, recorded in Checkpoint.Source and Snapshot.Source;
+// the values are LangGraph's checkpoint metadata "source".
 const (
-	SourceInput  = "input"  // the run's input, before the first step
-	SourceLoop   = "loop"   // written after a super-step
-	SourceUpdate = "update" // written by UpdateState
-	SourceFork   = "fork"   // the first checkpoint of a run replayed from an earlier one
+	sourceInput  = "input"  // the run's input, before the first step
+	sourceLoop   = "loop"   // written after a super-step
+	sourceUpdate = "update" // written by UpdateState
+	sourceFork   = "fork"   // the first checkpoint of a run replayed from an earlier one
 )
 
 // Checkpoint is one saved point of a run: the state after a super-step and
 // everything needed to continue from there.
 type Checkpoint struct {
-	Thread  string    // run key chosen by the caller
-	ID      int64     // monotonic within the thread, starting at 1
-	Parent  int64     // ID of the checkpoint this one follows; 0 for the first
-	Step    int       // super-steps completed when this checkpoint was written
-	Source  string    // SourceInput, SourceLoop, SourceUpdate or SourceFork
+	Thread string // run key chosen by the caller
+	ID     int64  // monotonic within the thread, starting at 1
+	Parent int64  // ID of the checkpoint this one follows; 0 for the first
+	Step   int    // super-steps completed when this checkpoint was written
+	// Source says what wrote the checkpoint, as LangGraph's metadata
+	// "source": "input" (the run's input, before the first step), "loop"
+	// (after a super-step), "update" (UpdateState) or "fork" (the first
+	// checkpoint of a run replayed from an earlier one, see FromCheckpoint).
+	Source  string
 	Created time.Time // when the engine wrote it
 
 	// Base is the oldest checkpoint that loading this one reads: the chains
@@ -75,13 +78,13 @@ type Checkpoint struct {
 	Base int64
 
 	// State is the encoded state (see Codec). When Delta is true it is a
-	// delta against the state of Parent, produced by a DeltaCodec; the engine
+	// delta against the state of Parent, produced by a deltaCodec; the engine
 	// writes a full state again once the deltas since the last one add up
 	// to its size, so a load reads O(state size) bytes (see Base).
 	State []byte
 	Delta bool
 	// Value is the live state value, set only for checkpointers that keep
-	// values in memory instead of bytes (see MemoryCheckpointer). Stores that
+	// values in memory instead of bytes (see NewMemoryCheckpointer). Stores that
 	// serialise must ignore it.
 	Value any
 
@@ -124,11 +127,11 @@ type Codec[S any] interface {
 	Unmarshal(data []byte) (S, error)
 }
 
-// DeltaCodec is a Codec that can also encode a state as a change against an
+// deltaCodec is a Codec that can also encode a state as a change against an
 // earlier one, so that a checkpoint's size follows what changed in a step and
 // not the size of the whole state. The engine uses it when the graph's codec
-// implements it.
-type DeltaCodec[S any] interface {
+// implements it, as JSONCodec's does.
+type deltaCodec[S any] interface {
 	Codec[S]
 	// MarshalDelta encodes cur relative to prev. ok is false when no delta
 	// is possible; the engine then stores cur in full.

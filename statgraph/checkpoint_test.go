@@ -37,10 +37,10 @@ func (c *counter) get(name string) int {
 // value-keeping and the encoding memory checkpointer.
 func TestMemoryConformance(t *testing.T) {
 	t.Run("values", func(t *testing.T) {
-		checkpointtest.Run(t, func(*testing.T) statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer() })
+		checkpointtest.Run(t, func(*testing.T) statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer(false) })
 	})
 	t.Run("encoded", func(t *testing.T) {
-		checkpointtest.Run(t, func(*testing.T) statgraph.Checkpointer { return &statgraph.MemoryCheckpointer{Encode: true} })
+		checkpointtest.Run(t, func(*testing.T) statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer(true) })
 	})
 }
 
@@ -50,10 +50,10 @@ func TestThreadOptionsNeedACheckpointer(t *testing.T) {
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
 	_, err = g.Invoke(context.Background(), st{}, statgraph.WithThread("x"), statgraph.WithResume(1))
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
-	_, err = g.History(context.Background(), "x", 0)
+	_, err = g.History(context.Background(), "x", 0, 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpointer)
 
-	g2 := mustCompile(t, oneNode(step("n")), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+	g2 := mustCompile(t, oneNode(step("n")), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	_, err = g2.Invoke(context.Background(), st{})
 	require.ErrorContains(t, err, "pass WithThread(id)")
 }
@@ -82,7 +82,7 @@ func TestStreamReportsCheckpointsAndInterrupts(t *testing.T) {
 	var calls counter
 	g := mustCompile(t, statgraph.New[st]().AddNode("approve", approver(&calls)).
 		AddEdge(statgraph.Start, "approve").AddEdge("approve", statgraph.End),
-		statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	var kinds []statgraph.EventKind
 	var last error
 	for ev, err := range g.Stream(context.Background(), st{}, statgraph.WithThread("s")) {

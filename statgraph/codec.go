@@ -27,27 +27,30 @@ import (
 // Because comparison is by value, a change written in place into memory that
 // prev and cur share (an element of a slice within prev's length, a map entry,
 // the target of a pointer, or an append to a slice first shortened in place)
-// is invisible to MarshalDelta: prev shows the same change. Nodes must therefore treat the state they receive as immutable and
+// is invisible to the delta: prev shows the same change. Nodes must therefore treat the state they receive as immutable and
 // return new slices and maps for anything they change other than by
 // appending; parallel nodes of one step share that memory too, so in-place
 // writes would also be data races. The engine's periodic full checkpoint
 // stores the live state again in full.
 //
-// ApplyDelta, like encoding/json, ignores fields of the delta that S does
+// Loading a delta, like encoding/json, ignores fields of the delta that S does
 // not have (or no longer has), so checkpoints written before a field was
 // removed still load.
 //
-// MarshalDelta reports ok=false, and the engine stores the state in full, when
+// The engine stores the state in full, rather than as a delta, when
 // S is not a struct or pointer to struct, when S or *S implements
 // json.Marshaler, json.Unmarshaler, encoding.TextMarshaler or
 // encoding.TextUnmarshaler, when the struct has embedded fields, or when a
 // pointer state is nil. The per-type analysis is done once and cached; the
 // codec is safe for concurrent use.
-func JSONCodec[S any]() DeltaCodec[S] {
+func JSONCodec[S any]() Codec[S] { return newJSONCodec[S]() }
+
+// newJSONCodec returns JSONCodec's codec as its concrete type.
+func newJSONCodec[S any]() jsonCodec[S] {
 	return jsonCodec[S]{plan: deltaPlanFor(reflect.TypeFor[S]())}
 }
 
-// jsonCodec is the DeltaCodec returned by JSONCodec.
+// jsonCodec is the deltaCodec returned by JSONCodec.
 type jsonCodec[S any] struct {
 	plan *deltaPlan // nil when S has no delta encoding
 }
@@ -591,7 +594,7 @@ func loadState[S any](ctx context.Context, cp Checkpointer, codec Codec[S], c *C
 	if len(chain) == 0 {
 		return s, nil
 	}
-	dc, ok := codec.(DeltaCodec[S])
+	dc, ok := codec.(deltaCodec[S])
 	if !ok {
 		return zero, corruptCheckpointError(chain[0], fmt.Errorf("it is a delta but codec %T cannot apply deltas", codec))
 	}

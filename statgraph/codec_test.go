@@ -74,7 +74,7 @@ func codecTestJSON(t *testing.T, v any) string {
 }
 
 func TestJSONCodecMarshalRoundTrip(t *testing.T) {
-	c := JSONCodec[codecTestState]()
+	c := newJSONCodec[codecTestState]()
 	s := codecTestBase()
 	s.hidden = 3
 	s.Skipped = "gone"
@@ -154,7 +154,7 @@ func TestJSONCodecDelta(t *testing.T) {
 			return s
 		}, []string{"Count", "Done"}, map[string]string{"History": `["d"]`, "Items": `[{"Name":"i1","Tags":null}]`}},
 	}
-	c := JSONCodec[codecTestState]()
+	c := newJSONCodec[codecTestState]()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			prev := codecTestBase()
@@ -189,7 +189,7 @@ func TestJSONCodecDelta(t *testing.T) {
 // written in place into an array prev and cur share is not seen, because
 // prev shows the same change.
 func TestJSONCodecDeltaInPlaceLimit(t *testing.T) {
-	c := JSONCodec[codecTestState]()
+	c := newJSONCodec[codecTestState]()
 	prev := codecTestBase()
 	stored := codecTestDecoded(t, c, prev)
 	cur := prev
@@ -204,7 +204,7 @@ func TestJSONCodecDeltaInPlaceLimit(t *testing.T) {
 }
 
 func TestJSONCodecApplyDeltaCopiesAppendedSlices(t *testing.T) {
-	c := JSONCodec[codecTestState]()
+	c := newJSONCodec[codecTestState]()
 	prev := codecTestBase() // History has spare capacity
 	cur := prev
 	cur.History = append(cur.History, "d")
@@ -223,7 +223,7 @@ func TestJSONCodecApplyDeltaCopiesAppendedSlices(t *testing.T) {
 }
 
 func TestJSONCodecPointerState(t *testing.T) {
-	c := JSONCodec[*codecTestState]()
+	c := newJSONCodec[*codecTestState]()
 	prev := codecTestBase()
 	cur := prev
 	cur.Count = 9
@@ -279,28 +279,28 @@ func TestJSONCodecNoDelta(t *testing.T) {
 		assert.False(t, ok)
 	}
 	t.Run("slice state", func(t *testing.T) {
-		c := JSONCodec[[]string]()
+		c := newJSONCodec[[]string]()
 		_, ok, err := c.MarshalDelta([]string{"a"}, []string{"a", "b"})
 		check(t, ok, err)
 		_, err = c.ApplyDelta(nil, []byte(`{}`))
 		assert.ErrorContains(t, err, "[]string has no delta encoding")
 	})
 	t.Run("int state", func(t *testing.T) {
-		_, ok, err := JSONCodec[int]().MarshalDelta(1, 2)
+		_, ok, err := newJSONCodec[int]().MarshalDelta(1, 2)
 		check(t, ok, err)
 	})
 	t.Run("custom MarshalJSON", func(t *testing.T) {
-		_, ok, err := JSONCodec[codecTestCustom]().MarshalDelta(codecTestCustom{1}, codecTestCustom{2})
+		_, ok, err := newJSONCodec[codecTestCustom]().MarshalDelta(codecTestCustom{1}, codecTestCustom{2})
 		check(t, ok, err)
 	})
 	t.Run("embedded field", func(t *testing.T) {
-		_, ok, err := JSONCodec[codecTestEmbedded]().MarshalDelta(codecTestEmbedded{}, codecTestEmbedded{N: 1})
+		_, ok, err := newJSONCodec[codecTestEmbedded]().MarshalDelta(codecTestEmbedded{}, codecTestEmbedded{N: 1})
 		check(t, ok, err)
 	})
 }
 
 func TestJSONCodecCustomFieldEncoding(t *testing.T) {
-	c := JSONCodec[codecTestWithLevel]()
+	c := newJSONCodec[codecTestWithLevel]()
 	delta, ok, err := c.MarshalDelta(codecTestWithLevel{Level: 1}, codecTestWithLevel{Level: 2, N: 3})
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -312,19 +312,19 @@ func TestJSONCodecCustomFieldEncoding(t *testing.T) {
 
 func TestJSONCodecMarshalDeltaError(t *testing.T) {
 	type withFunc struct{ F func() }
-	_, _, err := JSONCodec[withFunc]().MarshalDelta(withFunc{}, withFunc{F: func() {}})
+	_, _, err := newJSONCodec[withFunc]().MarshalDelta(withFunc{}, withFunc{F: func() {}})
 	assert.ErrorContains(t, err, "field F")
 }
 
 func TestJSONCodecApplyDeltaIgnoresUnknownFields(t *testing.T) {
-	c := JSONCodec[codecTestState]()
+	c := newJSONCodec[codecTestState]()
 	got, err := c.ApplyDelta(codecTestState{Count: 1}, []byte(`{"s":{"Removed":1,"hidden":2,"Count":3},"a":{"Gone":[1]}}`))
 	require.NoError(t, err)
 	assert.Equal(t, codecTestState{Count: 3}, got)
 }
 
 func TestJSONCodecApplyDeltaErrors(t *testing.T) {
-	c := JSONCodec[codecTestState]()
+	c := newJSONCodec[codecTestState]()
 	tests := []struct{ name, delta, want string }{
 		{"not JSON", `{"s":`, "decoding delta"},
 		{"wrong type", `{"s":{"Count":"x"}}`, "decoding field Count"},
@@ -344,7 +344,7 @@ func TestJSONCodecApplyDeltaErrors(t *testing.T) {
 // checkpoints, and checks that loading each checkpoint gives what a full
 // encoding of the live state gives.
 func TestJSONCodecDeltaChainProperty(t *testing.T) {
-	c := JSONCodec[codecTestState]()
+	c := newJSONCodec[codecTestState]()
 	for seed := range uint64(50) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
@@ -447,17 +447,11 @@ func (s *codecTestStore) Get(_ context.Context, thread string, id int64) (*Check
 	return cp, nil
 }
 
-func (s *codecTestStore) List(context.Context, string, int) ([]*Checkpoint, error) {
-	return nil, errors.New("not used")
-}
-
 func (s *codecTestStore) Range(context.Context, string, int64, int64, int) ([]*Checkpoint, error) {
 	return nil, errors.New("not used")
 }
 
-func (s *codecTestStore) DeleteThread(context.Context, string) error { return nil }
-
-func (s *codecTestStore) DeleteBefore(context.Context, string, int64) (int, error) {
+func (s *codecTestStore) Delete(context.Context, string, int64) (int, error) {
 	return 0, errors.New("not used")
 }
 
@@ -467,9 +461,9 @@ func (s *codecTestStore) PutWrites(context.Context, string, int64, []PendingWrit
 
 // codecTestChain stores a full checkpoint 1 with Count=1 and deltas 2..4
 // each adding 1 to Count and one History entry.
-func codecTestChain(t *testing.T) (*codecTestStore, DeltaCodec[codecTestState]) {
+func codecTestChain(t *testing.T) (*codecTestStore, deltaCodec[codecTestState]) {
 	t.Helper()
-	c := JSONCodec[codecTestState]()
+	c := newJSONCodec[codecTestState]()
 	store := &codecTestStore{}
 	s := codecTestState{Count: 1}
 	full, err := c.Marshal(s)
@@ -512,7 +506,7 @@ func TestLoadStateErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		breakIt func(s *codecTestStore)
-		codec   func(c DeltaCodec[codecTestState]) Codec[codecTestState]
+		codec   func(c deltaCodec[codecTestState]) Codec[codecTestState]
 		want    string
 	}{
 		{name: "missing parent", breakIt: func(s *codecTestStore) { delete(s.cps, 2) },
@@ -528,7 +522,7 @@ func TestLoadStateErrors(t *testing.T) {
 		{name: "value of the wrong type", breakIt: func(s *codecTestStore) { s.cps[2].Value = "text" },
 			want: `thread "t" checkpoint 2: it holds a value of type string`},
 		{name: "codec without deltas",
-			codec: func(c DeltaCodec[codecTestState]) Codec[codecTestState] { return struct{ Codec[codecTestState] }{c} },
+			codec: func(c deltaCodec[codecTestState]) Codec[codecTestState] { return struct{ Codec[codecTestState] }{c} },
 			want:  `thread "t" checkpoint 4: it is a delta but codec`},
 	}
 	for _, tt := range tests {
@@ -579,7 +573,7 @@ func codecBenchStep(n int) (prev, cur codecBenchState) {
 }
 
 func BenchmarkMarshalDelta(b *testing.B) {
-	c := JSONCodec[codecBenchState]()
+	c := newJSONCodec[codecBenchState]()
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprint("appends=", n), func(b *testing.B) {
 			prev, cur := codecBenchStep(n)
@@ -594,7 +588,7 @@ func BenchmarkMarshalDelta(b *testing.B) {
 }
 
 func BenchmarkMarshalFull(b *testing.B) {
-	c := JSONCodec[codecBenchState]()
+	c := newJSONCodec[codecBenchState]()
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprint("appends=", n), func(b *testing.B) {
 			_, cur := codecBenchStep(n)
@@ -614,7 +608,7 @@ func ExampleJSONCodec() {
 		Passed       bool
 		ErrorHistory []string
 	}
-	codec := JSONCodec[state]()
+	codec := newJSONCodec[state]()
 	prev := state{RetryCount: 1, ErrorHistory: []string{"lint failed"}}
 	cur := prev
 	cur.RetryCount++

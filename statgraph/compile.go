@@ -2,6 +2,7 @@ package statgraph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -28,7 +29,7 @@ type Graph[S any] struct {
 	start   node[S] // the virtual Start node: only its edges are used
 	reducer Reducer[S]
 	codec   Codec[S]
-	delta   DeltaCodec[S] // codec as a DeltaCodec, or nil
+	delta   deltaCodec[S] // codec as a deltaCodec, or nil
 	cfg     compileConfig
 	before  []bool // per node: interrupt before it runs
 	after   []bool // per node: interrupt after it ran
@@ -95,20 +96,31 @@ func WithDefaultStepLimit(n int) CompileOption {
 	return func(c *compileConfig) { c.stepLimit = n }
 }
 
-// CompileError lists every problem Compile found.
-type CompileError struct {
-	Problems []string
+// compileError lists every problem Compile found.
+type compileError struct {
+	problems []string
 }
 
-func (e *CompileError) Error() string {
-	if len(e.Problems) == 1 {
-		return "statgraph: compile: " + e.Problems[0]
+func (e *compileError) Error() string {
+	if len(e.problems) == 1 {
+		return "statgraph: compile: " + e.problems[0]
 	}
-	return fmt.Sprintf("statgraph: compile: %d problems:\n  - %s", len(e.Problems), strings.Join(e.Problems, "\n  - "))
+	return fmt.Sprintf("statgraph: compile: %d problems:\n  - %s", len(e.problems), strings.Join(e.problems, "\n  - "))
+}
+
+// Unwrap returns one error per problem, as errors.Join's error does.
+func (e *compileError) Unwrap() []error {
+	errs := make([]error, len(e.problems))
+	for i, p := range e.problems {
+		errs[i] = errors.New(p)
+	}
+	return errs
 }
 
 // Compile checks the graph and returns its immutable, runnable form. It
-// returns a *CompileError listing every problem: unknown nodes in edges or
+// returns one error listing every problem, one per line, whose
+// Unwrap() []error method (as errors.Join's) gives an error per problem:
+// unknown nodes in edges or
 // path maps, duplicate or reserved names, nothing leaving Start, nodes that
 // Start cannot reach, nodes from which End cannot be reached, and the
 // problems remembered while building. The Builder may be reused afterwards;
@@ -144,7 +156,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	if g.codec == nil {
 		g.codec = JSONCodec[S]()
 	}
-	g.delta, _ = g.codec.(DeltaCodec[S])
+	g.delta, _ = g.codec.(deltaCodec[S])
 	if g.cfg.stepLimit <= 0 {
 		g.cfg.stepLimit = defaultStepLimit
 	}
@@ -233,10 +245,10 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	g.before = g.flags(cfg.before, "WithInterruptBefore", add)
 	g.after = g.flags(cfg.after, "WithInterruptAfter", add)
 	if (len(cfg.before) > 0 || len(cfg.after) > 0) && cfg.checkpointer == nil {
-		add("interrupts need a checkpointer: add WithCheckpointer (e.g. statgraph.NewMemoryCheckpointer())")
+		add("interrupts need a checkpointer: add WithCheckpointer (e.g. statgraph.NewMemoryCheckpointer(false))")
 	}
 	if len(problems) > 0 {
-		return nil, &CompileError{Problems: problems}
+		return nil, &compileError{problems: problems}
 	}
 	if os.Getenv("STATGRAPH_TRACE") == "1" {
 		g.trace = os.Stderr

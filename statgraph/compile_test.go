@@ -2,7 +2,6 @@ package statgraph_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -90,18 +89,22 @@ func TestCompileErrors(t *testing.T) {
 			}
 			g, err := tc.build().Compile(opts...)
 			require.Nil(t, g)
-			var ce *statgraph.CompileError
-			require.True(t, errors.As(err, &ce), "got %v; want *CompileError", err)
+			joined, ok := err.(interface{ Unwrap() []error })
+			require.True(t, ok, "got %v; want an error with one error per problem", err)
+			var problems []string
+			for _, e := range joined.Unwrap() {
+				problems = append(problems, e.Error())
+			}
 			for _, w := range want {
 				found := false
-				for _, p := range ce.Problems {
+				for _, p := range problems {
 					if strings.Contains(p, w) {
 						found = true
 					}
 				}
-				require.True(t, found, "problem %q not among %q", w, ce.Problems)
+				require.True(t, found, "problem %q not among %q", w, problems)
 			}
-			require.Len(t, ce.Problems, len(want), "problems: %q", ce.Problems)
+			require.Len(t, problems, len(want), "problems: %q", problems)
 		})
 	}
 }

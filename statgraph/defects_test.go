@@ -51,7 +51,7 @@ func TestInvokeOnUnfinishedThreadMergesInputThenContinues(t *testing.T) {
 			return st{Log: []string{"b saw " + s.Log[len(s.Log)-1]}}, nil
 		}).
 		AddEdge(statgraph.Start, "a").AddEdge("a", "b").AddEdge("b", statgraph.End)
-	g := mustCompile(t, b, statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+	g := mustCompile(t, b, statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	ctx := context.Background()
 	_, err := g.Invoke(ctx, st{Log: []string{"in"}}, statgraph.WithThread("u"))
 	require.ErrorContains(t, err, "b is broken")
@@ -68,7 +68,7 @@ func TestInvokeOnUnfinishedThreadMergesInputThenContinues(t *testing.T) {
 func TestInterruptAfterWritesOneCheckpointPerStep(t *testing.T) {
 	var calls counter
 	fail := false
-	g := mustCompile(t, chain(&calls, &fail), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()),
+	g := mustCompile(t, chain(&calls, &fail), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)),
 		statgraph.WithInterruptAfter("a"), statgraph.WithInterruptBefore("c"))
 	ctx := context.Background()
 	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("d2"))
@@ -77,7 +77,7 @@ func TestInterruptAfterWritesOneCheckpointPerStep(t *testing.T) {
 	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("d2"), statgraph.WithResume(nil))
 	require.NoError(t, err)
-	hist, err := g.History(ctx, "d2", 0)
+	hist, err := g.History(ctx, "d2", 0, 0)
 	require.NoError(t, err)
 	steps := map[int]int{}
 	for _, s := range hist {
@@ -94,7 +94,7 @@ func TestInterruptAfterWritesOneCheckpointPerStep(t *testing.T) {
 func TestUpdateStateAsEndFinishesTheThread(t *testing.T) {
 	var calls counter
 	fail := false
-	g := mustCompile(t, chain(&calls, &fail), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()),
+	g := mustCompile(t, chain(&calls, &fail), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)),
 		statgraph.WithInterruptBefore("b"))
 	ctx := context.Background()
 	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("d3"))
@@ -158,8 +158,8 @@ func TestRemainingStepsReadableByNode(t *testing.T) {
 // savers runs f against both kinds of memory checkpointer: one that keeps
 // values and one that encodes them as a store does.
 func savers(t *testing.T, f func(t *testing.T, cp statgraph.Checkpointer)) {
-	t.Run("values", func(t *testing.T) { f(t, statgraph.NewMemoryCheckpointer()) })
-	t.Run("encoded", func(t *testing.T) { f(t, &statgraph.MemoryCheckpointer{Encode: true}) })
+	t.Run("values", func(t *testing.T) { f(t, statgraph.NewMemoryCheckpointer(false)) })
+	t.Run("encoded", func(t *testing.T) { f(t, statgraph.NewMemoryCheckpointer(true)) })
 }
 
 // chain builds Start -> a -> b -> c -> End where b fails while *failB is set.

@@ -84,7 +84,7 @@ func TestDeferRunsWhenNothingElseIsLeft(t *testing.T) {
 // held node is saved with the checkpoints, so a run that failed in c2
 // and is resumed still runs d at the end, once.
 func TestDeferSurvivesResume(t *testing.T) {
-	cp := &MemoryCheckpointer{Encode: true}
+	cp := &memoryCheckpointer{encode: true}
 	fail := true
 	g, ran := deferGraph(t, cp, true, &fail)
 	ctx := context.Background()

@@ -58,7 +58,7 @@ func describeEntries(es []deltaEntry) []string {
 // for the canonical form.
 func TestDeltaEntriesMatchDeltaDoc(t *testing.T) {
 	p := deltaPlanFor(reflect.TypeFor[scanState]())
-	c := JSONCodec[scanState]()
+	c := newJSONCodec[scanState]()
 	prev := scanState{N: 1, Log: []string{"a"}}
 	cur := prev
 	cur.N, cur.Name, cur.Log = 2, `q"}{,]["\u00e9 \\`, append(cur.Log, "b}", `c"]`)
@@ -110,7 +110,7 @@ func TestDeltaEntriesMatchDeltaDoc(t *testing.T) {
 // appending deltas allocates a bounded number of objects per delta; decoding
 // each delta into deltaDoc's maps took 21.
 func TestApplyDeltasAllocations(t *testing.T) {
-	c := JSONCodec[scanState]()
+	c := newJSONCodec[scanState]()
 	s := scanState{Log: []string{}}
 	var deltas [][]byte
 	for i := range 1000 {
@@ -126,7 +126,7 @@ func TestApplyDeltasAllocations(t *testing.T) {
 	var got scanState
 	allocs := testing.AllocsPerRun(5, func() {
 		var err error
-		if got, _, err = c.(jsonCodec[scanState]).applyDeltas(scanState{Log: []string{}}, deltas); err != nil {
+		if got, _, err = c.applyDeltas(scanState{Log: []string{}}, deltas); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -7,7 +7,7 @@
 //
 // New returns a mutable Builder. AddNode, AddEdge and AddConditionalEdges
 // describe the graph between the virtual nodes Start and End; mistakes are
-// remembered and Compile reports them all at once in a *CompileError
+// remembered and Compile reports them all at once in one error
 // (unknown nodes, duplicate or reserved names, nodes Start cannot reach or
 // that cannot reach End, ...). The compiled *Graph is immutable and safe for
 // concurrent use: Invoke it, Stream its events, or draw it (Mermaid, DOT).
@@ -72,7 +72,7 @@
 // updates of nodes that finished in a step where a sibling failed. A run is
 // keyed by WithThread; invoking a thread whose run did not finish continues
 // it from its latest checkpoint without re-running completed nodes.
-// MemoryCheckpointer keeps checkpoints in memory; the sqlite sub-package
+// NewMemoryCheckpointer keeps checkpoints in memory; the sqlite sub-package
 // stores them in an embedded SQLite file and the postgres sub-package in a
 // PostgreSQL database that several processes share. All three pass one
 // conformance suite, checkpoint/checkpointtest, which a new store can run.

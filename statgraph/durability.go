@@ -44,7 +44,7 @@ func (r *run[S]) saveLoop(ints []Interruption) error {
 		s.boundary = r.step
 		return nil
 	}
-	return r.saveStep(SourceLoop, r.step, r.next, nil, ints)
+	return r.saveStep(sourceLoop, r.step, r.next, nil, ints)
 }
 
 // put stores cp: now, or under DurabilityAsync in the background, after the
@@ -53,7 +53,7 @@ func (s *saver[S]) put(ctx context.Context, cp *Checkpoint) error {
 	if err := s.wait(); err != nil {
 		return err
 	}
-	if s.mode != DurabilityAsync || cp.Source != SourceLoop || cp.Interrupts != nil || cp.Pending != nil {
+	if s.mode != DurabilityAsync || cp.Source != sourceLoop || cp.Interrupts != nil || cp.Pending != nil {
 		if err := s.cp.Put(ctx, cp); err != nil {
 			return fmt.Errorf("statgraph: save checkpoint %d of thread %q: %w", cp.ID, s.thread, err)
 		}
@@ -95,7 +95,7 @@ func (r *run[S]) settle(err error) error {
 	// The frontier is the one the saved step leads to. Save even when the
 	// run's ctx was cancelled: that is one of the exits this mode saves at.
 	r.ctx = context.WithoutCancel(r.ctx)
-	if serr := r.saveStep(SourceLoop, r.step, r.frontier, nil, nil); serr != nil {
+	if serr := r.saveStep(sourceLoop, r.step, r.frontier, nil, nil); serr != nil {
 		return errors.Join(err, serr)
 	}
 	return err

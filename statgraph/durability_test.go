@@ -14,29 +14,29 @@ import (
 // the checkpoint of step holdStep waits for release (to pin down a write in
 // flight).
 type crashStore struct {
-	MemoryCheckpointer
+	memoryCheckpointer
 	holdStep int
 	release  chan struct{}
 }
 
 func (c *crashStore) Put(ctx context.Context, cp *Checkpoint) error {
-	if c.release != nil && cp.Source == SourceLoop && cp.Step == c.holdStep {
+	if c.release != nil && cp.Source == sourceLoop && cp.Step == c.holdStep {
 		select {
 		case <-c.release:
 		case <-time.After(5 * time.Second):
 			return errors.New("the held write was never released: the run waited for it instead of running on")
 		}
 	}
-	return c.MemoryCheckpointer.Put(ctx, cp)
+	return c.memoryCheckpointer.Put(ctx, cp)
 }
 
 // image returns a new store holding what c holds now.
-func (c *crashStore) image(t *testing.T, thread string) *MemoryCheckpointer {
-	list, err := c.MemoryCheckpointer.List(context.Background(), thread, 0)
+func (c *crashStore) image(t *testing.T, thread string) *memoryCheckpointer {
+	list, err := c.memoryCheckpointer.Range(context.Background(), thread, 0, 0, 0)
 	if err != nil {
 		t.Error(err)
 	}
-	m := &MemoryCheckpointer{Encode: true}
+	m := &memoryCheckpointer{encode: true}
 	for i := len(list) - 1; i >= 0; i-- {
 		if err := m.Put(context.Background(), list[i]); err != nil {
 			t.Error(err)
@@ -93,11 +93,11 @@ func TestDurabilityModesCrashBehaviour(t *testing.T) {
 		{DurabilityExit, []string{"a", "b", "c", "d"}, 2, false},
 	} {
 		t.Run([]string{"sync", "async", "exit"}[tc.mode], func(t *testing.T) {
-			store := &crashStore{MemoryCheckpointer: MemoryCheckpointer{Encode: true}}
+			store := &crashStore{memoryCheckpointer: memoryCheckpointer{encode: true}}
 			if tc.holdWrite {
 				store.holdStep, store.release = 2, make(chan struct{})
 			}
-			var image *MemoryCheckpointer
+			var image *memoryCheckpointer
 			runs := map[string]int{}
 			g := durGraph(t, store, runs, func() {
 				image = store.image(t, "t") // kill -9 now
@@ -109,7 +109,7 @@ func TestDurabilityModesCrashBehaviour(t *testing.T) {
 			if err != nil || !slices.Equal(s.Log, []string{"a", "b", "c", "d"}) {
 				t.Fatalf("run: %+v, %v", s, err)
 			}
-			if all, _ := store.List(context.Background(), "t", 0); len(all) != tc.afterRun {
+			if all, _ := store.Range(context.Background(), "t", 0, 0, 0); len(all) != tc.afterRun {
 				t.Fatalf("the run left %d checkpoints, want %d", len(all), tc.afterRun)
 			}
 			// The restarted process continues the thread from what survived.
@@ -135,7 +135,7 @@ func TestDurabilityModesCrashBehaviour(t *testing.T) {
 // Under DurabilityExit a run stopped between steps saves where it stopped,
 // so it can be continued; a run that pauses at an interrupt saves too.
 func TestDurabilityExitSavesWhenStopped(t *testing.T) {
-	store := &MemoryCheckpointer{Encode: true}
+	store := &memoryCheckpointer{encode: true}
 	runs := map[string]int{}
 	g := durGraph(t, store, runs, nil)
 	_, err := g.Invoke(context.Background(), durState{}, WithThread("t"), WithDurability(DurabilityExit), WithStepLimit(2))

@@ -18,8 +18,9 @@ var (
 	// ErrConflictingUpdates is returned when two nodes of one super-step
 	// return updates and the graph has no reducer to merge them.
 	ErrConflictingUpdates = errors.New("statgraph: parallel updates with no reducer")
-	// ErrInterrupted is returned by Invoke when the run paused at an
-	// interrupt; continue it with WithResume.
+	// ErrInterrupted is wrapped by the error of Invoke (and Stream's last
+	// event) when the run paused at an interrupt; WithResult's
+	// Result.Interrupts lists the pauses. Continue it with WithResume.
 	ErrInterrupted = errors.New("statgraph: run interrupted")
 	// ErrNotInterrupted is returned by a run WithResume on a thread that is not
 	// waiting at an interrupt.

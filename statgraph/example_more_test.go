@@ -39,12 +39,12 @@ func ExampleAddSubgraph() {
 	statgraph.AddSubgraph(b, "review", review,
 		func(d Doc) Review { return Review{Draft: d.Text} },
 		func(d Doc, r Review) Doc { d.Status = r.Verdict; return d })
-	g, _ := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+	g, _ := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 
 	ctx := context.Background()
-	_, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"))
-	var paused *statgraph.InterruptedError
-	if errors.As(err, &paused) {
+	var paused statgraph.Result[Doc]
+	_, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"), statgraph.WithResult(&paused))
+	if errors.Is(err, statgraph.ErrInterrupted) {
 		fmt.Println("paused at", paused.Interrupts[0].ID, string(paused.Interrupts[0].Payload))
 	}
 	d, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"), statgraph.WithResume("approved"))
@@ -101,11 +101,11 @@ func ExampleGraph_UpdateState_fork() {
 			return Counter{N: c.N * 2}, nil
 		}).
 		AddEdge(statgraph.Start, "start").AddEdge("start", "double").AddEdge("double", statgraph.End).
-		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	ctx := context.Background()
 	g.Invoke(ctx, Counter{N: 1}, statgraph.WithThread("t"))
 
-	hist, _ := g.History(ctx, "t", 0)
+	hist, _ := g.History(ctx, "t", 0, 0)
 	var beforeDouble statgraph.Snapshot[Counter]
 	for _, s := range hist {
 		if len(s.Next) == 1 && s.Next[0] == "double" {

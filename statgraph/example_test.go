@@ -113,7 +113,7 @@ func ExampleInterrupt() {
 			return d, nil
 		}).
 		AddEdge(statgraph.Start, "review").AddEdge("review", statgraph.End).
-		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	ctx := context.Background()
 	_, err := g.Invoke(ctx, Doc{Text: "v1"}, statgraph.WithThread("doc-1"))
 	fmt.Println(err)

@@ -297,7 +297,7 @@ func (r *run[S]) barrierErrors() error {
 		if err != nil {
 			return err
 		}
-		if err := r.saveStep(SourceLoop, r.step-1, r.frontier, pending, raised); err != nil {
+		if err := r.saveStep(sourceLoop, r.step-1, r.frontier, pending, raised); err != nil {
 			return err
 		}
 	}

@@ -31,14 +31,14 @@ func TestForkFromPastCheckpointWithEditedState(t *testing.T) {
 	g, err := New[forkState]().
 		AddNode("a", step("a")).AddNode("b", step("b")).AddNode("c", step("c")).
 		AddEdge(Start, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", End).
-		Compile(WithCheckpointer(&MemoryCheckpointer{Encode: true}))
+		Compile(WithCheckpointer(&memoryCheckpointer{encode: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Invoke(ctx, forkState{}, WithThread("t")); err != nil {
 		t.Fatal(err)
 	}
-	hist, err := g.History(ctx, "t", 0)
+	hist, err := g.History(ctx, "t", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestForkFromPastCheckpointWithEditedState(t *testing.T) {
 		t.Fatalf("runs = %v, want a once, b and c twice", runs)
 	}
 	// The original branch is still in the history.
-	old, err := g.History(ctx, "t", 0)
+	old, err := g.History(ctx, "t", 0, 0)
 	if err != nil || len(old) != len(hist)+3 {
 		t.Fatalf("history after the fork has %d snapshots (err %v), want %d", len(old), err, len(hist)+3)
 	}

@@ -12,7 +12,7 @@ type Snapshot[S any] struct {
 	CheckpointID int64
 	Parent       int64
 	Step         int
-	Source       string // SourceInput, SourceLoop, SourceUpdate or SourceFork
+	Source       string // "input", "loop", "update" or "fork": see Checkpoint.Source
 	Created      time.Time
 	State        S
 	Next         []string // nodes that run next; empty when the run finished
@@ -37,17 +37,12 @@ func (g *Graph[S]) State(ctx context.Context, thread string) (Snapshot[S], error
 	return g.snapshot(ctx, chain, cp)
 }
 
-// History returns the snapshots of thread, newest first; limit <= 0 means
-// all of them. It is HistoryBefore(ctx, thread, 0, limit).
-func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Snapshot[S], error) {
-	return g.HistoryBefore(ctx, thread, 0, limit)
-}
-
-// HistoryBefore returns one page of the snapshots of thread, newest first:
-// those of the checkpoints with IDs below before (before <= 0: from the
-// latest), at most limit of them when limit > 0. To list a long thread page
-// by page, pass the CheckpointID of the last snapshot of a page as before
-// for the next; an empty page means there are no more.
+// History returns the snapshots of thread, newest first: those of the
+// checkpoints with IDs below before (before <= 0: from the latest), at most
+// limit of them when limit > 0. History(ctx, thread, 0, 0) is the whole
+// thread. To list a long thread page by page, pass the CheckpointID of the
+// last snapshot of a page as before for the next; an empty page means there
+// are no more.
 //
 // It reads the page's checkpoints and the rows the oldest of them is
 // rebuilt from with one Range each, then walks the page oldest first,
@@ -55,7 +50,7 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 // as much as reading those rows and decoding each once; memory holds one
 // state's chain plus the page. Errors are as for State; it is safe for
 // concurrent use.
-func (g *Graph[S]) HistoryBefore(ctx context.Context, thread string, before int64, limit int) ([]Snapshot[S], error) {
+func (g *Graph[S]) History(ctx context.Context, thread string, before int64, limit int) ([]Snapshot[S], error) {
 	store := g.checkpointer()
 	to := int64(0) // no bound
 	if before > 0 {
@@ -117,7 +112,7 @@ func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Che
 			return Snapshot[S]{}, err
 		}
 	default:
-		dc, ok := g.codec.(DeltaCodec[S])
+		dc, ok := g.codec.(deltaCodec[S])
 		if !ok {
 			return Snapshot[S]{}, corruptCheckpointError(cp, fmt.Errorf("it is a delta but codec %T cannot apply deltas", g.codec))
 		}
@@ -237,7 +232,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 			q.sends, q.nextSends = q.nextSends, nil
 		}
 	}
-	if err := r.saveStep(SourceUpdate, latest.Step, r.next, nil, ints); err != nil {
+	if err := r.saveStep(sourceUpdate, latest.Step, r.next, nil, ints); err != nil {
 		return 0, err
 	}
 	return r.saver.lastID, nil
@@ -257,14 +252,10 @@ func (noCheckpointer) Put(context.Context, *Checkpoint) error { return ErrNoChec
 func (noCheckpointer) Get(context.Context, string, int64) (*Checkpoint, error) {
 	return nil, ErrNoCheckpointer
 }
-func (noCheckpointer) List(context.Context, string, int) ([]*Checkpoint, error) {
-	return nil, ErrNoCheckpointer
-}
 func (noCheckpointer) Range(context.Context, string, int64, int64, int) ([]*Checkpoint, error) {
 	return nil, ErrNoCheckpointer
 }
-func (noCheckpointer) DeleteThread(context.Context, string) error { return ErrNoCheckpointer }
-func (noCheckpointer) DeleteBefore(context.Context, string, int64) (int, error) {
+func (noCheckpointer) Delete(context.Context, string, int64) (int, error) {
 	return 0, ErrNoCheckpointer
 }
 func (noCheckpointer) PutWrites(context.Context, string, int64, []PendingWrite) error {

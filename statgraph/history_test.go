@@ -49,34 +49,29 @@ func runGrow(t testing.TB, cp statgraph.Checkpointer, thread string, steps int) 
 
 // countingStore counts the reads that reach the store.
 type countingStore struct {
-	*statgraph.MemoryCheckpointer
-	gets, lists, ranges atomic.Int64
+	*statgraph.MemoryStore
+	gets, ranges atomic.Int64
 }
 
 func (s *countingStore) Get(ctx context.Context, thread string, id int64) (*statgraph.Checkpoint, error) {
 	s.gets.Add(1)
-	return s.MemoryCheckpointer.Get(ctx, thread, id)
-}
-
-func (s *countingStore) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	s.lists.Add(1)
-	return s.MemoryCheckpointer.List(ctx, thread, limit)
+	return s.MemoryStore.Get(ctx, thread, id)
 }
 
 func (s *countingStore) Range(ctx context.Context, thread string, from, to int64, limit int) ([]*statgraph.Checkpoint, error) {
 	s.ranges.Add(1)
-	return s.MemoryCheckpointer.Range(ctx, thread, from, to, limit)
+	return s.MemoryStore.Range(ctx, thread, from, to, limit)
 }
 
-func (s *countingStore) reads() int64 { return s.gets.Load() + s.lists.Load() + s.ranges.Load() }
+func (s *countingStore) reads() int64 { return s.gets.Load() + s.ranges.Load() }
 
 // TestStateReadsItsChainInOneRange: the latest state of a long thread,
 // deep in a delta chain, costs one Get and one Range, not one Get per
 // ancestor (and again for the counters).
 func TestStateReadsItsChainInOneRange(t *testing.T) {
-	store := &countingStore{MemoryCheckpointer: &statgraph.MemoryCheckpointer{Encode: true}}
+	store := &countingStore{MemoryStore: statgraph.NewMemoryStore(true)}
 	g := runGrow(t, store, "t", 600)
-	latest, err := store.MemoryCheckpointer.Get(t.Context(), "t", 0)
+	latest, err := store.MemoryStore.Get(t.Context(), "t", 0)
 	require.NoError(t, err)
 	require.True(t, latest.Delta, "the latest checkpoint is a delta")
 	require.Less(t, latest.Base, latest.ID-2, "its chain has several rows")
@@ -96,15 +91,15 @@ func TestStateReadsItsChainInOneRange(t *testing.T) {
 	require.EqualValues(t, 2, store.reads()-before, "store reads for UpdateState")
 }
 
-// TestHistoryPages lists a thread page by page with HistoryBefore and gets
+// TestHistoryPages lists a thread page by page with History's before cursor and gets
 // the same snapshots as one whole History, each page costing two reads.
 func TestHistoryPages(t *testing.T) {
 	for _, name := range []string{"values", "encoded"} {
 		t.Run(name, func(t *testing.T) {
-			store := &countingStore{MemoryCheckpointer: &statgraph.MemoryCheckpointer{Encode: name == "encoded"}}
+			store := &countingStore{MemoryStore: statgraph.NewMemoryStore(name == "encoded")}
 			const steps = 700
 			g := runGrow(t, store, "t", steps)
-			whole, err := g.History(t.Context(), "t", 0)
+			whole, err := g.History(t.Context(), "t", 0, 0)
 			require.NoError(t, err)
 			require.Len(t, whole, steps+1)
 			for i, s := range whole {
@@ -120,7 +115,7 @@ func TestHistoryPages(t *testing.T) {
 			for pages := 0; ; pages++ {
 				require.Less(t, pages, 100, "paging does not end")
 				n := store.reads()
-				page, err := g.HistoryBefore(t.Context(), "t", before, 64)
+				page, err := g.History(t.Context(), "t", before, 64)
 				require.NoError(t, err)
 				require.LessOrEqual(t, store.reads()-n, int64(2), "store reads for page %d", pages)
 				if len(page) == 0 {
@@ -141,7 +136,7 @@ func TestHistoryPages(t *testing.T) {
 // TestHistoryMatchesState: every snapshot of History equals what State
 // said when its checkpoint was the latest.
 func TestHistoryMatchesState(t *testing.T) {
-	store := &statgraph.MemoryCheckpointer{Encode: true}
+	store := statgraph.NewMemoryCheckpointer(true)
 	g := growGraph(t, store, 300)
 	want := map[int64]statgraph.Snapshot[growState]{}
 	for ev, err := range g.Stream(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(400)) {
@@ -152,7 +147,7 @@ func TestHistoryMatchesState(t *testing.T) {
 			want[s.CheckpointID] = s
 		}
 	}
-	hist, err := g.History(t.Context(), "t", 0)
+	hist, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
 	require.Len(t, hist, len(want))
 	for _, s := range hist {
@@ -166,9 +161,9 @@ func TestHistoryMatchesState(t *testing.T) {
 // every fixed number of steps.
 func TestCheckpointBytesLinear(t *testing.T) {
 	size := func(steps int) int {
-		store := &statgraph.MemoryCheckpointer{Encode: true}
+		store := statgraph.NewMemoryCheckpointer(true)
 		runGrow(t, store, "t", steps)
-		list, err := store.List(t.Context(), "t", 0)
+		list, err := store.Range(t.Context(), "t", 0, 0, 0)
 		require.NoError(t, err)
 		n := 0
 		for _, c := range list {
@@ -187,9 +182,9 @@ func TestCheckpointBytesLinear(t *testing.T) {
 func TestPrune(t *testing.T) {
 	for _, name := range []string{"values", "encoded"} {
 		t.Run(name, func(t *testing.T) {
-			store := &statgraph.MemoryCheckpointer{Encode: name == "encoded"}
+			store := statgraph.NewMemoryCheckpointer(name == "encoded")
 			g := runGrow(t, store, "t", 500)
-			whole, err := g.History(t.Context(), "t", 0)
+			whole, err := g.History(t.Context(), "t", 0, 0)
 			require.NoError(t, err)
 			byID := map[int64]statgraph.Snapshot[growState]{}
 			for _, s := range whole {
@@ -199,7 +194,7 @@ func TestPrune(t *testing.T) {
 			for _, keep := range []int{50, 1} {
 				n, err := statgraph.Prune(t.Context(), store, "t", keep)
 				require.NoError(t, err)
-				rest, err := g.History(t.Context(), "t", 0)
+				rest, err := g.History(t.Context(), "t", 0, 0)
 				require.NoError(t, err)
 				require.GreaterOrEqual(t, len(rest), keep)
 				require.Equal(t, left-n, len(rest), "checkpoints left after keeping %d", keep)
@@ -221,15 +216,15 @@ func TestPrune(t *testing.T) {
 
 // TestPruneRefusesUnfinished: a thread that would resume keeps everything.
 func TestPruneRefusesUnfinished(t *testing.T) {
-	store := &statgraph.MemoryCheckpointer{Encode: true}
+	store := statgraph.NewMemoryCheckpointer(true)
 	g := growGraph(t, store, 100)
 	_, err := g.Invoke(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(50))
 	require.Error(t, err, "the step limit stops the run")
-	before, err := store.List(t.Context(), "t", 0)
+	before, err := store.Range(t.Context(), "t", 0, 0, 0)
 	require.NoError(t, err)
 	_, err = statgraph.Prune(t.Context(), store, "t", 1)
 	require.ErrorContains(t, err, "has not finished")
-	after, err := store.List(t.Context(), "t", 0)
+	after, err := store.Range(t.Context(), "t", 0, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, after, len(before))
 	_, err = statgraph.Prune(t.Context(), store, "t", 0)
@@ -239,11 +234,11 @@ func TestPruneRefusesUnfinished(t *testing.T) {
 // TestReadsRowsWithoutBase: checkpoints written before Base existed (Base
 // 0) still load, one Get per ancestor, and Prune refuses them.
 func TestReadsRowsWithoutBase(t *testing.T) {
-	store := &statgraph.MemoryCheckpointer{Encode: true}
+	store := statgraph.NewMemoryCheckpointer(true)
 	g := runGrow(t, store, "t", 300)
-	want, err := g.History(t.Context(), "t", 0)
+	want, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
-	list, err := store.List(t.Context(), "t", 0)
+	list, err := store.Range(t.Context(), "t", 0, 0, 0)
 	require.NoError(t, err)
 	for _, c := range list {
 		c.Base = 0 // as an older statgraph wrote them
@@ -251,7 +246,7 @@ func TestReadsRowsWithoutBase(t *testing.T) {
 	st, err := g.State(t.Context(), "t")
 	require.NoError(t, err)
 	require.Equal(t, want[0], st)
-	got, err := g.History(t.Context(), "t", 0)
+	got, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	_, err = statgraph.Prune(t.Context(), store, "t", 1)

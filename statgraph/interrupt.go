@@ -19,14 +19,15 @@ type Interruption struct {
 	Payload json.RawMessage // what the node passed to Interrupt, as JSON
 }
 
-// InterruptedError is returned by Invoke and yielded by Stream when a run
-// paused. It wraps ErrInterrupted.
-type InterruptedError struct {
+// interruptedError is returned by Invoke and yielded by Stream when a run
+// paused. It wraps ErrInterrupted; WithResult's Result lists its
+// Interrupts.
+type interruptedError struct {
 	Thread     string
 	Interrupts []Interruption
 }
 
-func (e *InterruptedError) Error() string {
+func (e *interruptedError) Error() string {
 	ids := make([]string, len(e.Interrupts))
 	for i, in := range e.Interrupts {
 		ids[i] = in.ID
@@ -34,7 +35,7 @@ func (e *InterruptedError) Error() string {
 	return fmt.Sprintf("statgraph: thread %q paused at %s; continue it with WithResume(value)", e.Thread, strings.Join(ids, ", "))
 }
 
-func (e *InterruptedError) Unwrap() error { return ErrInterrupted }
+func (e *interruptedError) Unwrap() error { return ErrInterrupted }
 
 // ResumeMap answers several pending interrupts at once, by interrupt ID.
 type ResumeMap map[string]any
@@ -45,7 +46,8 @@ type resumeArg struct{ value any }
 // WithResume once the run continues. The first time it is reached it returns
 // the zero T and an error wrapping ErrInterrupted, which the node must
 // return as its own error; the run then saves a checkpoint and Invoke
-// returns an *InterruptedError carrying payload (encoded as JSON).
+// returns an error wrapping ErrInterrupted, and WithResult's Result lists
+// the pause with payload (encoded as JSON).
 //
 // On WithResume the node runs again from its start, and this call returns the
 // resume value decoded into T. Whatever the node did before calling Interrupt is
@@ -73,7 +75,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	}
 	in := Interruption{ID: id, Node: info.node, When: "inside", Payload: p}
 	info.raised = append(info.raised, in)
-	return zero, &InterruptedError{Interrupts: []Interruption{in}}
+	return zero, &interruptedError{Interrupts: []Interruption{in}}
 }
 
 // applyResume records the resume values for checkpoint c's interrupts.
@@ -128,7 +130,7 @@ func (r *run[S]) pauseBefore() error {
 		return nil
 	}
 	if !r.paused {
-		if err := r.saveStep(SourceLoop, r.step, r.frontier, r.pending, ints); err != nil {
+		if err := r.saveStep(sourceLoop, r.step, r.frontier, r.pending, ints); err != nil {
 			return err
 		}
 	}
@@ -173,5 +175,5 @@ func (r *run[S]) interrupted(ints []Interruption) error {
 	if r.emit != nil {
 		r.emit(Event[S]{Kind: EventInterrupt, Step: r.step, Interrupts: ints, Thread: r.cfg.thread})
 	}
-	return &InterruptedError{Thread: r.cfg.thread, Interrupts: ints}
+	return &interruptedError{Thread: r.cfg.thread, Interrupts: ints}
 }

@@ -54,7 +54,7 @@ var decodeInputs = []string{
 // every shape in decodeInputs, and that it takes its own path for the
 // states Marshal writes.
 func TestDecodeFastMatchesEncodingJSON(t *testing.T) {
-	c := JSONCodec[decodeState]()
+	c := newJSONCodec[decodeState]()
 	for _, in := range decodeInputs {
 		compareDecode(t, c, []byte(in))
 	}
@@ -102,7 +102,7 @@ func FuzzDecodeFast(f *testing.F) {
 	for _, in := range decodeInputs {
 		f.Add([]byte(in))
 	}
-	c := JSONCodec[decodeState]()
+	c := newJSONCodec[decodeState]()
 	f.Fuzz(func(t *testing.T, in []byte) { compareDecode(t, c, in) })
 }
 
@@ -118,7 +118,7 @@ func TestDecodeStateAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := JSONCodec[decodeState]()
+	c := newJSONCodec[decodeState]()
 	allocs := testing.AllocsPerRun(20, func() {
 		got, err := c.Unmarshal(b)
 		if err != nil || len(got.Log) != 1000 || got.Log[999] != "entry 000999 done" {
@@ -133,7 +133,7 @@ func TestDecodeStateAllocations(t *testing.T) {
 // TestApplyDeltaDecodesWithoutEncodingJSON checks that a chain of appends
 // rebuilds its state with a few allocations per delta.
 func TestApplyDeltaAppendsAllocations(t *testing.T) {
-	c := JSONCodec[decodeState]().(jsonCodec[decodeState])
+	c := newJSONCodec[decodeState]()
 	prev := decodeState{Log: []string{"a"}}
 	deltas := make([][]byte, 200)
 	cur := prev

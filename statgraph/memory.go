@@ -8,30 +8,34 @@ import (
 	"sync"
 )
 
-// MemoryCheckpointer keeps checkpoints in memory, for tests, short-lived
-// processes and benchmarks. Nothing survives the process. By default it keeps
-// the live state values rather than their encoding, which makes a checkpoint
-// cost a few hundred nanoseconds; it then relies on nodes treating the state
-// as a value (see NodeFunc). Set Encode to store encoded bytes instead, as a
-// durable store would.
+// NewMemoryCheckpointer returns an empty Checkpointer that keeps checkpoints
+// in memory, for tests, short-lived processes and benchmarks. Nothing
+// survives the process.
 //
-// A zero MemoryCheckpointer is ready to use and safe for concurrent use.
-type MemoryCheckpointer struct {
-	// Encode makes the checkpointer store encoded states (via the graph's
-	// Codec) instead of live values.
-	Encode bool
+// With encode false it keeps the live state values rather than their
+// encoding, which makes a checkpoint cost a few hundred nanoseconds; it then
+// relies on nodes treating the state as a value (see NodeFunc). With encode
+// true it stores the states encoded by the graph's Codec, as a durable store
+// would, so that a test sees what a resumed process would see.
+//
+// The store is safe for concurrent use. Its methods fail only with
+// ErrNoCheckpoint (Get, PutWrites) or when Put is given a checkpoint ID that
+// is not after the thread's latest.
+func NewMemoryCheckpointer(encode bool) Checkpointer { return &memoryCheckpointer{encode: encode} }
+
+// memoryCheckpointer is the Checkpointer of NewMemoryCheckpointer; a zero
+// value is ready to use and keeps live values.
+type memoryCheckpointer struct {
+	encode bool // store encoded states instead of live values
 
 	mu      sync.RWMutex // guards threads
 	threads map[string][]*Checkpoint
 }
 
-// NewMemoryCheckpointer returns an empty MemoryCheckpointer.
-func NewMemoryCheckpointer() *MemoryCheckpointer { return &MemoryCheckpointer{} }
-
-func (m *MemoryCheckpointer) keepsValues() bool { return !m.Encode }
+func (m *memoryCheckpointer) keepsValues() bool { return !m.encode }
 
 // Put stores cp.
-func (m *MemoryCheckpointer) Put(_ context.Context, cp *Checkpoint) error {
+func (m *memoryCheckpointer) Put(_ context.Context, cp *Checkpoint) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.threads == nil {
@@ -46,7 +50,7 @@ func (m *MemoryCheckpointer) Put(_ context.Context, cp *Checkpoint) error {
 }
 
 // Get returns checkpoint id of thread, or its latest when id is 0.
-func (m *MemoryCheckpointer) Get(_ context.Context, thread string, id int64) (*Checkpoint, error) {
+func (m *memoryCheckpointer) Get(_ context.Context, thread string, id int64) (*Checkpoint, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	list := m.threads[thread]
@@ -64,25 +68,9 @@ func (m *MemoryCheckpointer) Get(_ context.Context, thread string, id int64) (*C
 	return list[i], nil
 }
 
-// List returns thread's checkpoints, newest first.
-func (m *MemoryCheckpointer) List(_ context.Context, thread string, limit int) ([]*Checkpoint, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	list := m.threads[thread]
-	n := len(list)
-	if limit > 0 && limit < n {
-		n = limit
-	}
-	out := make([]*Checkpoint, n)
-	for i := range out {
-		out[i] = list[len(list)-1-i]
-	}
-	return out, nil
-}
-
 // Range returns thread's checkpoints with IDs in [from, to] (to <= 0: no
 // upper bound), newest first, the newest limit of them when limit > 0.
-func (m *MemoryCheckpointer) Range(_ context.Context, thread string, from, to int64, limit int) ([]*Checkpoint, error) {
+func (m *memoryCheckpointer) Range(_ context.Context, thread string, from, to int64, limit int) ([]*Checkpoint, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	list := m.threads[thread]
@@ -106,35 +94,32 @@ func (m *MemoryCheckpointer) Range(_ context.Context, thread string, from, to in
 
 // search returns the index of the first checkpoint in list with an ID of
 // at least id; IDs increase along the list (Put refuses anything else).
-func (*MemoryCheckpointer) search(list []*Checkpoint, id int64) int {
+func (*memoryCheckpointer) search(list []*Checkpoint, id int64) int {
 	i, _ := slices.BinarySearchFunc(list, id, func(cp *Checkpoint, id int64) int { return cmp.Compare(cp.ID, id) })
 	return i
 }
 
-// DeleteBefore forgets thread's checkpoints with IDs below id.
-func (m *MemoryCheckpointer) DeleteBefore(_ context.Context, thread string, id int64) (int, error) {
+// Delete forgets thread's checkpoints with IDs below before, or the whole
+// thread when before <= 0.
+func (m *memoryCheckpointer) Delete(_ context.Context, thread string, before int64) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	list := m.threads[thread]
-	n := m.search(list, id)
+	if before <= 0 {
+		delete(m.threads, thread)
+		return len(list), nil
+	}
+	n := m.search(list, before)
 	if n > 0 {
 		m.threads[thread] = slices.Clone(list[n:])
 	}
 	return n, nil
 }
 
-// DeleteThread forgets thread.
-func (m *MemoryCheckpointer) DeleteThread(_ context.Context, thread string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.threads, thread)
-	return nil
-}
-
 // PutWrites appends writes to the Pending of checkpoint id of thread. The
 // stored checkpoint is replaced by a copy, so that checkpoints returned
 // earlier do not change.
-func (m *MemoryCheckpointer) PutWrites(_ context.Context, thread string, id int64, writes []PendingWrite) error {
+func (m *memoryCheckpointer) PutWrites(_ context.Context, thread string, id int64, writes []PendingWrite) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	list := m.threads[thread]

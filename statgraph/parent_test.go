@@ -209,10 +209,10 @@ func mustBuild(t *testing.T, b *Builder[handState]) *Graph[handState] {
 
 // imageThreads copies what store holds now for the given threads into a
 // new store: what a kill -9 at this moment would leave.
-func imageThreads(t *testing.T, store *MemoryCheckpointer, threads ...string) *MemoryCheckpointer {
-	m := &MemoryCheckpointer{Encode: true}
+func imageThreads(t *testing.T, store *memoryCheckpointer, threads ...string) *memoryCheckpointer {
+	m := &memoryCheckpointer{encode: true}
 	for _, th := range threads {
-		list, err := store.List(context.Background(), th, 0)
+		list, err := store.Range(context.Background(), th, 0, 0, 0)
 		if err != nil && !errors.Is(err, ErrNoCheckpoint) {
 			t.Error(err)
 		}
@@ -244,8 +244,8 @@ func TestToParentKilledAndResumed(t *testing.T) {
 		{name: "killed in hand", at: "hand", wantHand: 1, wantTgt: 1, wantA: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := &MemoryCheckpointer{Encode: true}
-			var image *MemoryCheckpointer
+			store := &memoryCheckpointer{encode: true}
+			var image *memoryCheckpointer
 			first := &handFixture{handTo: cmd}
 			kill := func() { image = imageThreads(t, store, threads...) }
 			if tc.at == "hand" {

@@ -71,7 +71,7 @@ func (r *run[S]) saveStep(source string, step int, next []int, pending []Pending
 	full := !cp.Delta && cp.Value == nil // a full state: counters with it, so Base stays at it
 	// A checkpoint that saves a step again (after a failure) stores the
 	// counters: they cannot be derived from its parent's frontier.
-	if full || source != SourceLoop || pending != nil || ints != nil || step < r.step || s.skipped > 0 || s.sinceCounters >= countersEvery-1 {
+	if full || source != sourceLoop || pending != nil || ints != nil || step < r.step || s.skipped > 0 || s.sinceCounters >= countersEvery-1 {
 		cp.Counters = make(map[string]int, len(r.counters))
 		for i, c := range r.counters {
 			if c > 0 {
@@ -208,7 +208,7 @@ func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool,
 	}
 	if r.cfg.from != 0 {
 		s.parent = c.ID
-		return true, r.saveStep(SourceFork, r.step, r.frontier, r.pending, nil)
+		return true, r.saveStep(sourceFork, r.step, r.frontier, r.pending, nil)
 	}
 	return true, nil
 }

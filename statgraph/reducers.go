@@ -12,7 +12,7 @@ import (
 // adds to. It never changes an element that cur or any other list holds,
 // and the list it returns has no spare capacity, so a node that appends to
 // it with the built-in append gets a copy: parallel branches, callers and
-// saved checkpoints (a MemoryCheckpointer keeps values) keep their own view.
+// saved checkpoints (NewMemoryCheckpointer(false) keeps values) keep their own view.
 //
 // Merging a fan-out costs time linear in the total length: from
 // appendInPlace elements on, Append allocates room to grow and remembers,

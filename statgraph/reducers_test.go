@@ -73,7 +73,7 @@ func TestAppendConcurrent(t *testing.T) {
 
 type listState struct{ Items []string }
 
-// TestAppendKeepsCheckpointedStates: a MemoryCheckpointer keeps states as
+// TestAppendKeepsCheckpointedStates: NewMemoryCheckpointer(false) keeps states as
 // values. A run started from a state a checkpoint holds appends after it
 // without touching what the first run appended after the same state.
 func TestAppendKeepsCheckpointedStates(t *testing.T) {
@@ -99,13 +99,13 @@ func TestAppendKeepsCheckpointedStates(t *testing.T) {
 		b.AddNode(a, func(context.Context, listState) (listState, error) { return listState{Items: []string{a}}, nil }).
 			AddEdge(statgraph.Start, a).AddEdge(a, bs[i%20])
 	}
-	g, err := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+	g, err := b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	require.NoError(t, err)
 
 	out1, err := g.Invoke(ctx, listState{}, statgraph.WithThread("t1"))
 	require.NoError(t, err)
 	require.Equal(t, slices.Concat(as, bs), out1.Items)
-	hist, err := g.History(ctx, "t1", 0)
+	hist, err := g.History(ctx, "t1", 0, 0)
 	require.NoError(t, err)
 	i := slices.IndexFunc(hist, func(s statgraph.Snapshot[listState]) bool { return len(s.State.Items) == 100 })
 	require.GreaterOrEqual(t, i, 0, "the checkpoint after the a step")
@@ -119,7 +119,7 @@ func TestAppendKeepsCheckpointedStates(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, slices.Concat(as, as, bs), out2.Items)
 	require.Equal(t, slices.Concat(as, bs), out1.Items, "t1's result after t2 ran")
-	again, err := g.History(ctx, "t1", 0)
+	again, err := g.History(ctx, "t1", 0, 0)
 	require.NoError(t, err)
 	require.Len(t, again, len(kept))
 	for k := range kept {

@@ -16,7 +16,7 @@ import (
 // has next nodes or waits at an interrupt: resuming it needs its
 // checkpoints), keep < 1, and checkpoints written by a statgraph older than
 // Checkpoint.Base, whose chains are unknown. The deletion is one
-// DeleteBefore call, atomic as the store makes it. Prune is safe for
+// Delete call, atomic as the store makes it. Prune is safe for
 // concurrent use with reads of the thread; do not run it while a run of
 // the same thread is writing. It needs no graph: the rows say what they
 // depend on.
@@ -53,7 +53,7 @@ func Prune(ctx context.Context, store Checkpointer, thread string, keep int) (in
 		}
 		cut = need
 	}
-	n, err := store.DeleteBefore(ctx, thread, cut)
+	n, err := store.Delete(ctx, thread, cut) // cut >= 1: IDs start at 1
 	if err != nil {
 		return 0, fmt.Errorf("statgraph: prune thread %q: %w", thread, err)
 	}

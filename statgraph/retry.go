@@ -12,7 +12,8 @@ import (
 type RetryPolicy struct {
 	// InitialInterval is the delay before the second attempt. Zero means 500ms.
 	InitialInterval time.Duration
-	// BackoffFactor multiplies the delay after each attempt. Zero means 2.
+	// BackoffFactor multiplies the delay after each attempt. Zero means 2;
+	// a factor of at most 1 keeps the delay fixed (see Backoff).
 	BackoffFactor float64
 	// MaxInterval caps the delay. Zero means 128s.
 	MaxInterval time.Duration
@@ -45,7 +46,13 @@ func (p *RetryPolicy) delay(attempt int) time.Duration {
 
 // backoff returns p's pauses as a Backoff, its defaults filled in.
 func (p *RetryPolicy) backoff() Backoff {
-	b := Backoff{Kind: BackoffExponential, Initial: p.InitialInterval, Factor: p.BackoffFactor, Max: p.MaxInterval, Jitter: p.Jitter}
+	b := Backoff{Initial: p.InitialInterval, Factor: p.BackoffFactor, Max: p.MaxInterval, Jitter: p.Jitter}
+	if b.Initial <= 0 {
+		b.Initial = 500 * time.Millisecond
+	}
+	if b.Factor == 0 {
+		b.Factor = 2
+	}
 	if b.Max <= 0 {
 		b.Max = 128 * time.Second
 	}

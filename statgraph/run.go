@@ -101,8 +101,9 @@ func WithSource[S any](source func(ctx context.Context) (S, error)) RunOption {
 	return func(c *runConfig) { c.calls().source = source }
 }
 
-// WithResult makes the run fill *res, when it stops, with the final state;
-// on error *res holds what the run reached. With Stream, *res is filled before the last
+// WithResult makes the run fill *res, when it stops, with the final state
+// and, when it paused, the pending interrupts; on error *res holds what the
+// run reached. With Stream, *res is filled before the last
 // event is yielded. res must be a *Result of the graph's state type;
 // another type fails the run before it starts.
 func WithResult[S any](res *Result[S]) RunOption {
@@ -151,7 +152,7 @@ func (r *run[S]) invoke(ctx context.Context, input S) (S, error) {
 	}
 	s, err := r.start(ctx, input, c.resume)
 	if res != nil {
-		*res = r.result(s)
+		*res = r.result(s, err)
 	}
 	return s, err
 }
@@ -301,7 +302,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		if r.g.before != nil {
 			ints = r.pauses(nil, r.frontier)
 		}
-		if err := r.saveStep(SourceInput, 0, r.frontier, nil, ints); err != nil {
+		if err := r.saveStep(sourceInput, 0, r.frontier, nil, ints); err != nil {
 			return err
 		}
 		r.paused = ints != nil

@@ -50,7 +50,8 @@ func TestRunOptionsOfAnotherStateType(t *testing.T) {
 
 // TestStreamWithResultAndResume checks that the run options work on Stream
 // as on Invoke: WithResume continues a paused thread, and WithResult is
-// filled by the time the loop ends.
+// filled by the time the loop ends, with the pending interrupts when the
+// run paused (LangGraph's result "__interrupt__").
 func TestStreamWithResultAndResume(t *testing.T) {
 	g, err := statgraph.New[st]().
 		AddNode("ask", func(ctx context.Context, s st) (st, error) {
@@ -62,11 +63,18 @@ func TestStreamWithResultAndResume(t *testing.T) {
 			return s, nil
 		}).
 		AddEdge(statgraph.Start, "ask").AddEdge("ask", statgraph.End).
-		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = g.Invoke(ctx, st{Log: []string{"in"}}, statgraph.WithThread("t"))
-	require.ErrorIs(t, err, statgraph.ErrInterrupted)
+	var paused statgraph.Result[st]
+	for _, err := range g.Stream(ctx, st{Log: []string{"in"}}, statgraph.WithThread("t"), statgraph.WithResult(&paused)) {
+		if err != nil {
+			require.ErrorIs(t, err, statgraph.ErrInterrupted)
+		}
+	}
+	require.Len(t, paused.Interrupts, 1, "the pause is reported")
+	require.Equal(t, "ask", paused.Interrupts[0].Node)
+	require.JSONEq(t, `"ok?"`, string(paused.Interrupts[0].Payload))
 
 	var res statgraph.Result[st]
 	var streamErr error
@@ -75,4 +83,5 @@ func TestStreamWithResultAndResume(t *testing.T) {
 	}
 	require.NoError(t, streamErr)
 	require.Equal(t, []string{"in", "yes"}, res.State.Log, "the input given with WithResume is ignored")
+	require.Empty(t, res.Interrupts, "a run that finished has no pending interrupts")
 }

@@ -140,12 +140,12 @@ func TestSendToUndeclaredNode(t *testing.T) {
 // run and Resume runs each of them once.
 func TestSendPausesBeforeItsNode(t *testing.T) {
 	var calls counter
-	g := mustCompile(t, mapReduce(3, &calls, nil), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()),
+	g := mustCompile(t, mapReduce(3, &calls, nil), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)),
 		statgraph.WithInterruptBefore("map"))
 	ctx := context.Background()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("p"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("p"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Len(t, ie.Interrupts, 1)
 	require.Equal(t, "map", ie.Interrupts[0].Node)
 	require.Equal(t, 0, calls.get("map:0"))

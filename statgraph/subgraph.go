@@ -27,7 +27,7 @@ const nsSep = "|"
 // without one.
 //
 // An interrupt inside the child pauses the parent: the parent's
-// *InterruptedError lists it with the ID "name|<child's ID>", and WithResume
+// Result.Interrupts (WithResult) lists it with the ID "name|<child's ID>", and WithResume
 // through the parent (with a value, or a ResumeMap naming that ID) resumes
 // the child where it stopped. A parent stopped while the child ran (a
 // cancelled context, or a killed process) continues the child from its
@@ -134,7 +134,7 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 			for i, in := range latest.Interrupts {
 				ints[i] = Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload}
 			}
-			return zero, raiseFromChild(info, &InterruptedError{Thread: r.cfg.thread, Interrupts: ints})
+			return zero, raiseFromChild(info, &interruptedError{Thread: r.cfg.thread, Interrupts: ints})
 		}
 		c, err := r.start(ctx, input, &resumeArg{value: values})
 		return c, raiseFromChild(info, err)
@@ -156,7 +156,7 @@ func pendingHas(c *Checkpoint, id string) bool {
 // the child's interrupts are raised by the node, their IDs prefixed with
 // its name, so that the parent saves them and WithResume finds them.
 func raiseFromChild(info *nodeInfo, err error) error {
-	var ie *InterruptedError
+	var ie *interruptedError
 	if !errors.As(err, &ie) {
 		return err
 	}
@@ -165,7 +165,7 @@ func raiseFromChild(info *nodeInfo, err error) error {
 		ints[i] = Interruption{ID: info.node + nsSep + in.ID, Node: info.node, When: "inside", Payload: in.Payload}
 	}
 	info.raised = append(info.raised, ints...)
-	return &InterruptedError{Interrupts: ints}
+	return &interruptedError{Interrupts: ints}
 }
 
 // drawable is a compiled graph drawn inside a subgraph node's box.

@@ -103,11 +103,11 @@ func (f *subgraphFixture) parent(t *testing.T, cp Checkpointer) *Graph[parentSta
 func TestSubgraphInterruptResumesThroughParent(t *testing.T) {
 	ctx := context.Background()
 	var f subgraphFixture
-	cp := &MemoryCheckpointer{Encode: true}
+	cp := &memoryCheckpointer{encode: true}
 	g := f.parent(t, cp)
 
 	_, err := g.Invoke(ctx, parentState{}, WithThread("t"))
-	var ie *InterruptedError
+	var ie *interruptedError
 	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 {
 		t.Fatalf("Invoke: got %v, want a pause at the child's interrupt", err)
 	}
@@ -154,7 +154,7 @@ func TestSubgraphInterruptResumesThroughParent(t *testing.T) {
 // parent's thread continues the child from its own latest checkpoint.
 func TestSubgraphStoppedMidChildContinues(t *testing.T) {
 	var f subgraphFixture
-	cp := &MemoryCheckpointer{Encode: true}
+	cp := &memoryCheckpointer{encode: true}
 	f.block = make(chan struct{})
 	g := f.parent(t, cp)
 
@@ -175,7 +175,7 @@ func TestSubgraphStoppedMidChildContinues(t *testing.T) {
 	close(f.block)
 	// Continue: prepare runs again (it never finished), before does not.
 	_, err := g.Invoke(context.Background(), parentState{}, WithThread("k"))
-	var ie *InterruptedError
+	var ie *interruptedError
 	if !errors.As(err, &ie) || ie.Interrupts[0].ID != "sub|ask:2:0" {
 		t.Fatalf("continued run: %v, want the child's interrupt", err)
 	}
@@ -229,7 +229,7 @@ func TestSubgraphWithoutCheckpointer(t *testing.T) {
 // The parent's trace shows the child's nodes by their path.
 func TestSubgraphInParentTrace(t *testing.T) {
 	var f subgraphFixture
-	g := f.parent(t, &MemoryCheckpointer{})
+	g := f.parent(t, &memoryCheckpointer{})
 	var trace strings.Builder
 	g.Invoke(context.Background(), parentState{}, WithThread("tr"), WithTrace(&trace))
 	for _, want := range []string{"s1  sub|prepare", "interrupt      sub|ask:2:0"} {
@@ -259,12 +259,12 @@ func TestSubgraphParallelInterrupts(t *testing.T) {
 				return parentState{Log: []string{name + "=" + c.Answer}}
 			})
 	}
-	g, err := b.Compile(WithCheckpointer(&MemoryCheckpointer{Encode: true}))
+	g, err := b.Compile(WithCheckpointer(&memoryCheckpointer{encode: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = g.Invoke(ctx, parentState{}, WithThread("p"))
-	var ie *InterruptedError
+	var ie *interruptedError
 	if !errors.As(err, &ie) || len(ie.Interrupts) != 2 || ie.Interrupts[0].ID != "left|ask:2:0" || ie.Interrupts[1].ID != "right|ask:2:0" {
 		t.Fatalf("Invoke: %v, want pauses left|ask:2:0 and right|ask:2:0", err)
 	}

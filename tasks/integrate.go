@@ -223,7 +223,7 @@ func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error
 			out.Workspaces[id] = n
 			out.Bytes += n
 		}
-		cps, err := d.Checkpointer.List(ctx, plan.Thread(id), 1)
+		cps, err := d.Checkpointer.Range(ctx, plan.Thread(id), 0, 0, 1)
 		if keep > 0 && err == nil && len(cps) > 0 {
 			if len(cps[0].Next) > 0 || len(cps[0].Interrupts) > 0 {
 				continue // its run did not finish: keep it whole
@@ -238,7 +238,7 @@ func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error
 			continue
 		}
 		if err == nil && len(cps) > 0 {
-			if err := d.Checkpointer.DeleteThread(ctx, plan.Thread(id)); err != nil {
+			if _, err := d.Checkpointer.Delete(ctx, plan.Thread(id), 0); err != nil {
 				return out, fmt.Errorf("delete the checkpoints of task %s: %w", id, err)
 			}
 			out.Threads = append(out.Threads, id)

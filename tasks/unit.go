@@ -141,7 +141,8 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 	for {
 		var err error
 		var seq func(func(statgraph.Event[agents.TaskState], error) bool)
-		hook := ut.nodeHook(thread)
+		var res statgraph.Result[agents.TaskState] // its Interrupts say what a pause asks
+		hook := append(ut.nodeHook(thread), statgraph.WithResult(&res))
 		if resuming {
 			seq = g.Stream(ctx, agents.TaskState{}, append(hook, statgraph.WithThread(thread), statgraph.WithResume(resume))...)
 		} else {
@@ -181,11 +182,10 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 				err = e
 			}
 		}
-		var ie *statgraph.InterruptedError
-		if !errors.As(err, &ie) || d.Ask == nil || len(ie.Interrupts) == 0 {
+		if !errors.Is(err, statgraph.ErrInterrupted) || d.Ask == nil || len(res.Interrupts) == 0 {
 			return state, err
 		}
-		esc, perr := decodeEscalation(ie.Interrupts[0].Payload)
+		esc, perr := decodeEscalation(res.Interrupts[0].Payload)
 		if perr != nil {
 			return state, err
 		}

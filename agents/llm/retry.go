@@ -148,6 +148,6 @@ func backoff(n int, initial, maxWait, serverAsked time.Duration) time.Duration {
 	if serverAsked > 0 {
 		return min(serverAsked, maxWait)
 	}
-	ceiling := statgraph.Backoff{Kind: statgraph.BackoffExponential, Initial: initial, Max: maxWait}.Delay(n)
+	ceiling := statgraph.Backoff{Initial: initial, Factor: 2, Max: maxWait}.Delay(n)
 	return rand.N(ceiling + 1)
 }

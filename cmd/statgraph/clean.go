@@ -57,7 +57,7 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer st.Close()
 		d.Checkpointer = st
 	} else {
-		d.Checkpointer = statgraph.NewMemoryCheckpointer() // no run store: no checkpoints to delete
+		d.Checkpointer = statgraph.NewMemoryCheckpointer(false) // no run store: no checkpoints to delete
 	}
 	res, err := d.CleanKeeping(ctx, *keep)
 	for _, u := range f.Units() {

@@ -236,7 +236,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	if _, err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	g, err := control.ReaderGraph(statgraph.NewMemoryCheckpointer())
+	g, err := control.ReaderGraph(statgraph.NewMemoryCheckpointer(false))
 	if err != nil {
 		return err
 	}

@@ -207,13 +207,14 @@ func TestGateEnforcementModes(t *testing.T) {
 	}
 }
 
-func escalation(t *testing.T, err error) gate.Escalation {
+// escalation is the one pause of a run that returned err, its interrupts
+// reported by WithResult in res.
+func escalation(t *testing.T, err error, res statgraph.Result[code]) gate.Escalation {
 	t.Helper()
-	var ie *statgraph.InterruptedError
-	require.True(t, errors.As(err, &ie), "the run pauses: %v", err)
-	require.Len(t, ie.Interrupts, 1)
+	require.ErrorIs(t, err, statgraph.ErrInterrupted, "the run pauses")
+	require.Len(t, res.Interrupts, 1)
 	var esc gate.Escalation
-	require.NoError(t, json.Unmarshal(ie.Interrupts[0].Payload, &esc))
+	require.NoError(t, json.Unmarshal(res.Interrupts[0].Payload, &esc))
 	return esc
 }
 
@@ -222,9 +223,10 @@ func TestGateEscalation(t *testing.T) {
 	start := func(t *testing.T, testPasses int) (*statgraph.Graph[code], *counter) {
 		calls := &counter{}
 		g := compile(t, pipeline(calls, testPasses, gate.Config{Policy: gate.Policy{MaxAttempts: 2, OnExhausted: gate.Ask}}),
-			statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
-		_, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"))
-		esc := escalation(t, err)
+			statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
+		var res statgraph.Result[code]
+		_, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResult(&res))
+		esc := escalation(t, err, res)
 		require.Equal(t, "gate", esc.Gate)
 		require.Equal(t, 2, esc.Attempts)
 		require.Equal(t, []string{"retry", "skip", "abort"}, esc.Choices)
@@ -259,8 +261,9 @@ func TestGateEscalation(t *testing.T) {
 	})
 	t.Run("an unknown answer asks again", func(t *testing.T) {
 		g, _ := start(t, 100)
-		_, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("maybe"))
-		esc := escalation(t, err)
+		var res statgraph.Result[code]
+		_, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("maybe"), statgraph.WithResult(&res))
+		esc := escalation(t, err, res)
 		require.Equal(t, `unknown answer "maybe": resume with retry, skip or abort`, esc.Invalid)
 		_, err = g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("abort"))
 		require.ErrorIs(t, err, gate.ErrAborted)
@@ -288,7 +291,7 @@ func TestGateKillAndResumeKeepsCounts(t *testing.T) {
 		return b.AddNode("done", markDone).
 			AddEdge(statgraph.Start, "coder").AddEdge("coder", "test").AddEdge("test", "gate").AddEdge("done", statgraph.End)
 	}
-	cp := &statgraph.MemoryCheckpointer{Encode: true}
+	cp := statgraph.NewMemoryCheckpointer(true)
 	_, err := compile(t, build(), statgraph.WithCheckpointer(cp)).Invoke(ctx, code{}, statgraph.WithThread("k"))
 	require.ErrorContains(t, err, "killed")
 
@@ -306,7 +309,7 @@ func TestGateKillAndResumeKeepsCounts(t *testing.T) {
 // ends the wait.
 func TestGateBackoffIsStatgraphs(t *testing.T) {
 	calls := &counter{}
-	g := compile(t, pipeline(calls, 100, gate.Config{Policy: gate.Policy{Backoff: statgraph.Backoff{Kind: statgraph.BackoffFixed, Initial: time.Hour}}}))
+	g := compile(t, pipeline(calls, 100, gate.Config{Policy: gate.Policy{Backoff: statgraph.Backoff{Initial: time.Hour}}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := g.Invoke(ctx, code{})
@@ -444,10 +447,10 @@ func TestValidatorNodeOptions(t *testing.T) {
 func TestGateForkFromMidChain(t *testing.T) {
 	ctx := context.Background()
 	calls := &counter{}
-	g := compile(t, pipeline(calls, 3, gate.Config{}), statgraph.WithCheckpointer(&statgraph.MemoryCheckpointer{Encode: true}))
+	g := compile(t, pipeline(calls, 3, gate.Config{}), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
 	_, err := g.Invoke(ctx, code{}, statgraph.WithThread("f"))
 	require.NoError(t, err)
-	hist, err := g.History(ctx, "f", 0)
+	hist, err := g.History(ctx, "f", 0, 0)
 	require.NoError(t, err)
 	var at *statgraph.Snapshot[code]
 	for i := len(hist) - 1; i >= 0; i-- { // oldest first

@@ -96,7 +96,7 @@ func TestStreamSpans(t *testing.T) {
 		AddConditionalEdges("fetch", func(ctx context.Context, s st) string { return "go" }, map[string]string{"go": "split"}).
 		AddEdge("split", "a").AddEdge("split", "b").
 		AddEdge("a", statgraph.End).AddEdge("b", statgraph.End).
-		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	require.NoError(t, err)
 
 	out, err := sgotel.Invoke(context.Background(), tr, g, st{}, statgraph.WithThread("t1"))
@@ -159,7 +159,7 @@ func TestFailedRunAndInterrupt(t *testing.T) {
 			return s, nil
 		}).
 		AddEdge(statgraph.Start, "ask").AddEdge("ask", statgraph.End).
-		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 	require.NoError(t, err)
 	ctx := context.Background()
 

@@ -8,10 +8,10 @@
 //	}
 //
 // Run covers the contract the engine relies on: Put, Get (by id and latest)
-// and List (newest first, limited), every stored field surviving a round
+// and Range (newest first, limited), every stored field surviving a round
 // trip (pending writes, interrupts, resume values, delta rows, engine
 // bookkeeping), refusing a second checkpoint with an existing id, thread
-// isolation, DeleteThread, ErrNoCheckpoint, concurrent writers, and the
+// isolation, Delete (a whole thread or below an id), ErrNoCheckpoint, concurrent writers, and the
 // engine's own use of the store through a compiled graph: resume after a
 // failure without re-running completed nodes, pending writes of a failed
 // parallel step, interrupts inside and around nodes, history, replay from a

@@ -172,9 +172,9 @@ func testInterruptInsideNode(t *testing.T, cp statgraph.Checkpointer) {
 		AddEdge(statgraph.Start, "prep").AddEdge("prep", "approve").AddEdge("approve", "ship").AddEdge("ship", statgraph.End),
 		statgraph.WithCheckpointer(cp))
 	ctx := t.Context()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("h"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("h"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Len(t, ie.Interrupts, 1)
 	require.Equal(t, "approve", ie.Interrupts[0].Node)
@@ -207,9 +207,9 @@ func testTwoInterrupts(t *testing.T, cp statgraph.Checkpointer) {
 	}
 	g := compile(t, b, statgraph.WithCheckpointer(cp))
 	ctx := t.Context()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("two"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Len(t, ie.Interrupts, 2)
 	ids := map[string]string{}
 	for _, in := range ie.Interrupts {
@@ -221,8 +221,8 @@ func testTwoInterrupts(t *testing.T, cp statgraph.Checkpointer) {
 	require.ErrorContains(t, err, "ResumeMap")
 
 	// Answer only the left one: the right one pauses again.
-	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResume(statgraph.ResumeMap{ids["left"]: 10}))
-	require.ErrorAs(t, err, &ie)
+	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("two"), statgraph.WithResume(statgraph.ResumeMap{ids["left"]: 10}), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Len(t, ie.Interrupts, 1)
 	require.Equal(t, "right", ie.Interrupts[0].Node)
 
@@ -241,9 +241,9 @@ func testInterruptBeforeAndAfter(t *testing.T, cp statgraph.Checkpointer) {
 	g := compile(t, chain(&calls, &fail), statgraph.WithCheckpointer(cp),
 		statgraph.WithInterruptBefore("b"), statgraph.WithInterruptAfter("c"))
 	ctx := t.Context()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("ba"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("ba"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Equal(t, "before", ie.Interrupts[0].When)
 	require.Equal(t, 0, calls.get("b"))
 	require.Equal(t, 1, calls.get("a"))
@@ -260,9 +260,9 @@ func testInterruptAfterPauses(t *testing.T, cp statgraph.Checkpointer) {
 	fail := false
 	g := compile(t, chain(&calls, &fail), statgraph.WithCheckpointer(cp), statgraph.WithInterruptAfter("a"))
 	ctx := t.Context()
-	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("after"))
-	var ie *statgraph.InterruptedError
-	require.ErrorAs(t, err, &ie)
+	var ie statgraph.Result[st]
+	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("after"), statgraph.WithResult(&ie))
+	require.ErrorIs(t, err, statgraph.ErrInterrupted)
 	require.Equal(t, "after", ie.Interrupts[0].When)
 	require.Equal(t, 0, calls.get("b"))
 	snap, err := g.State(ctx, "after")
@@ -281,10 +281,10 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 	ctx := t.Context()
 	_, err := g.Invoke(ctx, st{}, statgraph.WithThread("tt"))
 	require.NoError(t, err)
-	hist, err := g.History(ctx, "tt", 0)
+	hist, err := g.History(ctx, "tt", 0, 0)
 	require.NoError(t, err)
 	require.Len(t, hist, 4) // input + 3 steps
-	require.Equal(t, statgraph.SourceInput, hist[3].Source)
+	require.Equal(t, "input", hist[3].Source)
 	require.Equal(t, []string{"a"}, hist[3].Next)
 	require.Equal(t, []string{"a"}, hist[2].State.Log)
 	require.Equal(t, []string{"b"}, hist[2].Next)
@@ -292,7 +292,7 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 	for i := 1; i < len(hist); i++ {
 		require.Equal(t, hist[i].CheckpointID, hist[i-1].Parent)
 	}
-	limited, err := g.History(ctx, "tt", 2)
+	limited, err := g.History(ctx, "tt", 0, 2)
 	require.NoError(t, err)
 	require.Len(t, limited, 2)
 	require.Equal(t, hist[1].State, limited[1].State)
@@ -304,11 +304,11 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 	require.Equal(t, []string{"a", "b", "c"}, out.Log)
 	require.Equal(t, 1, calls.get("a"))
 	require.Equal(t, 2, calls.get("b"))
-	hist, err = g.History(ctx, "tt", 0)
+	hist, err = g.History(ctx, "tt", 0, 0)
 	require.NoError(t, err)
 	var fork *statgraph.Snapshot[st]
 	for i := range hist {
-		if hist[i].Source == statgraph.SourceFork {
+		if hist[i].Source == "fork" {
 			fork = &hist[i]
 		}
 	}
@@ -325,7 +325,8 @@ func testHistoryReplayAndFork(t *testing.T, cp statgraph.Checkpointer) {
 
 	_, err = g.UpdateState(ctx, "tt", st{}, "ghost")
 	require.ErrorContains(t, err, `no such node`)
-	require.NoError(t, cp.DeleteThread(ctx, "tt"))
+	_, err = cp.Delete(ctx, "tt", 0)
+	require.NoError(t, err)
 	_, err = g.State(ctx, "tt")
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
 }
@@ -354,7 +355,7 @@ func testDeltaRows(t *testing.T, cp statgraph.Checkpointer) {
 	out, err := g.Invoke(ctx, st{}, statgraph.WithThread("delta"))
 	require.NoError(t, err)
 	require.Equal(t, steps, out.N)
-	hist, err := g.History(ctx, "delta", 0)
+	hist, err := g.History(ctx, "delta", 0, 0)
 	require.NoError(t, err)
 	require.Len(t, hist, steps+1)
 	for i, snap := range hist {
@@ -362,7 +363,7 @@ func testDeltaRows(t *testing.T, cp statgraph.Checkpointer) {
 		require.Equal(t, n, snap.State.N, "checkpoint %d", snap.CheckpointID)
 		require.Len(t, snap.State.Log, n, "checkpoint %d", snap.CheckpointID)
 	}
-	rows, err := cp.List(ctx, "delta", 0)
+	rows, err := cp.Range(ctx, "delta", 0, 0, 0)
 	require.NoError(t, err)
 	var deltas int
 	for _, row := range rows {

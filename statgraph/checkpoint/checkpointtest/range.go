@@ -77,13 +77,13 @@ func boolID(b bool) int64 {
 	return 0
 }
 
-// testDeleteBefore: DeleteBefore removes one thread's checkpoints below an
-// id and nothing else, and reports how many.
+// testDeleteBefore: Delete with a positive before removes one thread's
+// checkpoints below it and nothing else, and reports how many.
 func testDeleteBefore(t *testing.T, cp statgraph.Checkpointer) {
 	ctx := context.Background()
 	putThread(t, cp, "a", 30)
 	putThread(t, cp, "b", 5)
-	n, err := cp.DeleteBefore(ctx, "a", 21)
+	n, err := cp.Delete(ctx, "a", 21)
 	require.NoError(t, err)
 	require.Equal(t, 20, n)
 	got, err := cp.Range(ctx, "a", 1, 0, 0)
@@ -91,13 +91,16 @@ func testDeleteBefore(t *testing.T, cp statgraph.Checkpointer) {
 	require.Equal(t, []int64{30, 29, 28, 27, 26, 25, 24, 23, 22, 21}, rangeIDs(got))
 	_, err = cp.Get(ctx, "a", 20)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
-	n, err = cp.DeleteBefore(ctx, "a", 21)
+	n, err = cp.Delete(ctx, "a", 21)
 	require.NoError(t, err)
 	require.Zero(t, n, "deleting again")
-	n, err = cp.DeleteBefore(ctx, "none", 5)
+	n, err = cp.Delete(ctx, "none", 5)
 	require.NoError(t, err)
 	require.Zero(t, n, "a thread without checkpoints")
-	got, err = cp.List(ctx, "b", 0)
+	n, err = cp.Delete(ctx, "a", 1)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing is below the first id")
+	got, err = cp.Range(ctx, "b", 0, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, got, 5, "another thread is untouched")
 	require.NoError(t, cp.Put(ctx, Checkpoint("a", 31)), "the thread goes on")

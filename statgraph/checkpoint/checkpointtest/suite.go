@@ -29,10 +29,10 @@ func Run(t *testing.T, open Open) {
 		{"RoundTrip", testRoundTrip},
 		{"Get", testGet},
 		{"List", testList},
-		{"DeleteThread", testDeleteThread},
+		{"DeleteWholeThread", testDeleteThread},
 		{"PutDuplicate", testPutDuplicate},
 		{"Range", testRange},
-		{"DeleteBefore", testDeleteBefore},
+		{"DeleteBelowID", testDeleteBefore},
 		{"PutWrites", testPutWrites},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentReadersOfOneThread", testConcurrentReadersOfOneThread},
@@ -60,7 +60,7 @@ func Checkpoint(thread string, id int64) *statgraph.Checkpoint {
 		ID:      id,
 		Parent:  id - 1,
 		Step:    int(id) + 10,
-		Source:  statgraph.SourceLoop,
+		Source:  "loop",
 		Created: time.Date(2025, 3, 4, 5, 6, 7, 123456789, time.UTC),
 		State:   fmt.Appendf(nil, `{"s":{"N":%d}}`, id),
 		Delta:   true,
@@ -128,13 +128,13 @@ func testRoundTrip(t *testing.T, s statgraph.Checkpointer) {
 	Same(t, Checkpoint("t", 1), got)
 
 	// Empty collections and a zero time survive as empty and zero.
-	bare := &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: statgraph.SourceInput,
+	bare := &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: "input",
 		Next: []string{}, Counters: map[string]int{}, State: []byte("{}")}
 	require.NoError(t, s.Put(ctx, bare))
 	got, err = s.Get(ctx, "t", 2)
 	require.NoError(t, err)
 	assert.True(t, got.Created.IsZero(), "created %v, want the zero time", got.Created)
-	Same(t, &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: statgraph.SourceInput, State: []byte("{}")}, got)
+	Same(t, &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: "input", State: []byte("{}")}, got)
 
 	// Names with quotes, backslashes, control characters and non-ASCII
 	// letters are kept as they are.
@@ -211,17 +211,17 @@ func testList(t *testing.T, s statgraph.Checkpointer) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint("limit=", tt.limit), func(t *testing.T) {
-			cps, err := s.List(ctx, "t", tt.limit)
+			cps, err := s.Range(ctx, "t", 0, 0, tt.limit)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, ids(cps))
 		})
 	}
-	cps, err := s.List(ctx, "t", 0)
+	cps, err := s.Range(ctx, "t", 0, 0, 0)
 	require.NoError(t, err)
 	for _, cp := range cps {
 		Same(t, Checkpoint("t", cp.ID), cp)
 	}
-	cps, err = s.List(ctx, "nope", 0)
+	cps, err = s.Range(ctx, "nope", 0, 0, 0)
 	require.NoError(t, err, "a thread without checkpoints lists nothing, without an error")
 	assert.Empty(t, cps)
 }
@@ -232,19 +232,23 @@ func testDeleteThread(t *testing.T, s statgraph.Checkpointer) {
 		require.NoError(t, s.Put(ctx, Checkpoint("t", id)))
 		require.NoError(t, s.Put(ctx, Checkpoint("keep", id)))
 	}
-	require.NoError(t, s.DeleteThread(ctx, "t"))
-	_, err := s.Get(ctx, "t", 0)
+	n, err := s.Delete(ctx, "t", 0)
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "before <= 0 removes the whole thread and counts it")
+	_, err = s.Get(ctx, "t", 0)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
 	_, err = s.Get(ctx, "t", 2)
 	require.ErrorIs(t, err, statgraph.ErrNoCheckpoint)
-	cps, err := s.List(ctx, "t", 0)
+	cps, err := s.Range(ctx, "t", 0, 0, 0)
 	require.NoError(t, err)
 	assert.Empty(t, cps)
-	cps, err = s.List(ctx, "keep", 0)
+	cps, err = s.Range(ctx, "keep", 0, 0, 0)
 	require.NoError(t, err)
 	assert.Len(t, cps, 3, "other threads are kept")
 
-	require.NoError(t, s.DeleteThread(ctx, "never existed"))
+	n, err = s.Delete(ctx, "never existed", 0)
+	require.NoError(t, err)
+	require.Zero(t, n)
 	require.NoError(t, s.Put(ctx, Checkpoint("t", 1)), "a deleted thread can start again")
 	got, err := s.Get(ctx, "t", 0)
 	require.NoError(t, err)
@@ -284,7 +288,7 @@ func testConcurrentWriters(t *testing.T, s statgraph.Checkpointer) {
 		})
 		wg.Go(func() {
 			for range perThread / 10 {
-				cps, err := s.List(ctx, thread, 5)
+				cps, err := s.Range(ctx, thread, 0, 0, 5)
 				if err != nil {
 					errs <- err
 					return
@@ -305,7 +309,7 @@ func testConcurrentWriters(t *testing.T, s statgraph.Checkpointer) {
 	}
 	for g := range threads {
 		thread := fmt.Sprint("thread-", g)
-		cps, err := s.List(ctx, thread, 0)
+		cps, err := s.Range(ctx, thread, 0, 0, 0)
 		require.NoError(t, err)
 		require.Len(t, cps, perThread)
 		for i, cp := range cps {
@@ -352,7 +356,7 @@ func testConcurrentReadersOfOneThread(t *testing.T, s statgraph.Checkpointer) {
 					return
 				}
 				last = cp.ID
-				cps, err := s.List(ctx, "one", 10)
+				cps, err := s.Range(ctx, "one", 0, 0, 10)
 				if err != nil {
 					errs <- err
 					return
@@ -369,7 +373,7 @@ func testConcurrentReadersOfOneThread(t *testing.T, s statgraph.Checkpointer) {
 	for err := range errs {
 		t.Error(err)
 	}
-	cps, err := s.List(ctx, "one", 0)
+	cps, err := s.Range(ctx, "one", 0, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, cps, n)
 }

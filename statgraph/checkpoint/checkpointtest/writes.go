@@ -14,7 +14,7 @@ import (
 )
 
 // testPutWrites checks PutWrites: writes stored concurrently against one
-// checkpoint all come back with it (from Get, List and Range), after the
+// checkpoint all come back with it (from Get and Range), after the
 // pending writes it was stored with and without changing its other fields
 // or other checkpoints; a missing checkpoint is ErrNoCheckpoint.
 func testPutWrites(t *testing.T, s statgraph.Checkpointer) {
@@ -63,7 +63,7 @@ func testPutWrites(t *testing.T, s statgraph.Checkpointer) {
 			return []*statgraph.Checkpoint{c}, err
 		},
 		func() ([]*statgraph.Checkpoint, error) { return s.Range(ctx, "w", 1, 1, 0) },
-		func() ([]*statgraph.Checkpoint, error) { l, err := s.List(ctx, "w", 0); return l[1:], err },
+		func() ([]*statgraph.Checkpoint, error) { l, err := s.Range(ctx, "w", 0, 0, 0); return l[1:], err },
 	} {
 		cps, err := read()
 		require.NoError(t, err)

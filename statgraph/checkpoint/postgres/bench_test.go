@@ -21,7 +21,7 @@ func benchCheckpoint(thread string, id int64) *statgraph.Checkpoint {
 		ID:       id,
 		Parent:   id - 1,
 		Step:     int(id),
-		Source:   statgraph.SourceLoop,
+		Source:   "loop",
 		Created:  time.Now(),
 		State:    []byte(`{"s":{"RetryCount":5},"a":{"ErrorHistory":["attempt 5: test TestFoo failed: expected 4, got 5"]}}`),
 		Delta:    true,

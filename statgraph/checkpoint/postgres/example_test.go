@@ -22,7 +22,7 @@ func ExampleOpen() {
 	}
 	defer store.Close()
 	for id := int64(1); id <= 3; id++ {
-		cp := &statgraph.Checkpoint{Thread: "task-7", ID: id, Parent: id - 1, Step: int(id), Source: statgraph.SourceLoop,
+		cp := &statgraph.Checkpoint{Thread: "task-7", ID: id, Parent: id - 1, Step: int(id), Source: "loop",
 			State: fmt.Appendf(nil, `{"RetryCount":%d}`, id), Next: []string{"verifier"}}
 		if err := store.Put(ctx, cp); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -8,7 +8,7 @@ import (
 	"github.com/statgraph/statgraph/statgraph/checkpoint/internal/rowenc"
 )
 
-// Range and DeleteBefore serve the paged History and the retention that
+// Range and Delete serve the paged History and the retention that
 // statgraph.Checkpointer is gaining (issue 13); each is one statement on
 // the primary key (tid, id), a range scan of the thread's rows.
 
@@ -29,14 +29,25 @@ func (s *Store) Range(ctx context.Context, thread string, from, to int64, limit 
 	return s.query(ctx, thread, " AND c.id >= $2 AND ($3::bigint IS NULL OR c.id <= $3) ORDER BY c.id DESC LIMIT $4", from, upper, max)
 }
 
-// DeleteBefore removes the checkpoints of thread with IDs below id in one
-// statement (one transaction) and returns how many it removed. Postgres
-// reuses the space of removed rows after its autovacuum has passed. Safe
-// for concurrent use.
-func (s *Store) DeleteBefore(ctx context.Context, thread string, id int64) (int, error) {
-	tag, err := s.pool.Exec(ctx, s.del+" AND id < $2", thread, id)
+// Delete removes the checkpoints of thread with IDs below before, or every
+// checkpoint of thread when before <= 0, in one statement (one
+// transaction), and returns how many it removed. Deleting from a thread
+// without checkpoints is not an error. The thread keeps its number, so a
+// Put racing with a whole-thread Delete either lands before the delete (and
+// is deleted) or after it (and starts the thread again). Postgres reuses the
+// space of removed rows after its autovacuum has passed. Safe for
+// concurrent use.
+func (s *Store) Delete(ctx context.Context, thread string, before int64) (int, error) {
+	if before <= 0 {
+		tag, err := s.pool.Exec(ctx, s.del, thread)
+		if err != nil {
+			return 0, fmt.Errorf("postgres: deleting thread %q from %s: %w", thread, s.where, err)
+		}
+		return int(tag.RowsAffected()), nil
+	}
+	tag, err := s.pool.Exec(ctx, s.del+" AND id < $2", thread, before)
 	if err != nil {
-		return 0, fmt.Errorf("postgres: deleting checkpoints before %d of thread %q from %s: %w", id, thread, s.where, err)
+		return 0, fmt.Errorf("postgres: deleting checkpoints before %d of thread %q from %s: %w", before, thread, s.where, err)
 	}
 	return int(tag.RowsAffected()), nil
 }

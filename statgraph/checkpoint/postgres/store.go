@@ -212,19 +212,6 @@ func (s *Store) Get(ctx context.Context, thread string, id int64) (*statgraph.Ch
 	return cps[0], nil
 }
 
-// List returns the checkpoints of thread, newest first, at most limit of
-// them when limit > 0. A thread without checkpoints gives an empty list and
-// no error; a row that does not decode gives an error wrapping
-// statgraph.ErrCorruptCheckpoint.
-func (s *Store) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	var max *int64 // LIMIT NULL: all rows
-	if limit > 0 {
-		n := int64(limit)
-		max = &n
-	}
-	return s.query(ctx, thread, " ORDER BY c.id DESC LIMIT $2", max)
-}
-
 // query reads the checkpoints of thread that the rest of the WHERE clause,
 // the order and the limit in tail select; tail's parameters start at $2.
 // Every read of the store goes through it.
@@ -253,17 +240,6 @@ func (s *Store) query(ctx context.Context, thread, tail string, args ...any) ([]
 		return nil, fmt.Errorf("postgres: reading checkpoints of thread %q from %s: %w", thread, s.where, err)
 	}
 	return cps, nil
-}
-
-// DeleteThread removes every checkpoint of thread in one statement.
-// Deleting a thread without checkpoints is not an error. The thread keeps
-// its number, so a Put racing with DeleteThread either lands before the
-// delete (and is deleted) or after it (and starts the thread again).
-func (s *Store) DeleteThread(ctx context.Context, thread string) error {
-	if _, err := s.pool.Exec(ctx, s.del, thread); err != nil {
-		return fmt.Errorf("postgres: deleting thread %q from %s: %w", thread, s.where, err)
-	}
-	return nil
 }
 
 var _ statgraph.Checkpointer = (*Store)(nil)

@@ -84,11 +84,11 @@ func TestSixteenStores(t *testing.T) {
 		t.Error(err)
 	}
 	for g, s := range stores {
-		cps, err := s.List(ctx, "shared", 0)
+		cps, err := s.Range(ctx, "shared", 0, 0, 0)
 		require.NoError(t, err)
 		require.Len(t, cps, writers*perThread)
 		assert.Equal(t, int64(perThread*writers+writers-1), cps[0].ID)
-		own, err := first.List(ctx, fmt.Sprint("own-", g), 0)
+		own, err := first.Range(ctx, fmt.Sprint("own-", g), 0, 0, 0)
 		require.NoError(t, err)
 		require.Len(t, own, perThread)
 	}
@@ -115,7 +115,7 @@ func TestPutCanceled(t *testing.T) {
 	require.NoError(t, s.Put(t.Context(), checkpointtest.Checkpoint("known", 1)))
 	require.ErrorIs(t, s.Put(ctx, checkpointtest.Checkpoint("known", 2)), context.Canceled)
 	for _, th := range []string{"t", "known"} {
-		cps, err := s.List(t.Context(), th, 0)
+		cps, err := s.Range(t.Context(), th, 0, 0, 0)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(cps), 1, "thread %s: a cancelled Put stores nothing", th)
 	}
@@ -145,7 +145,7 @@ func TestCorruptRow(t *testing.T) {
 			require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
 			assert.ErrorContains(t, err, fmt.Sprintf(`thread "t" checkpoint 2 in schema %q of database`, schema))
 			assert.ErrorContains(t, err, tt.want)
-			_, err = s.List(ctx, "t", 0)
+			_, err = s.Range(ctx, "t", 0, 0, 0)
 			require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
 			assert.ErrorContains(t, err, `thread "t" checkpoint 2`)
 			got, err := s.Get(ctx, "t", 3)

@@ -93,7 +93,7 @@ func thread(b *testing.B, kind string, steps int, grow bool) *histThread {
 	ctx := context.Background()
 	t := &histThread{}
 	if kind == "memory" {
-		t.store = &statgraph.MemoryCheckpointer{Encode: true}
+		t.store = statgraph.NewMemoryCheckpointer(true)
 	} else {
 		if histDir == "" {
 			d, err := os.MkdirTemp("", "statgraph-histbench-")
@@ -286,7 +286,7 @@ func BenchmarkHistoryWhole(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
 				t := thread(b, kind, n, false)
 				measure(b, t, 0, func() error {
-					h, err := t.g.History(context.Background(), "t", 0)
+					h, err := t.g.History(context.Background(), "t", 0, 0)
 					if err == nil && len(h) != n+1 {
 						err = fmt.Errorf("history has %d snapshots, want %d", len(h), n+1)
 					}
@@ -311,7 +311,7 @@ func BenchmarkHistoryPage(b *testing.B) {
 					}
 				}
 				measure(b, t, from, func() error {
-					h, err := t.g.History(context.Background(), "t", 100)
+					h, err := t.g.History(context.Background(), "t", 0, 100)
 					if err == nil && (len(h) != 100 || len(h[0].State.Log) != n) {
 						err = fmt.Errorf("history has %d snapshots, want 100 ending at %d entries", len(h), n)
 					}

@@ -72,7 +72,7 @@ func TestRangeAllocationsPerRow(t *testing.T) {
 	defer s.Close()
 	const n = 1000
 	for i := int64(1); i <= n; i++ {
-		c := &statgraph.Checkpoint{Thread: "a", ID: i, Parent: i - 1, Step: int(i), Source: statgraph.SourceLoop}
+		c := &statgraph.Checkpoint{Thread: "a", ID: i, Parent: i - 1, Step: int(i), Source: "loop"}
 		c.State = fmt.Appendf(nil, `{"n":%d,"pad":%q}`, i, strings.Repeat("x", int(i%300)))
 		c.Extra = fmt.Appendf(nil, "extra %d", i)
 		if i == n {

@@ -23,8 +23,8 @@ import (
 // a small pool of their own.
 type Store struct {
 	path   string
-	writer *sql.DB // one connection: Put and DeleteThread
-	reader *sql.DB // query-only connections: Get and List
+	writer *sql.DB // one connection: Put and Delete
+	reader *sql.DB // query-only connections: Get and Range
 
 	// Prepared statements: the first six on writer, the others on reader.
 	put, addThread, findThread, del, delBefore, putWrites, get, list, rng *sql.Stmt
@@ -265,21 +265,6 @@ func (s *Store) Get(ctx context.Context, thread string, id int64) (*statgraph.Ch
 	return cps[0], nil
 }
 
-// List returns the checkpoints of thread, newest first, at most limit of
-// them when limit > 0. A thread without checkpoints gives an empty list and
-// no error; a row that does not decode gives an error wrapping
-// statgraph.ErrCorruptCheckpoint.
-func (s *Store) List(ctx context.Context, thread string, limit int) ([]*statgraph.Checkpoint, error) {
-	if limit <= 0 {
-		limit = -1 // no limit in SQLite
-	}
-	rows, err := s.list.QueryContext(ctx, thread, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: listing checkpoints of thread %q in %s: %w", thread, s.path, err)
-	}
-	return s.scan(thread, rows)
-}
-
 // Range returns the checkpoints of thread with IDs in [from, to] (to <= 0:
 // no upper bound), newest first, the newest limit of them when limit > 0,
 // in one range scan of the thread's keys. An empty range gives an empty
@@ -352,28 +337,28 @@ func (s *Store) scan(thread string, rows *sql.Rows) ([]*statgraph.Checkpoint, er
 	return cps, nil
 }
 
-// DeleteThread removes every checkpoint of thread in one transaction.
-// Deleting a thread without checkpoints is not an error. The thread keeps
-// its number, so a Put racing with DeleteThread either lands before the
-// delete (and is deleted) or after it (and starts the thread again).
-func (s *Store) DeleteThread(ctx context.Context, thread string) error {
-	if _, err := s.del.ExecContext(ctx, thread); err != nil {
-		return fmt.Errorf("sqlite: deleting thread %q from %s: %w", thread, s.path, err)
-	}
-	return nil
-}
-
-// DeleteBefore removes the checkpoints of thread with IDs below id in one
-// statement (one transaction) and returns how many it removed. The pages
-// they held are reused by later writes; Vacuum gives them back to the file
+// Delete removes the checkpoints of thread with IDs below before, or every
+// checkpoint of thread when before <= 0, in one statement (one
+// transaction), and returns how many it removed. Deleting from a thread
+// without checkpoints is not an error. The thread keeps its number, so a
+// Put racing with a whole-thread Delete either lands before the delete (and
+// is deleted) or after it (and starts the thread again). The pages the rows
+// held are reused by later writes; Vacuum gives them back to the file
 // system.
-func (s *Store) DeleteBefore(ctx context.Context, thread string, id int64) (int, error) {
-	if id <= 1 {
+func (s *Store) Delete(ctx context.Context, thread string, before int64) (int, error) {
+	var res sql.Result
+	var err error
+	switch {
+	case before <= 0:
+		if res, err = s.del.ExecContext(ctx, thread); err != nil {
+			return 0, fmt.Errorf("sqlite: deleting thread %q from %s: %w", thread, s.path, err)
+		}
+	case before == 1:
 		return 0, nil
-	}
-	res, err := s.delBefore.ExecContext(ctx, thread, min(id, maxID+1))
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: deleting checkpoints before %d of thread %q from %s: %w", id, thread, s.path, err)
+	default:
+		if res, err = s.delBefore.ExecContext(ctx, thread, min(before, maxID+1)); err != nil {
+			return 0, fmt.Errorf("sqlite: deleting checkpoints before %d of thread %q from %s: %w", before, thread, s.path, err)
+		}
 	}
 	n, err := res.RowsAffected()
 	return int(n), err

@@ -129,7 +129,7 @@ func TestCorruptRow(t *testing.T) {
 			_, err = s.Get(ctx, "t", 2)
 			require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
 			assert.ErrorContains(t, err, `thread "t" checkpoint 2 in `+path+": "+tt.want)
-			_, err = s.List(ctx, "t", 0)
+			_, err = s.Range(ctx, "t", 0, 0, 0)
 			require.ErrorIs(t, err, statgraph.ErrCorruptCheckpoint)
 			assert.ErrorContains(t, err, `thread "t" checkpoint 2`)
 
@@ -239,7 +239,7 @@ func TestTwoStoresOneFile(t *testing.T) {
 	}
 	for th := range 4 {
 		for _, s := range []*Store{first, second} {
-			cps, err := s.List(ctx, fmt.Sprint("shared-", th), 0)
+			cps, err := s.Range(ctx, fmt.Sprint("shared-", th), 0, 0, 0)
 			require.NoError(t, err)
 			assert.Len(t, cps, 100)
 		}

@@ -20,7 +20,7 @@ func main() {
 	warmup := harness.Env("WARMUP", 1)
 	ctx := context.Background()
 	invoke := func(i int, m *harness.Meter) {
-		g, err := harness.W1().Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer()))
+		g, err := harness.W1().Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
 		if err != nil {
 			harness.Die("compile", err)
 		}
