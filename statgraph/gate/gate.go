@@ -2,7 +2,9 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -198,6 +200,7 @@ func (g Gates[S]) Add(b *statgraph.Builder[S], name string, cfg Config) *statgra
 	if cfg.FailTo != "" {
 		paths[RouteFail] = cfg.FailTo
 	}
+	b.AddCheck(func(reaches func(from, to string) bool) error { return upstream(name, &cfg, reaches) })
 	return b.AddNode(name, func(ctx context.Context, s S) (S, error) {
 		return g.decide(ctx, s, name, &cfg)
 	}).AddRoutes(name, func(_ context.Context, s S) []string {
@@ -225,6 +228,30 @@ var (
 	routeRetry = []string{RouteRetry}
 	routeFail  = []string{RouteFail}
 )
+
+// upstream checks, when the graph is compiled, that every retry target of
+// the gate called name is upstream of it: a retry must lead back through
+// the validators to the gate (DESIGN "Attempt context"). A target the
+// graph cannot reach is left to the compiler's own report.
+func upstream(name string, cfg *Config, reaches func(from, to string) bool) error {
+	targets := []string{cfg.RetryTarget}
+	for _, v := range slices.Sorted(maps.Keys(cfg.RetryTargets)) {
+		targets = append(targets, cfg.RetryTargets[v])
+	}
+	var errs []error
+	for _, t := range slices.Compact(targets) {
+		switch {
+		case t == name:
+			errs = append(errs, fmt.Errorf("gate %q: retry target is the gate itself; a gate retries the node whose work its validators check: set Config.RetryTarget to a node before the gate", name))
+		case !reaches(statgraph.Start, t) && t != statgraph.Start:
+			// unknown or unreachable: Compile reports it
+		case !reaches(t, name):
+			errs = append(errs, fmt.Errorf("gate %q: retry target %q is not upstream of the gate (no path leads from %q back to %q), so a retry would never run the gate's validators again; set Config.RetryTarget (or RetryTargets) to a node before the gate, or add the edges that lead from %q to the gate",
+				name, t, t, name, t))
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // decide is the gate node: it weighs the verdicts, asks the policy and
 // records the outcome.
