@@ -75,3 +75,28 @@ func TestGatesInOneStepMostRestrictiveWins(t *testing.T) {
 		require.Contains(t, s.Seen[1], "[test] test failed on version 1")
 	})
 }
+
+// TestGateAndValidatorInOneStep: a gate deciding in the same step as a
+// validator of another gate keeps its decision, and the validator's
+// verdict reaches its own gate, whichever merges first (node-name order).
+func TestGateAndValidatorInOneStep(t *testing.T) {
+	for _, validator := range []string{"a-test", "z-test"} {
+		calls := &counter{}
+		b := statgraph.New[code]().AddNode("coder", coder(calls)).SetReducer(mergeReducer).
+			AddNode("prep", func(_ context.Context, s code) (code, error) { return s, nil })
+		gates.AddValidator(b, "lint", check(calls, "lint", 1))
+		gates.AddValidator(b, validator, check(calls, validator, 1))
+		gates.Add(b, "style", gate.Config{Validators: []string{"lint"}, RetryTarget: "coder", Next: statgraph.End})
+		gates.Add(b, "tests", gate.Config{Validators: []string{validator}, RetryTarget: "coder", Next: statgraph.End})
+		b.AddEdge(statgraph.Start, "coder").AddEdge("coder", "lint").AddEdge("lint", "style").
+			AddEdge("coder", "prep").AddEdge("prep", validator).AddEdge(validator, "tests")
+		s, err := compile(t, b).Invoke(context.Background(), code{})
+		require.NoError(t, err, validator)
+		require.Equal(t, 1, calls.get("coder"), "%s: nothing retried", validator)
+		for _, g := range []string{"style", "tests"} {
+			o, ok := s.Gate.Outcome(g)
+			require.True(t, ok, "%s: gate %s decided", validator, g)
+			require.Equal(t, gate.Passed, o.Decision, "%s: gate %s", validator, g)
+		}
+	}
+}
