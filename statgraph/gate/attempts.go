@@ -59,8 +59,10 @@ type Attempts struct {
 }
 
 // Attempts returns gate's attempt context, for the node the gate retries
-// (e.g. s.Gate.Attempts("review") in the coder). Tries and All share
-// their elements with st: read them, do not write into them.
+// (e.g. s.Gate.Attempts("review") in the coder). All is a new slice and
+// Tries a part of it, but each Attempt's Verdicts are shared with st: read
+// them, do not write into them. It only reads st: safe to call from
+// parallel nodes.
 func (st *State) Attempts(gate string) Attempts {
 	var a Attempts
 	for _, t := range st.Tries {
