@@ -93,7 +93,7 @@ type Escalation = gate.Escalation
 // otherwise. It decides with the task's gate.Policy (TaskState.Policy), the
 // one the library's gates use: RetryCount is the number of attempts made.
 func ShouldRetryOrEnd(_ context.Context, s TaskState) string {
-	switch s.Policy().Decide(s.Verification.Passed(), s.RetryCount) {
+	switch s.Policy().Decide(s.Verification.Passed(), s.RetryCount, s.RetryCount) {
 	case gate.Passed:
 		return RouteDone
 	case gate.Retry:
@@ -244,7 +244,7 @@ func (o *orchestrator) verify(ctx context.Context, s TaskState) (TaskState, erro
 }
 
 func (o *orchestrator) failed(ctx context.Context, s TaskState) (TaskState, error) {
-	if s.Policy().Decide(false, s.RetryCount) == gate.Escalate {
+	if s.Policy().Decide(false, s.RetryCount, s.RetryCount) == gate.Escalate {
 		var last []string
 		if a := s.lastAttempt(); a != nil {
 			last = a.Errors

@@ -27,7 +27,7 @@ func TestOrchestratorAndGateSharePolicy(t *testing.T) {
 			for _, passed := range []bool{false, true} {
 				s.RetryCount = attempts
 				s.Verification = verifier.Verification{TestsPassed: passed, LintPassed: passed}
-				want := map[gate.Decision]string{gate.Passed: RouteDone, gate.Retry: RouteRetry, gate.Failed: RouteFailed, gate.Escalate: RouteFailed}[p.Decide(passed, attempts)]
+				want := map[gate.Decision]string{gate.Passed: RouteDone, gate.Retry: RouteRetry, gate.Failed: RouteFailed, gate.Escalate: RouteFailed}[p.Decide(passed, attempts, attempts)]
 				assert.Equal(t, want, ShouldRetryOrEnd(ctx, s), "%+v attempts %d passed %v", p, attempts, passed)
 			}
 		}

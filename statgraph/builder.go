@@ -44,6 +44,7 @@ type Builder[S any] struct {
 	reducer  Reducer[S]
 	codec    Codec[S]
 	problems []string
+	checks   []func(reaches func(from, to string) bool) error // AddCheck
 }
 
 type nodeSpec[S any] struct {

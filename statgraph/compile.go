@@ -122,9 +122,10 @@ func (e *compileError) Unwrap() []error {
 // Unwrap() []error method (as errors.Join's) gives an error per problem:
 // unknown nodes in edges or
 // path maps, duplicate or reserved names, nothing leaving Start, nodes that
-// Start cannot reach, nodes from which End cannot be reached, and the
-// problems remembered while building. The Builder may be reused afterwards;
-// later changes do not affect the compiled Graph.
+// Start cannot reach, nodes from which End cannot be reached, the
+// problems remembered while building and the errors of AddCheck's checks.
+// The Builder may be reused afterwards; later changes do not affect the
+// compiled Graph.
 func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	var cfg compileConfig
 	for _, o := range opts {
@@ -242,6 +243,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		}
 	}
 
+	g.runChecks(b, add)
 	g.before = g.flags(cfg.before, "WithInterruptBefore", add)
 	g.after = g.flags(cfg.after, "WithInterruptAfter", add)
 	if (len(cfg.before) > 0 || len(cfg.after) > 0) && cfg.checkpointer == nil {

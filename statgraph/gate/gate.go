@@ -2,7 +2,9 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,6 +24,11 @@ type Verdict struct {
 	Mode      Mode     `json:"mode,omitempty"`
 	Evidence  string   `json:"evidence,omitempty"` // e.g. the failing output, kept apart from Feedback
 	Hints     []string `json:"hints,omitempty"`    // improvement suggestions, listed in the feedback
+	// Key is the input key the verdict was computed for, for a validator
+	// with an InputKey; Reused says the node recorded its earlier passing
+	// verdict for the same key without running the check.
+	Key    string `json:"key,omitempty"`
+	Reused bool   `json:"reused,omitempty"`
 }
 
 // Warning is a failed check that did not block (an advisory validator's
@@ -40,6 +47,9 @@ type Outcome struct {
 	// decision (0 once passed); MaxAttempts its limit.
 	Attempt     int `json:"attempt"`
 	MaxAttempts int `json:"max_attempts"`
+	// Round is State.Decisions after this decision: gates deciding in the
+	// same super-step share it (see Merge).
+	Round int `json:"round"`
 	// Target is the node a retry re-runs (Retry, Reset).
 	Target   string    `json:"target,omitempty"`
 	Feedback string    `json:"feedback,omitempty"` // the failed checks, aggregated
@@ -63,38 +73,21 @@ type State struct {
 	// the latest is kept, so that the state does not grow with every retry.
 	Last     []Outcome `json:"last,omitempty"`
 	Warnings []Warning `json:"warnings,omitempty"` // every warning, oldest first
-	// Decisions counts the decisions of all gates; Merge tells a gate's
-	// update from a validator's by it.
+	// Decisions counts the rounds of decisions of all gates (gates deciding
+	// in one super-step count one); Merge tells a gate's update by it.
 	Decisions int `json:"decisions,omitempty"`
+	// Tries is the attempt log the attempt context is read from (see
+	// Attempts), oldest first, at most Config.KeepTries per gate.
+	Tries []Attempt `json:"tries,omitempty"`
+	// Kept is the latest verdict of each validator with an InputKey.
+	Kept []Verdict `json:"kept,omitempty"`
+	// by is the validator whose node produced this state, for Merge; it is
+	// not saved, and Merge and the gate clear it.
+	by string
 }
 
-// Merge is the reducer of a State field, for graphs whose validators run in
-// parallel (a graph with a reducer, see statgraph.Builder.SetReducer): an
-// update from a gate (one that counted a decision) replaces cur; an update
-// from a validator adds its verdicts to cur's, replacing those of the same
-// validator. Two gates deciding in one step are not merged: the later
-// update (in node-name order) wins.
-func Merge(cur, update State) State {
-	if update.Decisions != cur.Decisions {
-		return update
-	}
-	if len(update.Verdicts) == 0 {
-		return cur
-	}
-	vs := slices.Clone(cur.Verdicts)
-	for _, v := range update.Verdicts {
-		if i := slices.IndexFunc(vs, func(o Verdict) bool { return o.Validator == v.Validator }); i >= 0 {
-			vs[i] = v
-		} else {
-			vs = append(vs, v)
-		}
-	}
-	cur.Verdicts = vs
-	return cur
-}
-
-// Count is one gate's failed attempts: in its current retry context, and
-// over the run.
+// Count is one gate's attempts: the failed ones in its current retry
+// context (Attempt), and every one over the run (Total).
 type Count struct {
 	Gate    string `json:"gate"`
 	Attempt int    `json:"attempt"`
@@ -129,69 +122,21 @@ func (st *State) Outcome(gate string) (Outcome, bool) {
 // &s.Gate }). state must not be nil. A Gates value holds no run-time data:
 // one may serve several builders and concurrent runs.
 type Gates[S any] struct {
-	state func(*S) *State
+	state  func(*S) *State
+	output func(S) string
 }
 
 // For returns the Gates of state type S.
 func For[S any](state func(s *S) *State) Gates[S] { return Gates[S]{state: state} }
 
-// ValidatorFunc is a validator's check. An error is a failure of the check
-// itself (it could not run), not a failed check: it fails the node like
-// any node error, under the node's statgraph.RetryPolicy.
-type ValidatorFunc[S any] func(ctx context.Context, s S) (Verdict, error)
-
-// Option configures a validator.
-type Option func(*validator)
-
-type validator struct {
-	severity Severity
-	mode     Mode
-	node     []statgraph.NodeOption
-}
-
-// WithSeverity sets a validator's severity, and through it its default Mode.
-func WithSeverity(s Severity) Option { return func(v *validator) { v.severity = s } }
-
-// WithMode sets a validator's enforcement mode, overriding its severity's.
-func WithMode(m Mode) Option { return func(v *validator) { v.mode = m } }
-
-// WithNodeOptions passes options (timeout, retry policy...) to the
-// validator's node.
-func WithNodeOptions(opts ...statgraph.NodeOption) Option {
-	return func(v *validator) { v.node = append(v.node, opts...) }
-}
-
-// AddValidator adds a node called name to b that runs fn and records its
-// Verdict in the state's State for the gate that lists it; it changes
-// nothing else. Wire it with edges like any node: in a chain before its
-// gate, or in parallel in the step before it, which needs a graph reducer
-// that merges the State field with Merge.
-func (g Gates[S]) AddValidator(b *statgraph.Builder[S], name string, fn ValidatorFunc[S], opts ...Option) *statgraph.Builder[S] {
-	var cfg validator
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if fn == nil {
-		return b.AddNode(name, nil) // the builder reports the nil function
-	}
-	return b.AddNode(name, func(ctx context.Context, s S) (S, error) {
-		v, err := fn(ctx, s)
-		if err != nil {
-			return s, err
-		}
-		v.Validator = name
-		if v.Severity == Critical {
-			v.Severity = cfg.severity
-		}
-		if v.Mode == "" {
-			v.Mode = cfg.mode
-		}
-		v.Mode = v.Mode.For(v.Severity)
-		st := g.state(&s)
-		vs := slices.DeleteFunc(slices.Clone(st.Verdicts), func(o Verdict) bool { return o.Validator == name })
-		st.Verdicts = append(vs, v)
-		return s, nil
-	}, cfg.node...)
+// WithOutput returns Gates whose gates record output(s), for the state s
+// they weigh, as each Attempt's Output: what the attempt produced, for a
+// node choosing the best of several (State.Attempts). Without it Output is
+// "" and an attempt is known by its verdicts and feedback. output runs in
+// the gate's node; nil records nothing.
+func (g Gates[S]) WithOutput(output func(s S) string) Gates[S] {
+	g.output = output
+	return g
 }
 
 // Config configures a gate (see Gates.Add).
@@ -218,6 +163,12 @@ type Config struct {
 	Policy Policy
 	// Hints are improvement suggestions added to every retry's feedback.
 	Hints []string
+	// KeepTries is how many attempts of this gate State keeps in its log
+	// for the attempt context (Attempts.Tries and All), dropping the
+	// oldest first, so that the state does not grow with every retry. Zero
+	// means DefaultKeepTries; below zero keeps none (Try and Hint still
+	// work).
+	KeepTries int
 }
 
 // Route keys of a gate's conditional edges, as drawn.
@@ -249,21 +200,57 @@ func (g Gates[S]) Add(b *statgraph.Builder[S], name string, cfg Config) *statgra
 	if cfg.FailTo != "" {
 		paths[RouteFail] = cfg.FailTo
 	}
+	b.AddCheck(func(reaches func(from, to string) bool) error { return upstream(name, &cfg, reaches) })
 	return b.AddNode(name, func(ctx context.Context, s S) (S, error) {
 		return g.decide(ctx, s, name, &cfg)
-	}).AddConditionalEdges(name, func(_ context.Context, s S) string {
-		o, _ := g.state(&s).Outcome(name)
+	}).AddRoutes(name, func(_ context.Context, s S) []string {
+		st := g.state(&s)
+		o, _ := st.Outcome(name)
+		if st.outranked(o) {
+			return nil // a gate deciding in the same step was more restrictive: its route is taken
+		}
 		switch o.Decision {
 		case Retry, Reset:
 			if o.Target != cfg.RetryTarget {
-				return RouteRetry + ":" + o.Target
+				return []string{RouteRetry + ":" + o.Target}
 			}
-			return RouteRetry
+			return routeRetry
 		case Failed:
-			return RouteFail
+			return routeFail
 		}
-		return RoutePass
+		return routePass
 	}, paths)
+}
+
+// The routes a gate's router returns, allocated once.
+var (
+	routePass  = []string{RoutePass}
+	routeRetry = []string{RouteRetry}
+	routeFail  = []string{RouteFail}
+)
+
+// upstream checks, when the graph is compiled, that every retry target of
+// the gate called name is upstream of it: a retry must lead back through
+// the validators to the gate (DESIGN "Attempt context"). A target the
+// graph cannot reach is left to the compiler's own report.
+func upstream(name string, cfg *Config, reaches func(from, to string) bool) error {
+	targets := []string{cfg.RetryTarget}
+	for _, v := range slices.Sorted(maps.Keys(cfg.RetryTargets)) {
+		targets = append(targets, cfg.RetryTargets[v])
+	}
+	var errs []error
+	for _, t := range slices.Compact(targets) {
+		switch {
+		case t == name:
+			errs = append(errs, fmt.Errorf("gate %q: retry target is the gate itself; a gate retries the node whose work its validators check: set Config.RetryTarget to a node before the gate", name))
+		case !reaches(statgraph.Start, t) && t != statgraph.Start:
+			// unknown or unreachable: Compile reports it
+		case !reaches(t, name):
+			errs = append(errs, fmt.Errorf("gate %q: retry target %q is not upstream of the gate (no path leads from %q back to %q), so a retry would never run the gate's validators again; set Config.RetryTarget (or RetryTargets) to a node before the gate, or add the edges that lead from %q to the gate",
+				name, t, t, name, t))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // decide is the gate node: it weighs the verdicts, asks the policy and
@@ -302,24 +289,29 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 	}
 	c := &counts[ci]
 	attempt := c.Attempt + 1
-	out.Decision = cfg.Policy.Decide(len(failed) == 0, attempt)
+	c.Total++
+	out.Decision = cfg.Policy.Decide(len(failed) == 0, attempt, c.Total)
+	capped := "" // how the run's cap, when it is what ran out, is worded
+	if attempt < out.MaxAttempts && cfg.Policy.MaxTotal > 0 && c.Total >= cfg.Policy.MaxTotal {
+		capped = fmt.Sprintf(" (%d attempts over the run: the cap Policy.MaxTotal)", c.Total)
+	}
 	switch out.Decision {
 	case Passed:
 		c.Attempt = 0
 	case Retry:
-		c.Attempt, c.Total = attempt, c.Total+1
+		c.Attempt = attempt
 		out.Attempt = attempt
 		out.Feedback = feedback(name, failed, cfg.Hints, attempt+1, out.MaxAttempts, "")
 	case Failed:
 		out.Attempt = attempt
-		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, "")
+		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, capped)
 		if cfg.FailTo == "" {
-			return s, statgraph.Permanent(fmt.Errorf("%w: gate %q after %d attempts of %s; last feedback:\n%s",
-				ErrExhausted, name, attempt, target, out.Feedback))
+			return s, statgraph.Permanent(fmt.Errorf("%w: gate %q after %d attempts of %s%s; last feedback:\n%s",
+				ErrExhausted, name, attempt, target, capped, out.Feedback))
 		}
 		c.Attempt = 0
 	case Escalate:
-		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, "")
+		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, capped)
 		a, err := ask(ctx, Escalation{Gate: name, Attempts: attempt, Errors: errorLines(failed), Hint: EscalationHint,
 			Feedback: out.Feedback, Choices: Choices()})
 		if err != nil {
@@ -328,7 +320,7 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 		switch a {
 		case AnswerRetry:
 			out.Decision, out.Attempt = Reset, 0
-			c.Attempt, c.Total = 0, c.Total+1
+			c.Attempt = 0
 			out.Feedback = feedback(name, failed, cfg.Hints, 1, out.MaxAttempts, " after the attempt count was reset")
 		case AnswerSkip:
 			out.Decision, c.Attempt = Skipped, 0
@@ -349,9 +341,15 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 		st.Feedback = ""
 	}
 	st.Verdicts = slices.DeleteFunc(slices.Clone(st.Verdicts), func(v Verdict) bool { return slices.Contains(cfg.Validators, v.Validator) })
-	last := slices.DeleteFunc(slices.Clone(st.Last), func(o Outcome) bool { return o.Gate == name })
-	st.Counts, st.Last = counts, append(last, out)
 	st.Decisions++
+	out.Round = st.Decisions
+	last := slices.DeleteFunc(slices.Clone(st.Last), func(o Outcome) bool { return o.Gate == name })
+	st.Counts, st.Last, st.by = counts, append(last, out), ""
+	try := Attempt{Gate: name, Try: attempt, Total: c.Total, Decision: out.Decision, Verdicts: out.Verdicts, Feedback: out.Feedback}
+	if g.output != nil {
+		try.Output = g.output(s)
+	}
+	st.Tries = logTry(st.Tries, try, keepTries(cfg.KeepTries))
 	if len(out.Warnings) > 0 {
 		st.Warnings = append(slices.Clip(st.Warnings), out.Warnings...)
 	}

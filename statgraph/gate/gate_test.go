@@ -471,3 +471,32 @@ func TestGateForkFromMidChain(t *testing.T) {
 	require.Equal(t, []int{1, 2}, s.Tries, "the attempt after the fork is the retry context's second")
 	require.Contains(t, s.Seen[1], "Attempt 2 of 3")
 }
+
+// TestGateRetryTargetUpstream: Compile refuses a gate whose retry target
+// cannot lead back to it (DESIGN "Attempt context": retries go upstream
+// only), or that retries itself, saying what to change.
+func TestGateRetryTargetUpstream(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  gate.Config
+		want string
+	}{
+		{"downstream target", gate.Config{RetryTarget: "done"},
+			`gate "gate": retry target "done" is not upstream of the gate (no path leads from "done" back to "gate"), so a retry would never run the gate's validators again; set Config.RetryTarget (or RetryTargets) to a node before the gate`},
+		{"target by validator", gate.Config{RetryTarget: "coder", RetryTargets: map[string]string{"test": "done"}},
+			`gate "gate": retry target "done" is not upstream of the gate`},
+		{"the gate itself", gate.Config{RetryTarget: "gate"},
+			`gate "gate": retry target is the gate itself`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := statgraph.New[code]().AddNode("coder", coder(&counter{}))
+			gates.AddValidator(b, "test", check(&counter{}, "test", 1))
+			tc.cfg.Validators, tc.cfg.Next = []string{"test"}, "done"
+			gates.Add(b, "gate", tc.cfg)
+			b.AddNode("done", markDone).
+				AddEdge(statgraph.Start, "coder").AddEdge("coder", "test").AddEdge("test", "gate").AddEdge("done", statgraph.End)
+			_, err := b.Compile()
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

@@ -102,6 +102,10 @@ type Policy struct {
 	OnExhausted Exhausted
 	// Backoff is the pause before each retry (statgraph's one formula).
 	Backoff statgraph.Backoff
+	// MaxTotal caps the attempts over the whole run, across retry
+	// contexts: an operator's "retry" answer resets MaxAttempts' count,
+	// not this one. Zero means no cap.
+	MaxTotal int
 }
 
 // Limit returns MaxAttempts resolved: at least 1.
@@ -131,13 +135,15 @@ const (
 )
 
 // Decide is the policy core: after attempt number attempts (1 for the
-// first) passed or failed, it says whether the work is done, goes again, or
-// has exhausted its attempts (Failed or Escalate, from OnExhausted).
-func (p Policy) Decide(passed bool, attempts int) Decision {
+// first) of the retry context, and number total of the run, passed or
+// failed, it says whether the work is done, goes again, or has exhausted
+// its attempts (Failed or Escalate, from OnExhausted): attempts reached
+// Limit, or total reached a non-zero MaxTotal.
+func (p Policy) Decide(passed bool, attempts, total int) Decision {
 	switch {
 	case passed:
 		return Passed
-	case attempts < p.Limit():
+	case attempts < p.Limit() && (p.MaxTotal <= 0 || total < p.MaxTotal):
 		return Retry
 	case p.OnExhausted == Ask:
 		return Escalate

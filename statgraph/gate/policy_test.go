@@ -13,19 +13,25 @@ func TestPolicyDecide(t *testing.T) {
 		p        gate.Policy
 		passed   bool
 		attempts int
+		total    int
 		want     gate.Decision
 	}{
-		{gate.Policy{}, true, 5, gate.Passed},
-		{gate.Policy{}, false, 1, gate.Retry},
-		{gate.Policy{}, false, 2, gate.Retry},
-		{gate.Policy{}, false, 3, gate.Failed}, // zero means DefaultMaxAttempts, 3
-		{gate.Policy{MaxAttempts: 1}, false, 1, gate.Failed},
-		{gate.Policy{MaxAttempts: -4}, false, 1, gate.Failed}, // below 1 means 1
-		{gate.Policy{MaxAttempts: 1, OnExhausted: gate.Ask}, false, 1, gate.Escalate},
-		{gate.Policy{MaxAttempts: 2, OnExhausted: gate.Ask}, false, 1, gate.Retry},
-		{gate.Policy{MaxAttempts: 2}, false, 0, gate.Retry}, // no attempt counted yet
+		{gate.Policy{}, true, 5, 5, gate.Passed},
+		{gate.Policy{}, false, 1, 1, gate.Retry},
+		{gate.Policy{}, false, 2, 2, gate.Retry},
+		{gate.Policy{}, false, 3, 3, gate.Failed}, // zero means DefaultMaxAttempts, 3
+		{gate.Policy{MaxAttempts: 1}, false, 1, 1, gate.Failed},
+		{gate.Policy{MaxAttempts: -4}, false, 1, 1, gate.Failed}, // below 1 means 1
+		{gate.Policy{MaxAttempts: 1, OnExhausted: gate.Ask}, false, 1, 1, gate.Escalate},
+		{gate.Policy{MaxAttempts: 2, OnExhausted: gate.Ask}, false, 1, 1, gate.Retry},
+		{gate.Policy{MaxAttempts: 2}, false, 0, 0, gate.Retry}, // no attempt counted yet
+		{gate.Policy{MaxTotal: 4}, false, 1, 3, gate.Retry},
+		{gate.Policy{MaxTotal: 4}, false, 1, 4, gate.Failed}, // the run's cap, in a fresh retry context
+		{gate.Policy{MaxTotal: 4, OnExhausted: gate.Ask}, false, 2, 5, gate.Escalate},
+		{gate.Policy{MaxTotal: 4}, true, 1, 9, gate.Passed},
+		{gate.Policy{MaxTotal: 0}, false, 2, 100, gate.Retry}, // zero: no cap
 	} {
-		require.Equal(t, tc.want, tc.p.Decide(tc.passed, tc.attempts), "%+v passed=%v attempts=%d", tc.p, tc.passed, tc.attempts)
+		require.Equal(t, tc.want, tc.p.Decide(tc.passed, tc.attempts, tc.total), "%+v passed=%v attempts=%d total=%d", tc.p, tc.passed, tc.attempts, tc.total)
 	}
 }
 
