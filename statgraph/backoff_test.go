@@ -22,6 +22,9 @@ func TestBackoffDelay(t *testing.T) {
 		require.Equal(t, []time.Duration{time.Second, time.Second, time.Second},
 			[]time.Duration{fixed.Delay(1), fixed.Delay(2), fixed.Delay(30)}, "Factor %v: fixed", f)
 	}
+	lin := statgraph.Backoff{Initial: time.Second, Step: 500 * time.Millisecond, Max: 2 * time.Second}
+	require.Equal(t, []time.Duration{time.Second, 1500 * time.Millisecond, 2 * time.Second, 2 * time.Second},
+		[]time.Duration{lin.Delay(1), lin.Delay(2), lin.Delay(3), lin.Delay(9)}, "Step: linear, capped")
 	b := statgraph.Backoff{Initial: 100 * time.Millisecond, Factor: 3}
 	require.Equal(t, []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond},
 		[]time.Duration{b.Delay(1), b.Delay(2), b.Delay(3)})
