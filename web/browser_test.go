@@ -101,6 +101,21 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	}
 }
 
+// textContaining waits up to 10 s for the text of sel to contain want
+// (the page re-renders a task's details on each event, and a diff is
+// filled in after its fetch returns), then returns the last text read.
+func textContaining(t *testing.T, ctx context.Context, sel, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := text(t, ctx, sel)
+		if strings.Contains(s, want) || time.Now().After(deadline) {
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 type css = chromedp.CSS
 
 // In a real browser, while a scripted run goes on: the board shows the
@@ -137,17 +152,17 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 		chromedp.Click(css(`#board .card[data-id="1"] .title`)),
 		chromedp.WaitVisible(css(`#detail .attempt[data-n="1"] .feedback`)),
 		chromedp.WaitVisible(css(`#detail .uncommitted-diff`)))
-	require.Contains(t, text(t, ctx, `#detail .uncommitted-diff .add`), "+work in progress", "the uncommitted work, coloured as added")
+	require.Contains(t, textContaining(t, ctx, `#detail .uncommitted-diff .add`, "+work in progress"), "+work in progress", "the uncommitted work, coloured as added")
 	require.NoError(t, os.Remove(wip))
-	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="1"] .attempt-diff .add`), "+broken", "the failed attempt's diff, coloured as added")
+	require.Contains(t, textContaining(t, ctx, `#detail .attempt[data-n="1"] .attempt-diff .add`, "+broken"), "+broken", "the failed attempt's diff, coloured as added")
 	require.NotEmpty(t, strings.TrimSpace(text(t, ctx, `#detail .attempt[data-n="1"] .feedback`)), "the failed attempt's feedback")
-	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="1"] .agent-tail`), `→ finish {"summary":"wrote out.txt"}`, "the agent's log tail")
+	require.Contains(t, textContaining(t, ctx, `#detail .attempt[data-n="1"] .agent-tail`, `→ finish`), `→ finish {"summary":"wrote out.txt"}`, "the agent's log tail")
 	run("answer retry from the page",
 		chromedp.Click(css(`#board .card[data-id="1"] .question button[data-answer="retry"]`)),
 		chromedp.WaitVisible(card("1", "done")),
 		chromedp.WaitVisible(card("2", "done")),
 		chromedp.WaitVisible(css(`#detail .attempt[data-n="2"] .attempt-diff`)))
-	require.Contains(t, text(t, ctx, `#detail .attempt[data-n="2"] .attempt-diff`), "+fixed")
+	require.Contains(t, textContaining(t, ctx, `#detail .attempt[data-n="2"] .attempt-diff`, "+fixed"), "+fixed")
 	run("the run ended", chromedp.WaitVisible(css(`#run-state[data-running="false"]`)))
 	require.NoError(t, c.Wait(ctx))
 }
