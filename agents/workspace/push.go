@@ -33,8 +33,9 @@ type RefUpdate struct {
 	// Old, when Lease is set, is the value the ref must have on the
 	// remote ("": the ref must not exist), compared under the ref's lock
 	// (compare-and-swap, as git push --force-with-lease). Without Lease
-	// the ref is replaced whatever it holds (git push --force); a
-	// deletion still needs the ref to exist.
+	// the ref is replaced whatever it holds (git push --force), and the
+	// deletion of a ref that is not there does nothing (as git's
+	// receive-pack).
 	Old   string
 	Lease bool
 }
@@ -102,18 +103,20 @@ func pushHeld(ctx context.Context, from, gitDir string, updates []RefUpdate) err
 	if err := repairOrphanPacks(filepath.Join(gitDir, "objects", "pack")); err != nil {
 		return err
 	}
-	src, err := git.PlainOpenWithOptions(from, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
-	if err != nil {
-		return fmt.Errorf("open %s: %w", from, err)
-	}
-	dst, err := git.PlainOpen(gitDir)
-	if err != nil {
-		return fmt.Errorf("open the remote: %w", err)
-	}
+	var src, dst *git.Repository
 	var objs []plumbing.EncodedObject
 	for _, u := range updates {
 		if u.New == "" {
-			continue
+			continue // a deletion needs no objects (nor from)
+		}
+		if src == nil {
+			var err error
+			if src, err = git.PlainOpenWithOptions(from, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+				return fmt.Errorf("open %s: %w", from, err)
+			}
+			if dst, err = git.PlainOpen(gitDir); err != nil {
+				return fmt.Errorf("open the remote: %w", err)
+			}
 		}
 		more, err := missingObjects(ctx, src, from, dst, plumbing.NewHash(u.New))
 		if err != nil {
@@ -249,9 +252,6 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 		}
 		if u.Lease && cur != u.Old {
 			return fmt.Errorf("%w: %s is at %q, not at %q", ErrRefMismatch, u.Name, cur, u.Old)
-		}
-		if u.New == "" && cur == "" {
-			return fmt.Errorf("%w: %s cannot be deleted: it does not exist", ErrRefMismatch, u.Name)
 		}
 		if u.New == "" && packed[u.Name] != "" {
 			unpack = append(unpack, u.Name)

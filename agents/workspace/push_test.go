@@ -148,8 +148,8 @@ func TestPushLocalConcurrentCompareAndSwap(t *testing.T) {
 	t.Logf("%d compare-and-swap conflicts retried", conflicts)
 }
 
-// An update set takes effect whole or not at all: a broken lease, or the
-// deletion of a ref that is not there, leaves every ref of the set as it
+// An update set takes effect whole or not at all: a broken lease (on a
+// ref that is there, or one that is not) leaves every ref of the set as it
 // was; a published branch and the deletion of the work in progress go
 // together.
 func TestPushLocalAllOrNothing(t *testing.T) {
@@ -169,7 +169,7 @@ func TestPushLocalAllOrNothing(t *testing.T) {
 
 	err = PushLocal(ctx, src, remote,
 		RefUpdate{Name: "refs/heads/done", New: c[2]},
-		RefUpdate{Name: "refs/heads/gone"})
+		RefUpdate{Name: "refs/heads/gone", Old: c[1], Lease: true})
 	require.ErrorIs(t, err, ErrRefMismatch)
 	require.Equal(t, "", remoteRef(t, remote, "refs/heads/done"))
 
