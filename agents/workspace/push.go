@@ -52,7 +52,8 @@ const refLockWait = time.Second
 // LocalRemote returns the git directory of the bare repository remote
 // names when it is a file:// URL or an absolute path of this machine, and
 // ok false for any other remote (ssh, https, scp-like host:path, relative
-// paths, a repository with a work tree), which git itself must push to.
+// paths, a repository with a work tree, a SHA-256 repository), which git
+// itself must push to.
 func LocalRemote(remote string) (gitDir string, ok bool) {
 	p := remote
 	if strings.HasPrefix(remote, "file://") {
@@ -70,6 +71,11 @@ func LocalRemote(remote string) (gitDir string, ok bool) {
 		if _, err := os.Stat(filepath.Join(p, need)); err != nil {
 			return "", false
 		}
+	}
+	// go-git reads SHA-1 repositories only.
+	if cfg, err := os.ReadFile(filepath.Join(p, "config")); err != nil ||
+		strings.Contains(strings.ToLower(strings.ReplaceAll(string(cfg), " ", "")), "objectformat=sha256") {
+		return "", false
 	}
 	return p, true
 }

@@ -192,6 +192,8 @@ func TestLocalRemote(t *testing.T) {
 	bare := filepath.Join(t.TempDir(), "r.git")
 	gitRun(t, "", "init", "-q", "--bare", bare)
 	work := newSource(t)
+	sha256 := filepath.Join(t.TempDir(), "s.git")
+	gitRun(t, "", "init", "-q", "--bare", "--object-format=sha256", sha256)
 	for remote, want := range map[string]bool{
 		bare:                               true,
 		"file://" + bare:                   true,
@@ -203,6 +205,7 @@ func TestLocalRemote(t *testing.T) {
 		"https://example.com/r.git":        false,
 		"file://example.com" + bare:        false,
 		"r.git":                            false,
+		sha256:                             false,
 		filepath.Join(t.TempDir(), "none"): false,
 	} {
 		got, ok := LocalRemote(remote)
