@@ -23,7 +23,11 @@ import (
 // the refs in one transaction under git's lock-file protocol, as git's
 // receive-pack does with --atomic. No git process is started: a git push to
 // a local remote starts about eight (push, receive-pack, pack-objects,
-// index-pack, rev-list...). The remote's hooks are not run.
+// index-pack, rev-list...). A remote with hooks a push runs is left to
+// git (see LocalRemote).
+
+// receiveHooks are the hooks of a remote that git runs on a push.
+var receiveHooks = []string{"pre-receive", "update", "proc-receive", "reference-transaction", "post-receive", "post-update", "push-to-checkout"}
 
 // RefUpdate is one ref change of PushLocal: the ref Name (a full name,
 // "refs/heads/...") is set to the commit New, or deleted when New is "".
@@ -52,8 +56,9 @@ const refLockWait = time.Second
 // LocalRemote returns the git directory of the bare repository remote
 // names when it is a file:// URL or an absolute path of this machine, and
 // ok false for any other remote (ssh, https, scp-like host:path, relative
-// paths, a repository with a work tree, a SHA-256 repository), which git
-// itself must push to.
+// paths, a repository with a work tree, a SHA-256 repository, one with a
+// hook that a push runs or a core.hooksPath), which git itself must push
+// to.
 func LocalRemote(remote string) (gitDir string, ok bool) {
 	p := remote
 	if strings.HasPrefix(remote, "file://") {
@@ -72,10 +77,19 @@ func LocalRemote(remote string) (gitDir string, ok bool) {
 			return "", false
 		}
 	}
-	// go-git reads SHA-1 repositories only.
-	if cfg, err := os.ReadFile(filepath.Join(p, "config")); err != nil ||
-		strings.Contains(strings.ToLower(strings.ReplaceAll(string(cfg), " ", "")), "objectformat=sha256") {
+	// go-git reads SHA-1 repositories only; hooks are run by git.
+	cfg, err := os.ReadFile(filepath.Join(p, "config"))
+	if err != nil {
 		return "", false
+	}
+	c := strings.ToLower(strings.ReplaceAll(string(cfg), " ", ""))
+	if strings.Contains(c, "objectformat=sha256") || strings.Contains(c, "hookspath") {
+		return "", false
+	}
+	for _, h := range receiveHooks {
+		if fi, err := os.Stat(filepath.Join(p, "hooks", h)); err == nil && fi.Mode()&0o111 != 0 {
+			return "", false
+		}
 	}
 	return p, true
 }

@@ -187,13 +187,20 @@ func TestPushLocalAllOrNothing(t *testing.T) {
 }
 
 // Only a bare repository of this machine, named by a file:// URL or an
-// absolute path, is pushed to in-process; every other remote is git's.
+// absolute path, with no hook a push runs, is pushed to in-process; every
+// other remote is git's (a sample hook, as git init writes, is no hook).
 func TestLocalRemote(t *testing.T) {
 	bare := filepath.Join(t.TempDir(), "r.git")
 	gitRun(t, "", "init", "-q", "--bare", bare)
 	work := newSource(t)
 	sha256 := filepath.Join(t.TempDir(), "s.git")
 	gitRun(t, "", "init", "-q", "--bare", "--object-format=sha256", sha256)
+	hooked := filepath.Join(t.TempDir(), "h.git")
+	gitRun(t, "", "init", "-q", "--bare", hooked)
+	require.NoError(t, os.WriteFile(filepath.Join(hooked, "hooks", "pre-receive"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	hooksPath := filepath.Join(t.TempDir(), "p.git")
+	gitRun(t, "", "init", "-q", "--bare", hooksPath)
+	gitRun(t, hooksPath, "config", "core.hooksPath", "/etc/hooks")
 	for remote, want := range map[string]bool{
 		bare:                               true,
 		"file://" + bare:                   true,
@@ -206,6 +213,8 @@ func TestLocalRemote(t *testing.T) {
 		"file://example.com" + bare:        false,
 		"r.git":                            false,
 		sha256:                             false,
+		hooked:                             false, // git runs its hooks
+		hooksPath:                          false,
 		filepath.Join(t.TempDir(), "none"): false,
 	} {
 		got, ok := LocalRemote(remote)
