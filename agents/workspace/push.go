@@ -37,9 +37,11 @@ type RefUpdate struct {
 	// Old, when Lease is set, is the value the ref must have on the
 	// remote ("": the ref must not exist), compared under the ref's lock
 	// (compare-and-swap, as git push --force-with-lease). Without Lease
-	// the ref is replaced whatever it holds (git push --force), and the
-	// deletion of a ref that is not there does nothing (as git's
-	// receive-pack).
+	// the ref is replaced whatever it held when the push began (git push
+	// --force: receive-pack checks the value it advertised), so a ref
+	// that moved while this push wrote its objects, or stalled, is not
+	// overwritten; the deletion of a ref that is not there does nothing
+	// (as git's).
 	Old   string
 	Lease bool
 }
@@ -123,6 +125,16 @@ func pushHeld(ctx context.Context, from, gitDir string, updates []RefUpdate) err
 	if err := repairOrphanPacks(filepath.Join(gitDir, "objects", "pack")); err != nil {
 		return err
 	}
+	updates = slices.Clone(updates)
+	for i, u := range updates {
+		if !u.Lease { // what the ref holds now is what it must hold under its lock
+			cur, err := readRef(gitDir, u.Name)
+			if err != nil {
+				return err
+			}
+			updates[i].Old, updates[i].Lease = cur, true
+		}
+	}
 	var src, dst *git.Repository
 	var objs []plumbing.EncodedObject
 	for _, u := range updates {
@@ -201,6 +213,20 @@ func takeLock(ctx context.Context, path string) (*os.File, error) {
 	}
 }
 
+// readRef returns the value of ref name in gitDir as git reads it (the
+// loose file, else packed-refs), "" when there is no such ref.
+func readRef(gitDir, name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(name)))
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	_, packed, err := packedRefs(gitDir)
+	return packed[name], err
+}
+
 // packedRefs returns packed-refs' content in gitDir ("" when there is
 // none) and the value of each ref it lists.
 func packedRefs(gitDir string) (string, map[string]string, error) {
@@ -263,11 +289,9 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 		return err
 	}
 	var unpack []string
-	for i, u := range ups {
-		cur := packed[u.Name]
-		if b, err := os.ReadFile(paths[i]); err == nil {
-			cur = strings.TrimSpace(string(b))
-		} else if !errors.Is(err, fs.ErrNotExist) {
+	for _, u := range ups {
+		cur, err := readRef(gitDir, u.Name)
+		if err != nil {
 			return err
 		}
 		if u.Lease && cur != u.Old {

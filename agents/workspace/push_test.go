@@ -42,12 +42,9 @@ func chain(t *testing.T, src, branch string, n int) []string {
 // file first, then packed-refs); "" when it does not exist.
 func remoteRef(t *testing.T, remote, ref string) string {
 	t.Helper()
-	if b, err := os.ReadFile(filepath.Join(remote, filepath.FromSlash(ref))); err == nil {
-		return strings.TrimSpace(string(b))
-	}
-	_, packed, err := packedRefs(remote)
+	v, err := readRef(remote, ref)
 	require.NoError(t, err)
-	return packed[ref]
+	return v
 }
 
 // fsckClean runs git fsck on remote and requires it to pass with nothing
@@ -223,4 +220,39 @@ func TestLocalRemote(t *testing.T) {
 			require.Equal(t, bare, got, remote)
 		}
 	}
+}
+
+// A push without a lease replaces what the ref held when the push began,
+// not whatever it holds by the time it takes the ref's lock: a ref another
+// writer moved meanwhile (here while the push waited for the lock) is left
+// alone, as git's receive-pack refuses a push whose advertised value is
+// stale. This is what keeps a worker that stalled mid-push from
+// overwriting the branch a rescuing worker published.
+func TestPushLocalForceDoesNotOverwriteARefMovedMeanwhile(t *testing.T) {
+	src := newSource(t)
+	c := chain(t, src, "work", 3)
+	remote := bareRemote(t, src)
+	ctx := context.Background()
+	const ref = "refs/heads/statgraph/k/1"
+	require.NoError(t, PushLocal(ctx, src, remote, RefUpdate{Name: ref, New: c[1]}))
+	lock := filepath.Join(remote, filepath.FromSlash(ref)) + ".lock"
+	require.NoError(t, os.WriteFile(lock, nil, 0o644)) // another writer holds the ref
+	done := make(chan error, 1)
+	go func() { done <- PushLocal(ctx, src, remote, RefUpdate{Name: ref, New: c[3]}) }()
+	// Once the push has written its objects it waits for the lock; the
+	// other writer then moves the ref and lets go.
+	list := filepath.Join(remote, ownPacksFile)
+	for start := len(readFile(t, list)); len(readFile(t, list)) == start; {
+		select {
+		case err := <-done:
+			t.Fatalf("the push did not wait for the lock: %v", err)
+		default:
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(remote, filepath.FromSlash(ref)), []byte(c[2]+"\n"), 0o644))
+	require.NoError(t, os.Remove(lock))
+	err := <-done
+	require.ErrorIs(t, err, ErrRefMismatch)
+	require.Equal(t, c[2], remoteRef(t, remote, ref))
+	fsckClean(t, remote)
 }
