@@ -100,9 +100,10 @@ func LocalRemote(remote string) (gitDir string, ok bool) {
 // or a clone without a checkout) to the bare repository at gitDir (see
 // LocalRemote): it writes the objects the new commits need that the
 // remote lacks, then applies all the updates or none (every ref's lock is
-// taken and every expectation checked before any ref changes). A kill
-// leaves the remote consistent (temporary files git fsck passes over, a
-// lock file git reports by name). It fails when a ref's lock stays held
+// taken and every expectation checked before any ref changes; a kill or
+// an I/O failure part-way can leave the set refs set and the deletions
+// undone, never the reverse). A kill leaves the remote consistent
+// (temporary files git fsck passes over, a lock file git reports by name). It fails when a ref's lock stays held
 // by another writer for refLockWait, and with ErrRefMismatch when a ref is
 // not where an update expects. Safe for concurrent use, by goroutines and
 // processes (git's own pushes included) on the same remote.
@@ -248,10 +249,10 @@ func packedRefs(gitDir string) (string, map[string]string, error) {
 
 // updateRefs applies updates to the refs of gitDir as one transaction of
 // git's files backend: each loose ref's lock (<ref>.lock) is taken in name
-// order and its value checked; deleted refs leave packed-refs first (under
-// packed-refs.lock), then their loose files go, and new values are renamed
-// into place. Readers (git reads the loose file before packed-refs) never
-// see a deleted ref come back.
+// order and its value checked; then new values are renamed into place;
+// then deleted refs leave packed-refs (under packed-refs.lock) and their
+// loose files go. Readers (git reads the loose file before packed-refs)
+// never see a deleted ref come back.
 func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 	ups := slices.Clone(updates)
 	slices.SortFunc(ups, func(a, b RefUpdate) int { return strings.Compare(a.Name, b.Name) })
@@ -301,19 +302,15 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 			unpack = append(unpack, u.Name)
 		}
 	}
-	if len(unpack) > 0 {
-		if err := dropPacked(ctx, gitDir, unpack); err != nil {
-			return err
-		}
-	}
+	// New values first, each written and fsynced under its lock, then
+	// renamed into place; deletions last: a kill in between leaves refs
+	// set and the deletions undone (a published branch with its work in
+	// progress still there), never a deletion without its companion.
 	for i, u := range ups {
-		f := locks[i]
 		if u.New == "" {
-			if err := os.Remove(paths[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
 			continue
 		}
+		f := locks[i]
 		if _, err := f.WriteString(u.New + "\n"); err != nil {
 			return err
 		}
@@ -322,12 +319,11 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 		}
 	}
 	for i, u := range ups {
-		locks[i].Close()
-		locks[i] = nil
 		if u.New == "" {
-			os.Remove(paths[i] + ".lock")
 			continue
 		}
+		locks[i].Close()
+		locks[i] = nil
 		if err := os.Rename(paths[i]+".lock", paths[i]); err != nil {
 			os.Remove(paths[i] + ".lock")
 			return err
@@ -335,6 +331,22 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 		if err := syncDir(filepath.Dir(paths[i])); err != nil {
 			return err
 		}
+	}
+	if len(unpack) > 0 {
+		if err := dropPacked(ctx, gitDir, unpack); err != nil {
+			return err
+		}
+	}
+	for i, u := range ups {
+		if u.New != "" {
+			continue
+		}
+		if err := os.Remove(paths[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		locks[i].Close()
+		locks[i] = nil
+		os.Remove(paths[i] + ".lock")
 	}
 	return nil
 }
