@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -26,7 +27,8 @@ func WIPBranch(key, unit string) string { return "statgraph-wip/" + key + "/" + 
 // start, after a reset, once its checkpoints are deleted) and one of a
 // unit no longer in the file are deleted; a unit pending, in progress or
 // interrupted keeps its branch, which a worker continuing it needs. dir
-// is a git repository to run git in (any: the remote is named by URL). A
+// is a git repository to push from (any: the remote is named by URL). A
+// branch that moved since it was listed is not deleted (the push fails). A
 // deletion the remote refuses leaves the others undone too (the push is
 // atomic) and is returned as an error naming the remote.
 func CleanWIP(ctx context.Context, dir, remote, key string, status func(unit string) string) ([]string, error) {
@@ -34,19 +36,20 @@ func CleanWIP(ctx context.Context, dir, remote, key string, status func(unit str
 	if err != nil {
 		return nil, fmt.Errorf("list the branches of the remote %s: %w", remote, err)
 	}
-	wip, published := map[string]bool{}, map[string]bool{}
+	wip, published := map[string]string{}, map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		if len(f) != 2 {
 			continue
 		}
 		if u, ok := strings.CutPrefix(f[1], "refs/heads/"+WIPBranch(key, "")); ok {
-			wip[u] = true
+			wip[u] = f[0]
 		} else if u, ok := strings.CutPrefix(f[1], "refs/heads/statgraph/"+key+"/"); ok {
 			published[u] = true
 		}
 	}
-	var units, specs []string
+	var units []string
+	var dels []workspace.RefUpdate
 	for u := range wip {
 		switch st := status(u); {
 		case tasks.IsDone(st) && published[u], st == tasks.StatusFailed, st == tasks.StatusBlocked, st == tasks.StatusCancelled, st == "":
@@ -58,9 +61,9 @@ func CleanWIP(ctx context.Context, dir, remote, key string, status func(unit str
 	}
 	slices.Sort(units)
 	for _, u := range units {
-		specs = append(specs, ":refs/heads/"+WIPBranch(key, u))
+		dels = append(dels, workspace.RefUpdate{Name: "refs/heads/" + WIPBranch(key, u), Old: wip[u], Lease: true})
 	}
-	if _, err := git(ctx, dir, append([]string{"push", "--quiet", "--atomic", remote}, specs...)...); err != nil {
+	if err := pushRemote(ctx, dir, remote, dels...); err != nil {
 		return nil, fmt.Errorf("delete %d work-in-progress branch(es) on the remote %s: %w", len(units), remote, err)
 	}
 	return units, nil

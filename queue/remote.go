@@ -126,29 +126,28 @@ func (m *mirror) at(ctx context.Context, commit string) bool {
 // replacing what is there (a worker that died after pushing, before
 // recording its result, left an earlier version of the same unit).
 func (m *mirror) push(ctx context.Context, commit, branch string) error {
-	return m.pushRefs(ctx, branch, false, commit+":refs/heads/"+branch)
+	return m.pushRefs(ctx, branch, workspace.RefUpdate{Name: "refs/heads/" + branch, New: commit})
 }
 
 // publish sets branch on the remote to commit and deletes the unit's
-// work-in-progress branch wip there, in one atomic push: the remote takes
-// both or neither, so wip is never gone before the published branch is
-// safely there. wip must exist on the remote (the caller pushed it);
-// otherwise the push fails and nothing changes.
+// work-in-progress branch wip there, atomically: the remote takes both or
+// neither, so wip is never gone before the published branch is safely
+// there. A wip already gone (an earlier attempt published and was cut off
+// before recording it) is no error, as with git push.
 func (m *mirror) publish(ctx context.Context, commit, branch, wip string) error {
-	return m.pushRefs(ctx, branch, true, commit+":refs/heads/"+branch, ":refs/heads/"+wip)
+	return m.pushRefs(ctx, branch,
+		workspace.RefUpdate{Name: "refs/heads/" + branch, New: commit},
+		workspace.RefUpdate{Name: "refs/heads/" + wip})
 }
 
-// pushRefs runs git push --force of refspecs to the remote, --atomic if
-// atomic; what names the branch in its error.
-func (m *mirror) pushRefs(ctx context.Context, what string, atomic bool, refspecs ...string) error {
+// pushRefs applies updates to the remote from the mirror (see
+// pushRemote), one push of the mirror at a time; what names the branch in
+// its error.
+func (m *mirror) pushRefs(ctx context.Context, what string, updates ...workspace.RefUpdate) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	args := []string{"push", "--quiet", "--force"}
-	if atomic {
-		args = append(args, "--atomic")
-	}
-	if _, err := git(ctx, m.dir, append(append(args, m.remote), refspecs...)...); err != nil {
-		return fmt.Errorf("push %s to the remote %s: %w", what, m.remote, err)
+	if err := pushRemote(ctx, m.dir, m.remote, updates...); err != nil {
+		return fmt.Errorf("push %s: %w", what, err)
 	}
 	return nil
 }
@@ -160,7 +159,7 @@ func (m *mirror) deleteBranch(ctx context.Context, branch string) error {
 	if err != nil || got == "" {
 		return err
 	}
-	return m.pushRefs(ctx, branch, false, ":refs/heads/"+branch)
+	return m.pushRefs(ctx, branch, workspace.RefUpdate{Name: "refs/heads/" + branch, Old: got, Lease: true})
 }
 
 // commit returns the commit branch points to in the mirror (see

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -234,7 +235,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 			pushed = head // the start
 			return
 		}
-		if _, err := git(ctx, wsDir, "push", "--quiet", "--force", a.Remote, head+":refs/heads/"+wip); err != nil {
+		if err := pushRemote(ctx, wsDir, a.Remote, workspace.RefUpdate{Name: "refs/heads/" + wip, New: head}); err != nil {
 			w.logf("unit %s (%s): push its work in progress: %v", a.Unit, a.Key, err)
 			return
 		}

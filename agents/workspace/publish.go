@@ -78,7 +78,7 @@ func (w *Workspace) publishHeld(ctx context.Context, tip plumbing.Hash) error {
 	// A branch at a commit the source cannot read (an older, not
 	// crash-safe publish) is replaced: its old value is not an ancestor
 	// anyone can check, and the objects written now make tip readable.
-	objs, err := w.missingObjects(ctx, src, tip)
+	objs, err := missingObjects(ctx, w.repo, w.dir, src, tip)
 	if err != nil {
 		return err
 	}
@@ -196,18 +196,19 @@ func (w *Workspace) isAncestor(old, tip plumbing.Hash) (bool, error) {
 }
 
 // missingObjects returns the objects reachable from tip that the source
-// does not have, read from the workspace. An object the source has is
+// src does not have, read from the repository from (the workspace, at
+// fromDir, which names it in errors). An object the source has is
 // taken to come with everything it reaches (git's own assumption for a
 // repository that passes fsck), so the walk stops there: it costs what the
 // task added, not the size of the history or the tree.
-func (w *Workspace) missingObjects(ctx context.Context, src *git.Repository, tip plumbing.Hash) ([]plumbing.EncodedObject, error) {
+func missingObjects(ctx context.Context, from *git.Repository, fromDir string, src *git.Repository, tip plumbing.Hash) ([]plumbing.EncodedObject, error) {
 	var out []plumbing.EncodedObject
 	seen := map[plumbing.Hash]bool{}
 	has := func(h plumbing.Hash) bool { return src.Storer.HasEncodedObject(h) == nil }
 	add := func(h plumbing.Hash) error {
-		o, err := w.repo.Storer.EncodedObject(plumbing.AnyObject, h)
+		o, err := from.Storer.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
-			return fmt.Errorf("workspace: %s: read object %s: %w", w.dir, h, err)
+			return fmt.Errorf("workspace: %s: read object %s: %w", fromDir, h, err)
 		}
 		out = append(out, o)
 		return nil
@@ -221,9 +222,9 @@ func (w *Workspace) missingObjects(ctx context.Context, src *git.Repository, tip
 		if err := add(h); err != nil {
 			return err
 		}
-		t, err := object.GetTree(w.repo.Storer, h)
+		t, err := object.GetTree(from.Storer, h)
 		if err != nil {
-			return fmt.Errorf("workspace: %s: read tree %s: %w", w.dir, h, err)
+			return fmt.Errorf("workspace: %s: read tree %s: %w", fromDir, h, err)
 		}
 		for _, e := range t.Entries {
 			switch e.Mode {
@@ -254,9 +255,9 @@ func (w *Workspace) missingObjects(ctx context.Context, src *git.Repository, tip
 			continue
 		}
 		seen[h] = true
-		c, err := object.GetCommit(w.repo.Storer, h)
+		c, err := object.GetCommit(from.Storer, h)
 		if err != nil {
-			return nil, fmt.Errorf("workspace: %s: read commit %s: %w", w.dir, h, err)
+			return nil, fmt.Errorf("workspace: %s: read commit %s: %w", fromDir, h, err)
 		}
 		if !has(h) {
 			if err := add(h); err != nil {

@@ -83,6 +83,12 @@ func holdSource(source string) func() {
 	if err != nil {
 		return func() {}
 	}
+	return holdCommon(common)
+}
+
+// holdCommon is holdSource for the repository whose common git directory
+// is common.
+func holdCommon(common string) func() {
 	l := sourceLock(common)
 	l.RLock()
 	f, err := packsLockFile(common)
