@@ -66,7 +66,7 @@ var trueCheck = []verifier.Check{{Name: "true", Kind: verifier.KindTest, Command
 // cpu-ms/attempt, the CPU time of this process, which leaves out the check's
 // own process and the load of other programs); the
 // other sub-benchmarks are its parts: the commit, the tree hash, prompt
-// building, a checkpoint, the model round trips of an attempt, the `true`
+// building, the checkpoints of a one-node run, the model round trips of an attempt, the `true`
 // check and the planner.
 func BenchmarkAttemptOverhead(b *testing.B) {
 	ctx := context.Background()
@@ -149,21 +149,19 @@ func BenchmarkAttemptOverhead(b *testing.B) {
 	})
 
 	b.Run("checkpoint", func(b *testing.B) {
-		// JSONCodec's codec also writes deltas, which is what the engine
-		// stores per step.
-		codec := statgraph.JSONCodec[TaskState]().(interface {
-			MarshalDelta(prev, cur TaskState) ([]byte, bool, error)
-		})
-		cp := statgraph.NewMemoryCheckpointer(true)
-		prev := benchState(4)
-		cur := benchState(5)
+		// A one-node run on a thread, with the default codec and a store
+		// that keeps encoded states: its input is saved in full and the
+		// node's step as a delta (one more attempt), as the engine stores a
+		// step of the task graph.
+		prev, cur := benchState(4), benchState(5)
+		g, err := statgraph.New[TaskState]().
+			AddNode("verify", func(context.Context, TaskState) (TaskState, error) { return cur, nil }).
+			AddEdge(statgraph.Start, "verify").AddEdge("verify", statgraph.End).
+			Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)))
+		require.NoError(b, err)
 		b.ResetTimer()
 		for i := range b.N {
-			delta, ok, err := codec.MarshalDelta(prev, cur)
-			if err != nil || !ok {
-				b.Fatalf("delta: %v %v", ok, err)
-			}
-			if err := cp.Put(ctx, &statgraph.Checkpoint{Thread: "bench", ID: int64(i + 1), State: delta, Delta: true}); err != nil {
+			if _, err := g.Invoke(ctx, prev, statgraph.WithThread(fmt.Sprintf("bench-%d", i))); err != nil {
 				b.Fatal(err)
 			}
 		}

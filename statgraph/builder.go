@@ -15,20 +15,8 @@ const (
 	End   = "__end__"
 )
 
-// NodeFunc is the body of a node. It receives the state as of the start of
-// its super-step and returns an update. Without a reducer the update replaces
-// the state; with one (Builder.SetReducer) the reducer folds it into the
-// state, so a node then returns only what it changes.
-//
-// The returned state must not share mutable memory with the input that the
-// node changed in place: treat S as a value (append to slices, don't assign
-// to their elements) so that parallel branches and saved checkpoints do not
-// observe each other's writes.
-type NodeFunc[S any] func(ctx context.Context, s S) (S, error)
-
-// Reducer merges one node's update into the current state. It is called at
-// the barrier of every super-step, once per node that ran, in node-name order.
-type Reducer[S any] func(cur, update S) S
+// nodeFunc is the type of a node's body (see AddNode).
+type nodeFunc[S any] = func(ctx context.Context, s S) (S, error)
 
 // Builder assembles a graph. It is mutable and not safe for concurrent use.
 // Problems found while building (an empty name, a duplicate node, a nil
@@ -41,7 +29,7 @@ type Builder[S any] struct {
 	branches map[string]*branchSpec[S]
 	joins    []joinSpec
 	fans     map[string]*fanSpec[S] // AddSends, by source
-	reducer  Reducer[S]
+	reducer  func(cur, update S) S
 	codec    Codec[S]
 	problems []string
 	checks   []func(reaches func(from, to string) bool) error // AddCheck
@@ -49,7 +37,7 @@ type Builder[S any] struct {
 
 type nodeSpec[S any] struct {
 	name string
-	fn   NodeFunc[S]
+	fn   nodeFunc[S]
 	cfg  nodeConfig
 }
 
@@ -76,7 +64,16 @@ func (b *Builder[S]) problem(format string, args ...any) {
 
 // AddNode adds a node called name that runs fn. Names must be unique, non
 // empty, and neither Start nor End.
-func (b *Builder[S]) AddNode(name string, fn NodeFunc[S], opts ...NodeOption) *Builder[S] {
+//
+// fn is the body of the node. It receives the state as of the start of its
+// super-step and returns an update. Without a reducer the update replaces
+// the state; with one (SetReducer) the reducer folds it into the state, so
+// a node then returns only what it changes. The returned state must not
+// share mutable memory with the input that the node changed in place: treat
+// S as a value (append to slices, don't assign to their elements) so that
+// parallel branches and saved checkpoints do not observe each other's
+// writes.
+func (b *Builder[S]) AddNode(name string, fn func(ctx context.Context, s S) (S, error), opts ...NodeOption) *Builder[S] {
 	if fn == nil {
 		b.problem("AddNode(%q): nil function", name)
 		return b
@@ -129,7 +126,7 @@ func (b *Builder[S]) AddEdge(from, to string) *Builder[S] {
 // AddConditionalEdges makes router choose, after source runs, which node
 // runs next, from the state. pathMap declares every destination: router
 // returns one of its keys and the value is the node (or End) to run; another
-// key ends the run with ErrUnknownRoute. A node has at most one
+// key ends the run with an error naming it and the declared ones. A node has at most one
 // router; it may also have plain edges, which are followed as well.
 func (b *Builder[S]) AddConditionalEdges(source string, router func(ctx context.Context, s S) string, pathMap map[string]string) *Builder[S] {
 	return b.addBranch("AddConditionalEdges", source, router == nil, &branchSpec[S]{router: router}, pathMap)
@@ -138,7 +135,7 @@ func (b *Builder[S]) AddConditionalEdges(source string, router func(ctx context.
 // AddRoutes is AddConditionalEdges for a router that may choose several
 // destinations at once: after source runs, every node named by a key the
 // router returns runs in the next super-step (each once; no key means none).
-// A key outside pathMap ends the run with ErrUnknownRoute.
+// A key outside pathMap ends the run with an error naming it and the declared ones.
 func (b *Builder[S]) AddRoutes(source string, router func(ctx context.Context, s S) []string, pathMap map[string]string) *Builder[S] {
 	return b.addBranch("AddRoutes", source, router == nil, &branchSpec[S]{routes: router}, pathMap)
 }
@@ -164,17 +161,19 @@ func (b *Builder[S]) addBranch(method, source string, nilRouter bool, bs *branch
 	return b
 }
 
-// SetReducer sets the function that folds node updates into the state. With
-// a reducer, nodes return partial updates and several nodes may run in one
+// SetReducer sets the function that folds node updates into the state. It
+// is called at the barrier of every super-step, once per node that ran, in
+// node-name order, with the current state and the node's update. With a
+// reducer, nodes return partial updates and several nodes may run in one
 // super-step; without one, an update replaces the state and two nodes
-// updating in the same step is an error (ErrConflictingUpdates).
-func (b *Builder[S]) SetReducer(r Reducer[S]) *Builder[S] {
+// updating in the same step is an error.
+func (b *Builder[S]) SetReducer(r func(cur, update S) S) *Builder[S] {
 	b.reducer = r
 	return b
 }
 
-// SetCodec sets how states are encoded in checkpoints. The default is
-// JSONCodec.
+// SetCodec sets how states are encoded in checkpoints. The default is JSON,
+// with deltas between checkpoints (see Codec).
 func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
 	b.codec = c
 	return b

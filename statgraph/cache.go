@@ -53,11 +53,11 @@ type cacheEntry[S any] struct {
 
 // cached wraps the function of node ns in its cache. codec, when the node
 // has no input key, encodes the key (nil means JSON).
-func cached[S any](ns *nodeSpec[S], codec Codec[S]) NodeFunc[S] {
+func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 	key, _ := ns.cfg.inputKey.(func(S) string)
 	if key == nil {
 		if codec == nil {
-			codec = JSONCodec[S]()
+			codec = newJSONCodec[S]()
 		}
 		key = func(s S) string {
 			b, err := codec.Marshal(s)

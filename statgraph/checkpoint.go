@@ -120,8 +120,27 @@ type PendingWrite struct {
 	Value  any    // the live update, for value-keeping checkpointers only
 }
 
-// Codec turns states (and node updates) into bytes for checkpoints and back.
-// The default is JSONCodec. Implementations must be safe for concurrent use.
+// Codec turns states (and node updates) into bytes for checkpoints and back;
+// Builder.SetCodec sets it. Implementations must be safe for concurrent use.
+//
+// The default codec encodes states with encoding/json, and a state that is
+// a struct (or a pointer to one) also as a delta against the previous
+// checkpoint's: unchanged fields are left out and a slice field that grew
+// by appending stores only its new elements, so that a checkpoint's size
+// follows what a step changed rather than the size of the whole state.
+// Fields are compared as values, so a change written in place into memory
+// that the previous state shares (an element of a slice within its length,
+// a map entry, the target of a pointer) is invisible to the delta: nodes
+// must treat the state they receive as immutable and return new slices and
+// maps for anything they change other than by appending (parallel nodes of
+// one step share that memory too, so in-place writes would also be data
+// races). The state is stored in full when S is not a struct or pointer to
+// struct, when S or *S implements json.Marshaler, json.Unmarshaler,
+// encoding.TextMarshaler or encoding.TextUnmarshaler, when the struct has
+// embedded fields, or when a pointer state is nil; and periodically anyway,
+// which also bounds the chain of deltas a load reads. Loading, like
+// encoding/json, ignores fields that S does not have (or no longer has), so
+// checkpoints written before a field was removed still load.
 type Codec[S any] interface {
 	Marshal(s S) ([]byte, error)
 	Unmarshal(data []byte) (S, error)
@@ -130,7 +149,7 @@ type Codec[S any] interface {
 // deltaCodec is a Codec that can also encode a state as a change against an
 // earlier one, so that a checkpoint's size follows what changed in a step and
 // not the size of the whole state. The engine uses it when the graph's codec
-// implements it, as JSONCodec's does.
+// implements it, as the default codec does.
 type deltaCodec[S any] interface {
 	Codec[S]
 	// MarshalDelta encodes cur relative to prev. ok is false when no delta

@@ -58,7 +58,7 @@ func TestThreadOptionsNeedACheckpointer(t *testing.T) {
 	require.ErrorContains(t, err, "pass WithThread(id)")
 }
 
-func approver(calls *counter) statgraph.NodeFunc[st] {
+func approver(calls *counter) func(context.Context, st) (st, error) {
 	return func(ctx context.Context, s st) (st, error) {
 		calls.inc("approve")
 		answer, err := statgraph.Interrupt[string](ctx, map[string]any{"question": "ship it?", "n": s.N})

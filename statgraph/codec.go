@@ -12,45 +12,19 @@ import (
 	"sync"
 )
 
-// JSONCodec returns the default codec: states are encoded with encoding/json,
-// and a state that is a struct (or a pointer to one) can also be encoded as a
-// delta, so that a checkpoint's size follows what a step changed rather than
-// the size of the whole state.
-//
-// A delta lists, for each exported field that encoding/json would encode:
-// nothing when the field is unchanged; only the new elements when a slice
-// field grew by appending; the whole field otherwise. Fields are compared as
-// values: scalars directly, slices by their backing array and length (O(1);
-// when the array moved, the old elements are compared with reflect.DeepEqual,
-// which appending makes rare), other fields with reflect.DeepEqual.
-//
-// Because comparison is by value, a change written in place into memory that
-// prev and cur share (an element of a slice within prev's length, a map entry,
-// the target of a pointer, or an append to a slice first shortened in place)
-// is invisible to the delta: prev shows the same change. Nodes must therefore treat the state they receive as immutable and
-// return new slices and maps for anything they change other than by
-// appending; parallel nodes of one step share that memory too, so in-place
-// writes would also be data races. The engine's periodic full checkpoint
-// stores the live state again in full.
-//
-// Loading a delta, like encoding/json, ignores fields of the delta that S does
-// not have (or no longer has), so checkpoints written before a field was
-// removed still load.
-//
-// The engine stores the state in full, rather than as a delta, when
-// S is not a struct or pointer to struct, when S or *S implements
-// json.Marshaler, json.Unmarshaler, encoding.TextMarshaler or
-// encoding.TextUnmarshaler, when the struct has embedded fields, or when a
-// pointer state is nil. The per-type analysis is done once and cached; the
-// codec is safe for concurrent use.
-func JSONCodec[S any]() Codec[S] { return newJSONCodec[S]() }
-
-// newJSONCodec returns JSONCodec's codec as its concrete type.
+// newJSONCodec returns the default codec (see Codec).
 func newJSONCodec[S any]() jsonCodec[S] {
 	return jsonCodec[S]{plan: deltaPlanFor(reflect.TypeFor[S]())}
 }
 
-// jsonCodec is the deltaCodec returned by JSONCodec.
+// jsonCodec is the default Codec, a deltaCodec. A delta lists, for each
+// exported field that encoding/json would encode: nothing when the field is
+// unchanged; only the new elements when a slice field grew by appending;
+// the whole field otherwise. Fields are compared as values: scalars
+// directly, slices by their backing array and length (O(1); when the array
+// moved, the old elements are compared with reflect.DeepEqual, which
+// appending makes rare), other fields with reflect.DeepEqual. The per-type
+// analysis is done once and cached; the codec is safe for concurrent use.
 type jsonCodec[S any] struct {
 	plan *deltaPlan // nil when S has no delta encoding
 }
@@ -168,7 +142,7 @@ func (p *deltaPlan) writeOps(out []byte, ops []deltaOp, appending bool, cv refle
 		}
 		var err error
 		if out, err = deltaAppendEntry(append(out, f.key...), f, v); err != nil {
-			return nil, fmt.Errorf("statgraph: JSONCodec: encoding field %s of %v: %w", f.name, p.typ, err)
+			return nil, fmt.Errorf("statgraph: JSON codec: encoding field %s of %v: %w", f.name, p.typ, err)
 		}
 	}
 	return append(out, '}'), nil
@@ -193,12 +167,12 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 	var out S
 	p := c.plan
 	if p == nil {
-		return out, 0, fmt.Errorf("statgraph: JSONCodec: state type %v has no delta encoding", reflect.TypeFor[S]())
+		return out, 0, fmt.Errorf("statgraph: JSON codec: state type %v has no delta encoding", reflect.TypeFor[S]())
 	}
 	pv, ov := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&out).Elem()
 	if p.ptr {
 		if pv.IsNil() {
-			return out, 0, errors.New("statgraph: JSONCodec: applying a delta to a nil state")
+			return out, 0, errors.New("statgraph: JSON codec: applying a delta to a nil state")
 		}
 		pv = pv.Elem()
 		nv := reflect.New(p.typ)
@@ -215,7 +189,7 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 	for di, delta := range deltas {
 		var err error
 		if entries, err = p.entries(delta, entries[:0]); err != nil {
-			return out, di, fmt.Errorf("statgraph: JSONCodec: decoding delta: %w", err)
+			return out, di, fmt.Errorf("statgraph: JSON codec: decoding delta: %w", err)
 		}
 		for _, e := range entries {
 			f := e.f
@@ -224,7 +198,7 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 			}
 			v := reflect.New(f.typ)
 			if err := f.unmarshal(e.raw, v); err != nil {
-				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", f.name, p.typ, err)
+				return out, di, fmt.Errorf("statgraph: JSON codec: decoding field %s of %v: %w", f.name, p.typ, err)
 			}
 			ov.Field(f.index).Set(v.Elem())
 			owned[f.index] = f.kind == deltaSlice // a fresh slice: appending to it writes nothing shared
@@ -235,11 +209,11 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 				continue
 			}
 			if f.kind != deltaSlice {
-				return out, di, fmt.Errorf("statgraph: JSONCodec: delta appends to field %s of %v, which is not a slice", f.name, p.typ)
+				return out, di, fmt.Errorf("statgraph: JSON codec: delta appends to field %s of %v, which is not a slice", f.name, p.typ)
 			}
 			v := reflect.New(f.typ)
 			if err := f.unmarshal(e.raw, v); err != nil {
-				return out, di, fmt.Errorf("statgraph: JSONCodec: decoding elements appended to field %s of %v: %w", f.name, p.typ, err)
+				return out, di, fmt.Errorf("statgraph: JSON codec: decoding elements appended to field %s of %v: %w", f.name, p.typ, err)
 			}
 			base, added := ov.Field(f.index), v.Elem()
 			if owned[f.index] {

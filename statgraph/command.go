@@ -23,7 +23,7 @@ type Command[S any] struct {
 //
 // destinations declares every node (or End) the node may go to: Compile
 // checks they exist and draws them as dashed edges, and a Goto outside them
-// ends the run with ErrUnknownRoute. When a sibling fails in the same step,
+// ends the run with an error naming it and the declared ones. When a sibling fails in the same step,
 // the node's Goto is saved with its update, so a resumed run goes the same
 // way without running the node again. opts are as for AddNode.
 func (b *Builder[S]) AddCommandNode(name string, fn func(ctx context.Context, s S) (Command[S], error), destinations []string, opts ...NodeOption) *Builder[S] {
@@ -56,7 +56,7 @@ func (b *Builder[S]) AddCommandNode(name string, fn func(ctx context.Context, s 
 // add_node(..., destinations=...)). Compile checks that they exist, counts
 // them as edges of the node (so a node reached only by the hand-off is not
 // unreachable) and draws them as dashed edges; a hand-off to a node outside
-// them ends the run with ErrUnknownRoute. On AddCommandNode it adds to the
+// them ends the run with an error naming it and the declared ones. On AddCommandNode it adds to the
 // destinations given there; on any other node Compile reports it.
 func WithDestinations(names ...string) NodeOption {
 	return func(c *nodeConfig) { c.gotos = append(c.gotos, names...) }
@@ -107,11 +107,11 @@ func (r *run[S]) gotoFrom(n *node[S], sl *slot[S]) error {
 		t, ok := n.cmd.to[name]
 		if !ok && n.sub != nil {
 			return fmt.Errorf("%w: a node inside subgraph node %q handed off to %q with ToParent; the node's declared destinations are %s (WithDestinations at AddSubgraph)",
-				ErrUnknownRoute, n.name, name, strings.Join(n.cmd.names, ", "))
+				errUnknownRoute, n.name, name, strings.Join(n.cmd.names, ", "))
 		}
 		if !ok {
 			return fmt.Errorf("%w: command node %q went to %q; its declared destinations are %s (AddCommandNode)",
-				ErrUnknownRoute, n.name, name, strings.Join(n.cmd.names, ", "))
+				errUnknownRoute, n.name, name, strings.Join(n.cmd.names, ", "))
 		}
 		if r.emit != nil {
 			if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: gotoKey, To: name}) {

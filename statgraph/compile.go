@@ -13,7 +13,7 @@ import (
 )
 
 // defaultStepLimit is the number of super-steps a run may take unless
-// WithDefaultStepLimit or WithStepLimit says otherwise.
+// WithStepLimit says otherwise.
 const defaultStepLimit = 10_000
 
 const (
@@ -27,7 +27,7 @@ type Graph[S any] struct {
 	nodes   []*node[S] // sorted by name; a node's index is its position
 	byName  map[string]int
 	start   node[S] // the virtual Start node: only its edges are used
-	reducer Reducer[S]
+	reducer func(cur, update S) S
 	codec   Codec[S]
 	delta   deltaCodec[S] // codec as a deltaCodec, or nil
 	cfg     compileConfig
@@ -42,7 +42,7 @@ type Graph[S any] struct {
 type node[S any] struct {
 	name     string
 	idx      int
-	fn       NodeFunc[S]
+	fn       nodeFunc[S]
 	retry    *RetryPolicy
 	timeout  time.Duration
 	next     []int // static successors (endIdx for End), sorted
@@ -69,7 +69,6 @@ type compileConfig struct {
 	checkpointer Checkpointer
 	before       []string
 	after        []string
-	stepLimit    int
 }
 
 // WithCheckpointer saves a checkpoint after every super-step into cp, which
@@ -88,12 +87,6 @@ func WithInterruptBefore(nodes ...string) CompileOption {
 // checkpoint is saved. WithResume continues it. Needs a checkpointer.
 func WithInterruptAfter(nodes ...string) CompileOption {
 	return func(c *compileConfig) { c.after = append(c.after, nodes...) }
-}
-
-// WithDefaultStepLimit changes the step limit of every run of the graph
-// (default 10,000); WithStepLimit overrides it per run.
-func WithDefaultStepLimit(n int) CompileOption {
-	return func(c *compileConfig) { c.stepLimit = n }
 }
 
 // compileError lists every problem Compile found.
@@ -155,12 +148,9 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		g.single = append(g.single, []string{name})
 	}
 	if g.codec == nil {
-		g.codec = JSONCodec[S]()
+		g.codec = newJSONCodec[S]()
 	}
 	g.delta, _ = g.codec.(deltaCodec[S])
-	if g.cfg.stepLimit <= 0 {
-		g.cfg.stepLimit = defaultStepLimit
-	}
 
 	// resolve returns the index of a node name used as an edge endpoint.
 	resolve := func(name string) (int, bool) {
@@ -300,15 +290,6 @@ func (n *node[S]) successors() []int {
 	}
 	if n.fallback != nil {
 		out = append(out, *n.fallback)
-	}
-	return out
-}
-
-// Nodes returns the names of the graph's nodes, sorted.
-func (g *Graph[S]) Nodes() []string {
-	out := make([]string, len(g.nodes))
-	for i, n := range g.nodes {
-		out[i] = n.name
 	}
 	return out
 }

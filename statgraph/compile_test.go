@@ -15,7 +15,7 @@ type st struct {
 	Log []string
 }
 
-func step(name string) statgraph.NodeFunc[st] {
+func step(name string) func(context.Context, st) (st, error) {
 	return func(_ context.Context, s st) (st, error) {
 		s.N++
 		s.Log = append(s.Log, name)
@@ -125,5 +125,4 @@ func TestBuilderChangesAfterCompileDoNotAffectGraph(t *testing.T) {
 	out, err := g.Invoke(context.Background(), st{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a"}, out.Log)
-	require.Equal(t, []string{"a"}, g.Nodes())
 }

@@ -164,7 +164,7 @@ func savers(t *testing.T, f func(t *testing.T, cp statgraph.Checkpointer)) {
 
 // chain builds Start -> a -> b -> c -> End where b fails while *failB is set.
 func chain(calls *counter, failB *bool) *statgraph.Builder[st] {
-	node := func(name string) statgraph.NodeFunc[st] {
+	node := func(name string) func(context.Context, st) (st, error) {
 		return func(_ context.Context, s st) (st, error) {
 			calls.inc(name)
 			if name == "b" && *failB {

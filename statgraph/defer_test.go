@@ -15,7 +15,7 @@ func deferGraph(t *testing.T, cp Checkpointer, deferred bool, failC2 *bool) (*Gr
 	t.Helper()
 	var mu sync.Mutex
 	var ran []string
-	node := func(name string) NodeFunc[handState] {
+	node := func(name string) func(context.Context, handState) (handState, error) {
 		return func(_ context.Context, s handState) (handState, error) {
 			mu.Lock()
 			ran = append(ran, name)

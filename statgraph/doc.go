@@ -20,14 +20,14 @@
 // scheduling; then every edge leaving a node that ran is followed, and the
 // nodes reached form the next step (a node reached from several nodes runs
 // once: that is a join). The run ends when no node is left, and fails with
-// ErrStepLimit after too many steps (10,000 unless WithDefaultStepLimit or
-// WithStepLimit says otherwise).
+// ErrStepLimit after too many steps (10,000 unless WithStepLimit says
+// otherwise).
 //
-// A node is a NodeFunc: it returns an update. Without a reducer the update
-// replaces the state, so a node returns the whole state, and two nodes
-// updating in one step is an error (ErrConflictingUpdates). With a Reducer
+// A node is a function of the state that returns an update. Without a
+// reducer the update replaces the state, so a node returns the whole state,
+// and two nodes updating in one step is an error. With a reducer
 // (SetReducer) nodes return partial updates that the reducer folds into the
-// state; Append, Last and Max help write one. Treat S as a value: append to
+// state; Append, Last and the builtin max help write one. Treat S as a value: append to
 // slices rather than assigning into them, so that parallel branches and
 // saved checkpoints never see each other's writes. Single-node steps run on
 // the caller's goroutine and cost no allocation.

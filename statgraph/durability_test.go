@@ -51,7 +51,7 @@ type durState struct{ Log []string }
 func durGraph(t *testing.T, cp Checkpointer, runs map[string]int, crashAt func()) *Graph[durState] {
 	t.Helper()
 	var mu sync.Mutex
-	step := func(name string) NodeFunc[durState] {
+	step := func(name string) func(context.Context, durState) (durState, error) {
 		return func(_ context.Context, s durState) (durState, error) {
 			mu.Lock()
 			runs[name]++

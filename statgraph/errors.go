@@ -12,29 +12,35 @@ var (
 	// (WithStepLimit, default 10,000). The error names the nodes
 	// that were still active, which are the nodes of the loop.
 	ErrStepLimit = errors.New("statgraph: step limit reached")
-	// ErrUnknownRoute is returned when a router returns a key that is not in
-	// its path map.
-	ErrUnknownRoute = errors.New("statgraph: router returned a key outside its path map")
-	// ErrConflictingUpdates is returned when two nodes of one super-step
-	// return updates and the graph has no reducer to merge them.
-	ErrConflictingUpdates = errors.New("statgraph: parallel updates with no reducer")
 	// ErrInterrupted is wrapped by the error of Invoke (and Stream's last
 	// event) when the run paused at an interrupt; WithResult's
 	// Result.Interrupts lists the pauses. Continue it with WithResume.
 	ErrInterrupted = errors.New("statgraph: run interrupted")
-	// ErrNotInterrupted is returned by a run WithResume on a thread that is not
-	// waiting at an interrupt.
-	ErrNotInterrupted = errors.New("statgraph: thread is not interrupted")
-	// ErrNoCheckpointer is returned when a feature that needs saved state
-	// (threads, interrupts, history) is used on a graph compiled without a
-	// Checkpointer.
-	ErrNoCheckpointer = errors.New("statgraph: no checkpointer configured")
 	// ErrNoCheckpoint is returned by a Checkpointer's Get when the thread or
 	// checkpoint does not exist.
 	ErrNoCheckpoint = errors.New("statgraph: no such checkpoint")
 	// ErrCorruptCheckpoint is returned when a stored checkpoint cannot be
 	// decoded; the error names the thread and checkpoint id.
 	ErrCorruptCheckpoint = errors.New("statgraph: corrupt checkpoint")
+)
+
+// Errors the package returns for mistakes in a graph or in a call. They are
+// unexported: their text says what to fix, and a program has nothing to
+// decide by testing for them.
+var (
+	// errUnknownRoute ends a run whose router (or command, or fan-out)
+	// chose a key that is not among its declared destinations.
+	errUnknownRoute = errors.New("statgraph: router returned a key outside its path map")
+	// errConflictingUpdates ends a run in which two nodes of one super-step
+	// returned updates and the graph has no reducer to merge them.
+	errConflictingUpdates = errors.New("statgraph: parallel updates with no reducer")
+	// errNotInterrupted is returned by a run WithResume on a thread that is
+	// not waiting at an interrupt.
+	errNotInterrupted = errors.New("statgraph: thread is not interrupted")
+	// errNoCheckpointer is returned when a feature that needs saved state
+	// (threads, interrupts, history) is used on a graph compiled without a
+	// Checkpointer.
+	errNoCheckpointer = errors.New("statgraph: no checkpointer configured")
 )
 
 // NodeError is the error of a node that failed: its last attempt returned

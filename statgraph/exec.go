@@ -290,7 +290,7 @@ func (r *run[S]) barrierErrors() error {
 		return nil
 	}
 	if failed == nil && r.saver == nil {
-		return fmt.Errorf("%w: node %q called Interrupt; compile the graph WithCheckpointer so the run can pause and resume", ErrNoCheckpointer, raised[0].Node)
+		return fmt.Errorf("%w: node %q called Interrupt; compile the graph WithCheckpointer so the run can pause and resume", errNoCheckpointer, raised[0].Node)
 	}
 	if r.saver != nil {
 		pending, err := r.pendingWrites()

@@ -13,3 +13,11 @@ type MemoryStore = memoryCheckpointer
 // NewMemoryStore returns an empty MemoryStore that encodes states when
 // encode is set.
 func NewMemoryStore(encode bool) *MemoryStore { return &memoryCheckpointer{encode: encode} }
+
+// The unexported sentinels, for the package's external tests.
+var (
+	ErrUnknownRoute       = errUnknownRoute
+	ErrConflictingUpdates = errConflictingUpdates
+	ErrNotInterrupted     = errNotInterrupted
+	ErrNoCheckpointer     = errNoCheckpointer
+)

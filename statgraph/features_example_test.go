@@ -21,7 +21,7 @@ func mergeResearch(cur, upd Research) Research {
 	return cur
 }
 
-func finding(text string) statgraph.NodeFunc[Research] {
+func finding(text string) func(context.Context, Research) (Research, error) {
 	return func(context.Context, Research) (Research, error) {
 		return Research{Findings: []string{text}}, nil
 	}

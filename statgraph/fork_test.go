@@ -20,7 +20,7 @@ type forkState struct {
 func TestForkFromPastCheckpointWithEditedState(t *testing.T) {
 	ctx := context.Background()
 	runs := map[string]int{}
-	step := func(name string) NodeFunc[forkState] {
+	step := func(name string) func(context.Context, forkState) (forkState, error) {
 		return func(_ context.Context, s forkState) (forkState, error) {
 			runs[name]++
 			s.Log = append(slices.Clip(s.Log), name)

@@ -163,7 +163,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	n := len(g.nodes)
 	r.seen, r.counters = make([]int, n), make([]int, n)
 	if g.cfg.checkpointer == nil {
-		return 0, fmt.Errorf("%w: UpdateState needs a graph compiled WithCheckpointer", ErrNoCheckpointer)
+		return 0, fmt.Errorf("%w: UpdateState needs a graph compiled WithCheckpointer", errNoCheckpointer)
 	}
 	r.saver = &saver[S]{g: g, cp: g.cfg.checkpointer, thread: thread}
 	latest, err := g.cfg.checkpointer.Get(ctx, thread, 0)
@@ -245,19 +245,19 @@ func (g *Graph[S]) checkpointer() Checkpointer {
 	return g.cfg.checkpointer
 }
 
-// noCheckpointer answers every call with ErrNoCheckpointer.
+// noCheckpointer answers every call with errNoCheckpointer.
 type noCheckpointer struct{}
 
-func (noCheckpointer) Put(context.Context, *Checkpoint) error { return ErrNoCheckpointer }
+func (noCheckpointer) Put(context.Context, *Checkpoint) error { return errNoCheckpointer }
 func (noCheckpointer) Get(context.Context, string, int64) (*Checkpoint, error) {
-	return nil, ErrNoCheckpointer
+	return nil, errNoCheckpointer
 }
 func (noCheckpointer) Range(context.Context, string, int64, int64, int) ([]*Checkpoint, error) {
-	return nil, ErrNoCheckpointer
+	return nil, errNoCheckpointer
 }
 func (noCheckpointer) Delete(context.Context, string, int64) (int, error) {
-	return 0, ErrNoCheckpointer
+	return 0, errNoCheckpointer
 }
 func (noCheckpointer) PutWrites(context.Context, string, int64, []PendingWrite) error {
-	return ErrNoCheckpointer
+	return errNoCheckpointer
 }

@@ -81,7 +81,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 // applyResume records the resume values for checkpoint c's interrupts.
 func (r *run[S]) applyResume(c *Checkpoint, arg *resumeArg) error {
 	if len(c.Interrupts) == 0 {
-		return fmt.Errorf("%w: thread %q (checkpoint %d)", ErrNotInterrupted, c.Thread, c.ID)
+		return fmt.Errorf("%w: thread %q (checkpoint %d)", errNotInterrupted, c.Thread, c.ID)
 	}
 	values, byID := arg.value.(ResumeMap)
 	if !byID {

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// A fast decoder for JSONCodec: states are read back far more often than
+// A fast decoder for the default (JSON) codec: states are read back far more often than
 // any other JSON (State, History, every resume), and encoding/json spends
 // most of a load on reflection and one allocation per string. decodeState
 // and decodeField read the common shapes (an object whose keys are the

@@ -49,7 +49,7 @@ var decodeInputs = []string{
 	`{"Nums":[000]}`, `{"Log":[]}`, `{"Log":[""]}`, `{"Nums":[1 2]}`, `{"Log":["a""b"]}`, `{"F":[1.5]}`, `{"Nums":[-0, 0]}`,
 }
 
-// TestDecodeFastMatchesEncodingJSON checks that JSONCodec's decoder gives
+// TestDecodeFastMatchesEncodingJSON checks that the JSON codec's decoder gives
 // what encoding/json gives, value and error, for states it writes and for
 // every shape in decodeInputs, and that it takes its own path for the
 // states Marshal writes.
@@ -96,7 +96,7 @@ func compareDecode(t *testing.T, c Codec[decodeState], in []byte) {
 	}
 }
 
-// FuzzDecodeFast compares JSONCodec's decoder with encoding/json on any
+// FuzzDecodeFast compares the JSON codec's decoder with encoding/json on any
 // input: go test -fuzz FuzzDecodeFast ./statgraph.
 func FuzzDecodeFast(f *testing.F) {
 	for _, in := range decodeInputs {

@@ -14,7 +14,7 @@ import (
 //
 // With encode false it keeps the live state values rather than their
 // encoding, which makes a checkpoint cost a few hundred nanoseconds; it then
-// relies on nodes treating the state as a value (see NodeFunc). With encode
+// relies on nodes treating the state as a value (see Builder.AddNode). With encode
 // true it stores the states encoded by the graph's Codec, as a durable store
 // would, so that a test sees what a resumed process would see.
 //

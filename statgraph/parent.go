@@ -18,7 +18,7 @@ import (
 //     through the parent's reducer (AddSubgraph's out is not called);
 //   - the parent runs every node of c.Goto next, besides the subgraph node's
 //     own edges. The subgraph node declares them with WithDestinations; a
-//     name outside them ends the run with ErrUnknownRoute.
+//     name outside them ends the run with an error naming it and the declared ones.
 //
 // P must be the state type of the graph the subgraph node belongs to (the
 // immediate parent); another type fails the parent's node with an error

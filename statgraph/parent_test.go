@@ -44,7 +44,7 @@ func (f *handFixture) ran(name string) int {
 
 func (f *handFixture) build(t *testing.T, cp Checkpointer, subOpts ...NodeOption) (*Graph[handState], error) {
 	t.Helper()
-	log := func(name string, hook *func()) NodeFunc[handState] {
+	log := func(name string, hook *func()) func(context.Context, handState) (handState, error) {
 		return func(context.Context, handState) (handState, error) {
 			f.count(name)
 			if hook != nil && *hook != nil {
@@ -144,7 +144,7 @@ func TestToParentErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Invoke(ctx, handState{}); !errors.Is(err, ErrUnknownRoute) ||
+	if _, err := g.Invoke(ctx, handState{}); !errors.Is(err, errUnknownRoute) ||
 		!strings.Contains(err.Error(), `subgraph node "sub" handed off to "other"`) {
 		t.Errorf("hand-off outside the declared destinations: %v", err)
 	}

@@ -1,7 +1,6 @@
 package statgraph
 
 import (
-	"cmp"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -114,6 +113,3 @@ func Last[T comparable](cur, update T) T {
 	}
 	return update
 }
-
-// Max returns the larger of cur and update.
-func Max[T cmp.Ordered](cur, update T) T { return max(cur, update) }

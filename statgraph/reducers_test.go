@@ -141,12 +141,12 @@ type scoreState struct {
 	Note string
 }
 
-// TestMaxAndLastReducers: in a fan-out, Max keeps the largest value any
-// branch wrote and Last the non-zero value of the last branch merged
+// TestMaxAndLastReducers: in a fan-out, the builtin max keeps the largest
+// value any branch wrote and Last the non-zero value of the last branch merged
 // (branches merge in node-name order), whatever order they finish in.
 func TestMaxAndLastReducers(t *testing.T) {
 	b := statgraph.New[scoreState]().SetReducer(func(cur, upd scoreState) scoreState {
-		cur.Best = statgraph.Max(cur.Best, upd.Best)
+		cur.Best = max(cur.Best, upd.Best)
 		cur.Note = statgraph.Last(cur.Note, upd.Note)
 		return cur
 	})

@@ -34,7 +34,7 @@ func (f *flaky) node(ctx context.Context, s st) (st, error) {
 	return s, nil
 }
 
-func oneNode(fn statgraph.NodeFunc[st], opts ...statgraph.NodeOption) *statgraph.Builder[st] {
+func oneNode(fn func(context.Context, st) (st, error), opts ...statgraph.NodeOption) *statgraph.Builder[st] {
 	return statgraph.New[st]().AddNode("n", fn, opts...).AddEdge(statgraph.Start, "n").AddEdge("n", statgraph.End)
 }
 

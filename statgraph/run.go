@@ -68,7 +68,8 @@ func (c *runConfig) calls() *callOpts {
 //     continue it with WithResume, or dismiss the pause with UpdateState.
 func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
 
-// WithStepLimit ends the run with ErrStepLimit after n super-steps.
+// WithStepLimit ends the run with ErrStepLimit after n super-steps. Without
+// it, or with n <= 0, a run may take 10,000 super-steps.
 func WithStepLimit(n int) RunOption { return func(c *runConfig) { c.stepLimit = n } }
 
 // WithTrace writes a readable trace of the run to w, one line per event (the
@@ -86,7 +87,7 @@ func FromCheckpoint(id int64) RunOption { return func(c *runConfig) { c.from = i
 // interrupts pending, value must be a ResumeMap naming each one answered by
 // ID. Needs WithThread. The input given to Invoke or Stream is ignored (pass
 // the zero value): the run continues from the thread's checkpoint. A thread
-// that is not paused is an error wrapping ErrNotInterrupted.
+// that is not paused is an error ("statgraph: thread is not interrupted").
 func WithResume(value any) RunOption {
 	return func(c *runConfig) { c.calls().resume = &resumeArg{value: value} }
 }
@@ -206,12 +207,12 @@ type slotEvents[S any] struct {
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
-	r := &run[S]{g: g, cfg: runConfig{stepLimit: g.cfg.stepLimit, trace: g.trace}}
+	r := &run[S]{g: g, cfg: runConfig{trace: g.trace}}
 	for _, o := range opts {
 		o(&r.cfg)
 	}
 	if r.cfg.stepLimit <= 0 {
-		r.cfg.stepLimit = g.cfg.stepLimit
+		r.cfg.stepLimit = defaultStepLimit
 	}
 	if r.cfg.trace != nil {
 		r.emit = newTracer[S](r.cfg.trace, g).event
@@ -278,7 +279,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 	r.cfg.cp = cp
 	if cp == nil {
 		if r.cfg.thread != "" || r.cfg.from != 0 || resume != nil {
-			return fmt.Errorf("%w: WithThread, FromCheckpoint and WithResume need a graph compiled WithCheckpointer", ErrNoCheckpointer)
+			return fmt.Errorf("%w: WithThread, FromCheckpoint and WithResume need a graph compiled WithCheckpointer", errNoCheckpointer)
 		}
 		if err := r.begin(ctx, input); err != nil {
 			return err
@@ -498,7 +499,7 @@ func (r *run[S]) merge() error {
 	if r.g.reducer == nil {
 		if len(r.slots) > 1 {
 			return fmt.Errorf("%w: nodes %q and %q ran in the same step and both returned an update; give the graph a reducer with SetReducer",
-				ErrConflictingUpdates, r.taskNode(0).name, r.taskNode(1).name)
+				errConflictingUpdates, r.taskNode(0).name, r.taskNode(1).name)
 		}
 		if !r.slots[0].handled {
 			r.state = r.slots[0].out
@@ -556,7 +557,7 @@ func (r *run[S]) follow(n *node[S], key string) error {
 	br := n.branch
 	t, ok := br.to[key]
 	if !ok {
-		return fmt.Errorf("%w: node %q routed to %q; its path map has %s", ErrUnknownRoute, n.name, key, strings.Join(br.keys, ", "))
+		return fmt.Errorf("%w: node %q routed to %q; its path map has %s", errUnknownRoute, n.name, key, strings.Join(br.keys, ", "))
 	}
 	if r.emit != nil {
 		if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: key, To: r.g.name(t)}) {

@@ -25,7 +25,7 @@ type Send[S any] struct {
 //
 // destinations declares every node fan may send to; Compile checks them and
 // draws them as dashed "send" edges, and a Send to another node ends the run
-// with ErrUnknownRoute. A node has at most one fan-out. The pending tasks
+// with an error naming it and the declared ones. A node has at most one fan-out. The pending tasks
 // and their inputs are saved with each checkpoint (encoded with the graph's
 // Codec), and each task's update is stored as soon as it finishes (under
 // DurabilitySync), so a run resumed after a failure or a crash runs only
@@ -146,7 +146,7 @@ func (r *run[S]) sendTo(n *node[S]) error {
 		t, ok := n.fan.to[s.To]
 		if !ok {
 			return fmt.Errorf("%w: node %q sent to %q; its declared destinations are %s (AddSends)",
-				ErrUnknownRoute, n.name, s.To, strings.Join(n.fan.names, ", "))
+				errUnknownRoute, n.name, s.To, strings.Join(n.fan.names, ", "))
 		}
 		if r.emit != nil {
 			if !r.emit(Event[S]{Kind: EventRoute, Step: r.step, Node: n.name, Key: sendKey, To: s.To}) {

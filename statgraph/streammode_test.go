@@ -22,7 +22,7 @@ func mergeTally(cur, up tally) tally {
 // progress values with CustomWriter.
 func streamFixture(t *testing.T) *Graph[tally] {
 	t.Helper()
-	progress := func(name string, n int) NodeFunc[tally] {
+	progress := func(name string, n int) func(context.Context, tally) (tally, error) {
 		return func(ctx context.Context, _ tally) (tally, error) {
 			w := CustomWriter[string](ctx)
 			for i := 1; i <= n; i++ {

@@ -30,7 +30,7 @@ type subgraphFixture struct {
 
 func (f *subgraphFixture) child(t *testing.T) *Graph[childState] {
 	t.Helper()
-	step := func(c *atomic.Int32, name string) NodeFunc[childState] {
+	step := func(c *atomic.Int32, name string) func(context.Context, childState) (childState, error) {
 		return func(ctx context.Context, s childState) (childState, error) {
 			c.Add(1)
 			s.Steps = append(slices.Clip(s.Steps), name)
@@ -71,7 +71,7 @@ func (f *subgraphFixture) child(t *testing.T) *Graph[childState] {
 
 func (f *subgraphFixture) parent(t *testing.T, cp Checkpointer) *Graph[parentState] {
 	t.Helper()
-	step := func(c *atomic.Int32, name string) NodeFunc[parentState] {
+	step := func(c *atomic.Int32, name string) func(context.Context, parentState) (parentState, error) {
 		return func(ctx context.Context, s parentState) (parentState, error) {
 			c.Add(1)
 			s.Log = append(slices.Clip(s.Log), name)

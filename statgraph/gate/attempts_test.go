@@ -15,7 +15,7 @@ import (
 // seenBy returns a coder that records the attempt context it reads from
 // the state into *seen, through a JSON round trip, as a checkpoint would
 // hand it to a resumed run.
-func seenBy(t *testing.T, calls *counter, seen *[]gate.Attempts) statgraph.NodeFunc[code] {
+func seenBy(t *testing.T, calls *counter, seen *[]gate.Attempts) func(context.Context, code) (code, error) {
 	return func(ctx context.Context, s code) (code, error) {
 		a := s.Gate.Attempts("gate")
 		raw, err := json.Marshal(a)

@@ -53,7 +53,7 @@ func (c *counter) get(name string) int {
 	return c.n[name]
 }
 
-func coder(calls *counter) statgraph.NodeFunc[code] {
+func coder(calls *counter) func(context.Context, code) (code, error) {
 	return func(_ context.Context, s code) (code, error) {
 		calls.inc("coder")
 		s = sawDecision(s)

@@ -49,7 +49,7 @@ func hold(marker string) {
 // build is the graph: a -> b -> (c1 | c2) -> d -> e. Each node records
 // "start" and "done" lines; pause "mid:<node>" holds between them.
 func build(log, pause, marker string) *statgraph.Builder[state] {
-	node := func(name string, add int) statgraph.NodeFunc[state] {
+	node := func(name string, add int) func(context.Context, state) (state, error) {
 		return func(_ context.Context, s state) (state, error) {
 			effect(log, "start "+name)
 			if pause == "mid:"+name {

@@ -23,7 +23,7 @@ type st struct {
 	Log []string
 }
 
-func step(name string) statgraph.NodeFunc[st] {
+func step(name string) func(context.Context, st) (st, error) {
 	return func(_ context.Context, s st) (st, error) {
 		s.N++
 		s.Log = append(s.Log, name)
@@ -68,7 +68,7 @@ func compile(t *testing.T, b *statgraph.Builder[st], opts ...statgraph.CompileOp
 
 // chain builds Start -> a -> b -> c -> End where b fails while *failB is set.
 func chain(calls *counter, failB *bool) *statgraph.Builder[st] {
-	node := func(name string) statgraph.NodeFunc[st] {
+	node := func(name string) func(context.Context, st) (st, error) {
 		return func(_ context.Context, s st) (st, error) {
 			calls.inc(name)
 			if name == "b" && *failB {
@@ -83,7 +83,7 @@ func chain(calls *counter, failB *bool) *statgraph.Builder[st] {
 		AddEdge(statgraph.Start, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", statgraph.End)
 }
 
-func approver(calls *counter) statgraph.NodeFunc[st] {
+func approver(calls *counter) func(context.Context, st) (st, error) {
 	return func(ctx context.Context, s st) (st, error) {
 		calls.inc("approve")
 		answer, err := statgraph.Interrupt[string](ctx, map[string]any{"question": "ship it?", "n": s.N})
@@ -191,7 +191,7 @@ func testInterruptInsideNode(t *testing.T, cp statgraph.Checkpointer) {
 	require.Equal(t, 2, calls.get("approve"), "the node re-runs from its start on resume")
 
 	_, err = g.Invoke(ctx, st{}, statgraph.WithThread("h"), statgraph.WithResume("again"))
-	require.ErrorIs(t, err, statgraph.ErrNotInterrupted)
+	require.ErrorContains(t, err, "statgraph: thread is not interrupted")
 }
 
 func testTwoInterrupts(t *testing.T, cp statgraph.Checkpointer) {

@@ -36,7 +36,7 @@ var modes = map[string]statgraph.Durability{
 // appends its name to the file runs as it starts; z, while hang is set,
 // then waits to be killed.
 func killGraph(store statgraph.Checkpointer, runs string, hang bool) (*statgraph.Graph[st], error) {
-	node := func(name string) statgraph.NodeFunc[st] {
+	node := func(name string) func(context.Context, st) (st, error) {
 		return func(ctx context.Context, _ st) (st, error) {
 			f, err := os.OpenFile(runs, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 			if err != nil {

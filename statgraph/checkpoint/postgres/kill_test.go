@@ -24,7 +24,7 @@ type killState struct{ Log []string }
 // runs when it starts, so runs counts executions across processes; b,
 // while hang is set, then waits to be killed.
 func killGraph(store statgraph.Checkpointer, runs string, hang bool) (*statgraph.Graph[killState], error) {
-	node := func(name string) statgraph.NodeFunc[killState] {
+	node := func(name string) func(context.Context, killState) (killState, error) {
 		return func(ctx context.Context, s killState) (killState, error) {
 			f, err := os.OpenFile(runs, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 			if err != nil {

@@ -28,7 +28,7 @@ func killGraph(t *testing.T, store statgraph.Checkpointer, runs string, block fu
 		f.WriteString(name + "\n")
 		f.Close()
 	}
-	childStep := func(name string) statgraph.NodeFunc[killChild] {
+	childStep := func(name string) func(context.Context, killChild) (killChild, error) {
 		return func(_ context.Context, s killChild) (killChild, error) {
 			record(name)
 			if name == "work" && block != nil {
@@ -45,7 +45,7 @@ func killGraph(t *testing.T, store statgraph.Checkpointer, runs string, block fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := func(name string) statgraph.NodeFunc[killParent] {
+	step := func(name string) func(context.Context, killParent) (killParent, error) {
 		return func(_ context.Context, s killParent) (killParent, error) {
 			record(name)
 			s.Log = append(slices.Clip(s.Log), name)
