@@ -186,9 +186,9 @@ type nodeConfig struct {
 	retry    *RetryPolicy
 	timeout  time.Duration
 	fallback string        // WithFallback
-	inputKey any           // WithInputKey: func(S) string, checked by checkCache
 	sub      drawable      // the child graph of a subgraph node (AddSubgraph)
 	cacheTTL time.Duration // WithCache
+	cacheKey any           // WithCache: a func(S) string, checked by checkCache; nil without WithCache
 	gotos    []string      // declared destinations (WithDestinations, AddCommandNode)
 	command  bool          // set by AddCommandNode
 	deferred bool          // WithDefer

@@ -9,37 +9,28 @@ import (
 // WithCache caches the node's update by its input for ttl (LangGraph's
 // CachePolicy): while an entry is fresh, a run that reaches the node with
 // an input of the same key takes the cached update instead of running the
-// node. The key is WithInputKey's function when the node has one, else the
-// state encoded with the graph's codec; a key of "" is not cached. Only
-// successful updates are cached; errors and interrupts are not.
+// node. key computes the key from the node's input; it must be cheap and
+// must not change the state. A nil key (write WithCache[S](ttl, nil)) keys
+// by the state encoded with the graph's codec. A key of "" is not cached.
+// Only successful updates are cached; errors and interrupts are not. A zero
+// ttl caches nothing; a negative one, or a key for another type than the
+// graph's state type S, is reported by Compile.
 //
 // The cache belongs to the compiled graph: it is shared by all its runs and
 // threads, lives in memory (nothing survives the process), and is safe for
 // concurrent use. Expired entries are dropped when their key is looked up
 // again. A cache hit still reports EventNodeStart and EventNodeEnd.
-func WithCache(ttl time.Duration) NodeOption {
-	return func(c *nodeConfig) { c.cacheTTL = ttl }
-}
-
-// WithInputKey gives a WithCache node its cache key: key must be cheap and
-// must not change the state. S is the graph's state type; Compile reports
-// another.
-func WithInputKey[S any](key func(s S) string) NodeOption {
-	return func(c *nodeConfig) { c.inputKey = key }
+func WithCache[S any](ttl time.Duration, key func(s S) string) NodeOption {
+	return func(c *nodeConfig) { c.cacheTTL, c.cacheKey = ttl, key }
 }
 
 // checkCache checks a plain node's cache options.
 func (b *Builder[S]) checkCache(ns *nodeSpec[S]) {
-	switch {
-	case ns.cfg.cacheTTL < 0:
-		b.problem("AddNode(%q): negative cache TTL %v", ns.name, ns.cfg.cacheTTL)
-	case ns.cfg.inputKey == nil:
-	case ns.cfg.cacheTTL == 0:
-		b.problem("AddNode(%q): WithInputKey on a node is its cache key: add WithCache(ttl)", ns.name)
-	default:
-		if _, ok := ns.cfg.inputKey.(func(S) string); !ok {
-			b.problem("AddNode(%q): WithInputKey takes a func(%T) string", ns.name, *new(S))
-		}
+	if ns.cfg.cacheTTL < 0 {
+		b.problem("AddNode(%q): WithCache: negative TTL %v", ns.name, ns.cfg.cacheTTL)
+	}
+	if _, ok := ns.cfg.cacheKey.(func(S) string); !ok && ns.cfg.cacheKey != nil {
+		b.problem("AddNode(%q): WithCache's key takes the graph's state: a func(%T) string, not a %T", ns.name, *new(S), ns.cfg.cacheKey)
 	}
 }
 
@@ -52,9 +43,9 @@ type cacheEntry[S any] struct {
 }
 
 // cached wraps the function of node ns in its cache. codec, when the node
-// has no input key, encodes the key (nil means JSON).
+// has no key function, encodes the key (nil means JSON).
 func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
-	key, _ := ns.cfg.inputKey.(func(S) string)
+	key, _ := ns.cfg.cacheKey.(func(S) string)
 	if key == nil {
 		if codec == nil {
 			codec = newJSONCodec[S]()

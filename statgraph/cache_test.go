@@ -24,8 +24,8 @@ func TestNodeCacheHitSkipsNodeUntilExpiry(t *testing.T) {
 		name string
 		opts []NodeOption
 	}{
-		{"input key", []NodeOption{WithCache(time.Minute), WithInputKey(func(s query) string { return s.Q })}},
-		{"encoded state", []NodeOption{WithCache(time.Minute)}},
+		{"input key", []NodeOption{WithCache(time.Minute, func(s query) string { return s.Q })}},
+		{"encoded state", []NodeOption{WithCache[query](time.Minute, nil)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
@@ -58,11 +58,21 @@ func TestNodeCacheHitSkipsNodeUntilExpiry(t *testing.T) {
 	}
 }
 
+// TestNodeCacheOptionsChecked: Compile reports a cache key for another
+// state type, and a negative TTL.
 func TestNodeCacheOptionsChecked(t *testing.T) {
-	_, err := New[query]().
-		AddNode("x", func(_ context.Context, s query) (query, error) { return s, nil }, WithInputKey(func(s query) string { return s.Q })).
-		AddEdge(Start, "x").AddEdge("x", End).Compile()
-	if err == nil || !strings.Contains(err.Error(), `AddNode("x"): WithInputKey on a node is its cache key: add WithCache(ttl)`) {
-		t.Fatalf("WithInputKey without WithCache: %v", err)
+	for _, tc := range []struct {
+		opt  NodeOption
+		want string
+	}{
+		{WithCache(time.Minute, func(s string) string { return s }), `AddNode("x"): WithCache's key takes the graph's state: a func(statgraph.query) string, not a func(string) string`},
+		{WithCache[query](-time.Minute, nil), `AddNode("x"): WithCache: negative TTL -1m0s`},
+	} {
+		_, err := New[query]().
+			AddNode("x", func(_ context.Context, s query) (query, error) { return s, nil }, tc.opt).
+			AddEdge(Start, "x").AddEdge("x", End).Compile()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v; want an error containing %s", err, tc.want)
+		}
 	}
 }

@@ -92,7 +92,7 @@
 // back. The child checkpoints under a namespace of the parent's thread; an
 // interrupt inside it pauses the parent, WithResume through the parent resumes
 // it, and its events reach the parent's stream. WithCache caches a node's
-// update by its input key for a TTL.
+// update for a TTL, keyed by a function of its input or by the encoded input.
 //
 // # Observing a run
 //

@@ -2,37 +2,28 @@ package statgraph
 
 import "time"
 
-// EventKind says what an Event reports.
-type EventKind uint8
+// EventKind says what an Event reports. Its values are readable names
+// ("run_start", "node_end", ...), so a kind prints and compares as itself.
+type EventKind string
 
 // Event kinds, in the order they occur within a step.
 const (
-	EventRunStart   EventKind = iota + 1 // a run starts or resumes: Nodes is the first frontier
-	EventStepStart                       // a super-step starts: Step, Nodes
-	EventNodeStart                       // a node attempt starts: Node, Attempt
-	EventRetry                           // a failed attempt will be retried: Node, Attempt (the failed one), Delay, Err
-	EventNodeEnd                         // a node finished: Node, Attempt, Duration, Err
-	EventUpdate                          // the step's updates were merged: State
-	EventRoute                           // a router chose: Node (from), Key, To
-	EventCheckpoint                      // a checkpoint was saved: CheckpointID
-	EventInterrupt                       // the run paused: Interrupts
-	EventRunEnd                          // the run ended: State, Err
+	EventRunStart   EventKind = "run_start"  // a run starts or resumes: Nodes is the first frontier
+	EventStepStart  EventKind = "step_start" // a super-step starts: Step, Nodes
+	EventNodeStart  EventKind = "node_start" // a node attempt starts: Node, Attempt
+	EventRetry      EventKind = "retry"      // a failed attempt will be retried: Node, Attempt (the failed one), Delay, Err
+	EventNodeEnd    EventKind = "node_end"   // a node finished: Node, Attempt, Duration, Err
+	EventUpdate     EventKind = "update"     // the step's updates were merged: State
+	EventRoute      EventKind = "route"      // a router chose: Node (from), Key, To
+	EventCheckpoint EventKind = "checkpoint" // a checkpoint was saved: CheckpointID
+	EventInterrupt  EventKind = "interrupt"  // the run paused: Interrupts
+	EventRunEnd     EventKind = "run_end"    // the run ended: State, Err
 
 	// Opt-in kinds, produced only when a Stream asks for them with
 	// WithEvents (see there).
-	EventNodeUpdate // one node's own update, before the merge: Node, State (the update)
-	EventCustom     // a value written from inside a node with CustomWriter: Node, Custom
+	EventNodeUpdate EventKind = "node_update" // one node's own update, before the merge: Node, State (the update)
+	EventCustom     EventKind = "custom"      // a value written from inside a node with CustomWriter: Node, Custom
 )
-
-var kindNames = [...]string{"", "run_start", "step_start", "node_start", "retry", "node_end", "update", "route", "checkpoint", "interrupt", "run_end",
-	"node_update", "custom"}
-
-func (k EventKind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return "unknown"
-}
 
 // Event is one thing that happened during a run, as delivered by Stream and
 // written by the tracer. Which fields are set depends on Kind.

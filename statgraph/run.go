@@ -18,9 +18,9 @@ type runConfig struct {
 	stepLimit int
 	trace     io.Writer
 	from      int64 // checkpoint to replay from; 0 = latest
-	// kinds is the set of event kinds a Stream yields (bit k for kind k);
-	// 0 means the default set (streammode.go).
-	kinds uint32
+	// kinds lists the event kinds a Stream yields; nil means the default
+	// set (streammode.go).
+	kinds []EventKind
 	// cp is the run's checkpointer once the run opened. For the run of a
 	// subgraph (subgraph.go) sub makes cp, the parent's, the run's
 	// checkpointer in place of the graph's own, and ns is the subgraph's
@@ -445,7 +445,7 @@ func (r *run[S]) superstep() error {
 	r.pending = r.pending[:0]
 	r.resumes = nil
 
-	if r.cfg.kinds&(1<<EventNodeUpdate) != 0 && r.emit != nil && !r.emitNodeUpdates() {
+	if r.emit != nil && slices.Contains(r.cfg.kinds, EventNodeUpdate) && !r.emitNodeUpdates() {
 		return r.stopped()
 	}
 	if err := r.merge(); err != nil {

@@ -35,7 +35,7 @@ func describe(ev statgraph.Event[w1State]) string {
 	case statgraph.EventRunEnd:
 		return fmt.Sprintf("end history=%d err=%v", len(ev.State.ErrorHistory), ev.Err)
 	}
-	return ev.Kind.String()
+	return string(ev.Kind)
 }
 
 func TestStreamEventOrder(t *testing.T) {
@@ -88,7 +88,7 @@ func TestStreamBreakCancelsAndLeavesNoGoroutine(t *testing.T) {
 	var kinds []string
 	t0 := time.Now()
 	for ev := range g.Stream(context.Background(), st{}) {
-		kinds = append(kinds, ev.Kind.String()+":"+ev.Node)
+		kinds = append(kinds, string(ev.Kind)+":"+ev.Node)
 		if ev.Kind == statgraph.EventNodeStart && ev.Node == "b" {
 			break
 		}

@@ -1,10 +1,9 @@
 package statgraph
 
-import "context"
-
-// defaultKinds are the event kinds a Stream yields without WithEvents:
-// everything except the opt-in kinds.
-const defaultKinds = ^uint32(0) &^ (1<<EventNodeUpdate | 1<<EventCustom)
+import (
+	"context"
+	"slices"
+)
 
 // WithEvents chooses the kinds of event a Stream yields; EventRunEnd, which
 // carries the run's error, is always yielded. It maps LangGraph's stream
@@ -23,12 +22,11 @@ const defaultKinds = ^uint32(0) &^ (1<<EventNodeUpdate | 1<<EventCustom)
 // subgraph are filtered the same way. Without Stream (Invoke with
 // WithTrace) the option has no effect.
 func WithEvents(kinds ...EventKind) RunOption {
-	return func(c *runConfig) {
-		c.kinds = 0
-		for _, k := range kinds {
-			c.kinds |= 1 << k
-		}
+	kinds = slices.Clone(kinds)
+	if len(kinds) == 0 {
+		kinds = nil
 	}
+	return func(c *runConfig) { c.kinds = kinds }
 }
 
 // CustomWriter returns a function that streams values of type T from inside
@@ -43,7 +41,7 @@ func WithEvents(kinds ...EventKind) RunOption {
 // step's barrier, before the node's EventNodeEnd.
 func CustomWriter[T any](ctx context.Context) func(T) {
 	info, ok := ctx.Value(infoKey{}).(*nodeInfo)
-	if !ok || info.sink == nil || info.cfg.kinds&(1<<EventCustom) == 0 {
+	if !ok || info.sink == nil || !slices.Contains(info.cfg.kinds, EventCustom) {
 		return func(T) {}
 	}
 	sink, node, step := info.sink, info.node, info.step
@@ -94,8 +92,9 @@ func (c *runConfig) wants(k EventKind) bool {
 	if k == EventRunEnd {
 		return true
 	}
-	if c.kinds == 0 {
-		return defaultKinds&(1<<k) != 0
+	if c.kinds == nil {
+		// The default: every kind except the opt-in ones.
+		return k != EventNodeUpdate && k != EventCustom
 	}
-	return c.kinds&(1<<k) != 0
+	return slices.Contains(c.kinds, k)
 }

@@ -53,7 +53,7 @@ func render(ev Event[tally]) string {
 	case EventRunEnd:
 		return fmt.Sprintf("end %v %v", ev.State.Items, ev.Err)
 	}
-	return ev.Kind.String() + " " + ev.Node
+	return string(ev.Kind) + " " + ev.Node
 }
 
 func collect(t *testing.T, g *Graph[tally], opts ...RunOption) []string {
