@@ -33,9 +33,9 @@ type Checkpointer interface {
 	// Delete removes the checkpoints of thread whose IDs are below before,
 	// or every checkpoint of thread when before <= 0, in one atomic step,
 	// and returns how many it removed. Deleting from a thread that does not
-	// exist removes nothing and is not an error. Prune calls it with a
-	// positive before, only once every checkpoint it keeps can be loaded
-	// without the removed ones.
+	// exist removes nothing and is not an error. checkpoint.Prune (package
+	// statgraph/checkpoint) calls it with a positive before, only once
+	// every checkpoint it keeps can be loaded without the removed ones.
 	Delete(ctx context.Context, thread string, before int64) (int, error)
 	// PutWrites appends writes to the Pending of checkpoint id of thread,
 	// so that Get and Range return them with it. The engine calls it

@@ -176,63 +176,9 @@ func TestCheckpointBytesLinear(t *testing.T) {
 	require.Less(t, large, 5*small, "bytes at 4000 steps over bytes at 1000: "+strconv.FormatFloat(float64(large)/float64(small), 'f', 1, 64))
 }
 
-// TestPrune keeps the last checkpoints of a finished thread (and the rows
-// they are rebuilt from), deletes the rest, and leaves every remaining
-// snapshot loadable and equal to what it was.
-func TestPrune(t *testing.T) {
-	for _, name := range []string{"values", "encoded"} {
-		t.Run(name, func(t *testing.T) {
-			store := statgraph.NewMemoryCheckpointer(name == "encoded")
-			g := runGrow(t, store, "t", 500)
-			whole, err := g.History(t.Context(), "t", 0, 0)
-			require.NoError(t, err)
-			byID := map[int64]statgraph.Snapshot[growState]{}
-			for _, s := range whole {
-				byID[s.CheckpointID] = s
-			}
-			left := len(whole)
-			for _, keep := range []int{50, 1} {
-				n, err := statgraph.Prune(t.Context(), store, "t", keep)
-				require.NoError(t, err)
-				rest, err := g.History(t.Context(), "t", 0, 0)
-				require.NoError(t, err)
-				require.GreaterOrEqual(t, len(rest), keep)
-				require.Equal(t, left-n, len(rest), "checkpoints left after keeping %d", keep)
-				require.Less(t, len(rest), len(whole)/2, "keep %d deleted too little", keep)
-				left = len(rest)
-				for _, s := range rest {
-					require.Equal(t, byID[s.CheckpointID], s, "checkpoint %d after keeping %d", s.CheckpointID, keep)
-				}
-				st, err := g.State(t.Context(), "t")
-				require.NoError(t, err)
-				require.Equal(t, whole[0], st)
-			}
-			// The thread goes on.
-			_, err = g.UpdateState(t.Context(), "t", growState{Step: 1}, "")
-			require.NoError(t, err)
-		})
-	}
-}
-
-// TestPruneRefusesUnfinished: a thread that would resume keeps everything.
-func TestPruneRefusesUnfinished(t *testing.T) {
-	store := statgraph.NewMemoryCheckpointer(true)
-	g := growGraph(t, store, 100)
-	_, err := g.Invoke(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(50))
-	require.Error(t, err, "the step limit stops the run")
-	before, err := store.Range(t.Context(), "t", 0, 0, 0)
-	require.NoError(t, err)
-	_, err = statgraph.Prune(t.Context(), store, "t", 1)
-	require.ErrorContains(t, err, "has not finished")
-	after, err := store.Range(t.Context(), "t", 0, 0, 0)
-	require.NoError(t, err)
-	require.Len(t, after, len(before))
-	_, err = statgraph.Prune(t.Context(), store, "t", 0)
-	require.ErrorContains(t, err, "keep at least")
-}
-
 // TestReadsRowsWithoutBase: checkpoints written before Base existed (Base
-// 0) still load, one Get per ancestor, and Prune refuses them.
+// 0) still load, one Get per ancestor (checkpoint.Prune refuses them:
+// statgraph/checkpoint's TestPruneRefusesRowsWithoutBase).
 func TestReadsRowsWithoutBase(t *testing.T) {
 	store := statgraph.NewMemoryCheckpointer(true)
 	g := runGrow(t, store, "t", 300)
@@ -249,6 +195,4 @@ func TestReadsRowsWithoutBase(t *testing.T) {
 	got, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
-	_, err = statgraph.Prune(t.Context(), store, "t", 1)
-	require.ErrorContains(t, err, "older statgraph")
 }

@@ -12,7 +12,7 @@ import (
 	"slices"
 
 	"github.com/statgraph/statgraph/agents/workspace"
-	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -198,7 +198,7 @@ func (d *Dispatcher) Clean(ctx context.Context) (Cleaned, error) {
 
 // CleanKeeping is Clean, except that with keep > 0 a finished unit's
 // thread keeps its last keep checkpoints (and those they are rebuilt
-// from; see statgraph.Prune) instead of being deleted, so its history can
+// from; see checkpoint.Prune) instead of being deleted, so its history can
 // still be read. A thread whose run did not finish (a failed task stopped
 // mid-graph) is then left whole.
 func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error) {
@@ -228,7 +228,7 @@ func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error
 			if len(cps[0].Next) > 0 || len(cps[0].Interrupts) > 0 {
 				continue // its run did not finish: keep it whole
 			}
-			n, err := statgraph.Prune(ctx, d.Checkpointer, plan.Thread(id), keep)
+			n, err := checkpoint.Prune(ctx, d.Checkpointer, plan.Thread(id), keep)
 			if err != nil {
 				return out, fmt.Errorf("prune the checkpoints of task %s: %w", id, err)
 			}
