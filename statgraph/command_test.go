@@ -36,7 +36,7 @@ func TestCommandHandOffBetweenAgents(t *testing.T) {
 	out, err := g.Invoke(context.Background(), st{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"alice", "bob", "alice"}, out.Log)
-	require.Contains(t, g.Mermaid(), "alice -.-> bob")
+	require.Contains(t, draw(t, g, "mermaid"), "alice -.-> bob")
 
 	var gotos []string
 	for ev, err := range g.Stream(context.Background(), st{}) {

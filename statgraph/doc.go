@@ -10,7 +10,8 @@
 // remembered and Compile reports them all at once in one error
 // (unknown nodes, duplicate or reserved names, nodes Start cannot reach or
 // that cannot reach End, ...). The compiled *Graph is immutable and safe for
-// concurrent use: Invoke it, Stream its events, or draw it (Mermaid, DOT).
+// concurrent use: Invoke it, Stream its events, or Draw it (Mermaid, DOT,
+// SVG).
 //
 // # Super-steps and state
 //

@@ -5,6 +5,37 @@ import (
 	"strings"
 )
 
+// Draw returns a drawing of the graph in format, one of:
+//
+//   - "mermaid": a Mermaid flowchart;
+//   - "dot": a Graphviz digraph;
+//   - "svg": a standalone SVG document, laid out without outside tools in
+//     layers from Start (top) to End (bottom). Each node is a
+//     <g class="node" id="sg-node-NAME" data-node="NAME"> (the id made of
+//     letters, digits and '_' as in Mermaid), Start and End with the extra
+//     class "terminal" and subgraph nodes "subgraph", so a page can
+//     highlight one with CSS; every name and label is XML-escaped.
+//
+// All three draw the same edges. Conditional edges are labelled with their
+// path-map keys and a waiting join's edges with "join"; edges back to an
+// earlier node (retry loops) are dashed, Send edges (AddSends) are dashed
+// and labelled "send", a command node's declared destinations
+// (AddCommandNode, WithDestinations) and fallback edges (WithFallback,
+// labelled "on error") are dashed; in mermaid and dot a subgraph node is a
+// box holding its child graph. Another format is an error naming the three. Draw is a pure
+// function of the compiled graph, safe for concurrent use.
+func (g *Graph[S]) Draw(format string) (string, error) {
+	switch format {
+	case "mermaid":
+		return g.mermaid(), nil
+	case "dot":
+		return g.dot(), nil
+	case "svg":
+		return g.svg(), nil
+	}
+	return "", fmt.Errorf("statgraph: Draw: unknown format %q; use mermaid, dot or svg", format)
+}
+
 // drawEdge is one arrow of a drawing.
 type drawEdge struct {
 	from, to string
@@ -76,12 +107,8 @@ func (g *Graph[S]) edgesForDrawing() []drawEdge {
 	return out
 }
 
-// Mermaid returns a Mermaid flowchart of the graph. Conditional edges are
-// labelled with their path-map keys and a waiting join's edges with "join";
-// edges back to an earlier node (retry loops) are dashed, Send edges
-// (AddSends) are dashed and labelled "send", and a command node's declared
-// destinations (AddCommandNode) are dashed.
-func (g *Graph[S]) Mermaid() string {
+// mermaid returns a Mermaid flowchart of the graph (Draw).
+func (g *Graph[S]) mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	fmt.Fprintf(&b, "    %s([start])\n", mermaidID(Start))
@@ -127,9 +154,8 @@ func mermaidID(name string) string {
 	return "n_" + b.String()
 }
 
-// DOT returns a Graphviz drawing of the graph, with the same conventions as
-// Mermaid.
-func (g *Graph[S]) DOT() string {
+// dot returns a Graphviz drawing of the graph (Draw).
+func (g *Graph[S]) dot() string {
 	var b strings.Builder
 	b.WriteString("digraph statgraph {\n    rankdir=TB;\n    node [shape=box, style=rounded];\n")
 	fmt.Fprintf(&b, "    %q [label=\"start\", shape=oval];\n", Start)

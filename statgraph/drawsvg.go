@@ -17,9 +17,9 @@ const (
 	svgSkipX  = 40 // room on the left for edges that skip a layer
 )
 
-// SVG returns a drawing of the graph as a standalone SVG document, laid out
-// in layers from Start (top) to End (bottom) from the same edges as Mermaid
-// and DOT: a node's layer is the longest path to it from Start without
+// svg returns a drawing of the graph as a standalone SVG document (Draw),
+// laid out in layers from Start (top) to End (bottom) from the same edges as
+// the Mermaid and DOT drawings: a node's layer is the longest path to it from Start without
 // edges back to earlier nodes, and nodes of a layer keep the order the
 // edges first reach them. Back edges (retry loops), Send, command and
 // fallback edges are dashed; conditional edges carry their path-map key.
@@ -28,9 +28,8 @@ const (
 // escaped; the id made of letters, digits and '_' as in Mermaid), Start and
 // End with the extra class "terminal" and subgraphs
 // "subgraph", so a page can highlight one with CSS (e.g. by adding a class
-// to it). Every name and label is XML-escaped. SVG is a pure function of
-// the compiled graph, safe for concurrent use.
-func (g *Graph[S]) SVG() string {
+// to it). Every name and label is XML-escaped.
+func (g *Graph[S]) svg() string {
 	edges := g.edgesForDrawing()
 	// Node order: Start, then as edges first reach them, End last.
 	order := []string{Start}

@@ -59,11 +59,30 @@ func parseSVG(t *testing.T, s string) (map[string]svgNode, map[string]string) {
 	return nodes, edges
 }
 
+// draw returns g's drawing in format, failing the test if Draw fails.
+func draw[S any](t testing.TB, g *statgraph.Graph[S], format string) string {
+	t.Helper()
+	s, err := g.Draw(format)
+	require.NoError(t, err)
+	return s
+}
+
+// TestDrawFormats: Draw gives each of its three formats and refuses
+// another, naming the three.
+func TestDrawFormats(t *testing.T) {
+	g := mustCompile(t, w1())
+	for format, start := range map[string]string{"mermaid": "flowchart TD\n", "dot": "digraph statgraph {\n", "svg": "<svg "} {
+		require.True(t, strings.HasPrefix(draw(t, g, format), start), "%s drawing starts with %q", format, start)
+	}
+	_, err := g.Draw("png")
+	require.EqualError(t, err, `statgraph: Draw: unknown format "png"; use mermaid, dot or svg`)
+}
+
 // The retry loop is laid out top to bottom, each node a group the page can
 // find by id and data-node, the retry edge dashed, End below everything.
 func TestSVGLayersAndIDs(t *testing.T) {
 	g := mustCompile(t, w1())
-	nodes, edges := parseSVG(t, g.SVG())
+	nodes, edges := parseSVG(t, draw(t, g, "svg"))
 	require.Len(t, nodes, 6, "start, end and four nodes")
 	y := func(n string) int { v, _ := strconv.Atoi(nodes[n].Rect.Y); return v }
 	require.Less(t, y(statgraph.Start), y("planner"))
@@ -76,12 +95,12 @@ func TestSVGLayersAndIDs(t *testing.T) {
 	require.Equal(t, "start", nodes[statgraph.Start].Text)
 	require.Equal(t, "edge dashed", edges["verifier->executor"], "the retry edge")
 	require.Equal(t, "edge", edges["planner->executor"])
-	require.Equal(t, g.SVG(), g.SVG(), "stable output")
+	require.Equal(t, draw(t, g, "svg"), draw(t, g, "svg"), "stable output")
 
 	// verifier -> End skips failed's layer: it is routed left of failed,
 	// not drawn through it.
 	require.Equal(t, "edge skip", edges["verifier->"+statgraph.End])
-	m := regexp.MustCompile(`data-from="verifier" data-to="` + statgraph.End + `"><path d="([^"]*)"`).FindStringSubmatch(g.SVG())
+	m := regexp.MustCompile(`data-from="verifier" data-to="` + statgraph.End + `"><path d="([^"]*)"`).FindStringSubmatch(draw(t, g, "svg"))
 	require.Len(t, m, 2, "the skip edge's path")
 	left, _ := strconv.Atoi(nodes["failed"].Rect.X)
 	for _, pt := range regexp.MustCompile(`(\d+),\d+`).FindAllStringSubmatch(m[1], -1) {
@@ -95,7 +114,7 @@ func TestSVGEscapesNames(t *testing.T) {
 	name := `<script>alert("x")</script>&`
 	nop := func(_ context.Context, s st) (st, error) { return s, nil }
 	g := mustCompile(t, statgraph.New[st]().AddNode(name, nop).AddEdge(statgraph.Start, name).AddEdge(name, statgraph.End))
-	s := g.SVG()
+	s := draw(t, g, "svg")
 	require.NotContains(t, s, "<script>")
 	nodes, _ := parseSVG(t, s)
 	require.Equal(t, name, nodes[name].Node)

@@ -50,7 +50,7 @@ func TestFallbackAfterExhaustedRetries(t *testing.T) {
 	require.Len(t, seen, 1)
 	require.Contains(t, seen[0], "service down")
 	require.Contains(t, seen[0], `node "call" attempt 2`)
-	require.Contains(t, g.Mermaid(), "call -. on error .-> recover")
+	require.Contains(t, draw(t, g, "mermaid"), "call -. on error .-> recover")
 	require.NoError(t, statgraph.FallbackError(context.Background()))
 }
 

@@ -44,7 +44,7 @@ func TestJoinAfterUnevenBranchesRunsOnce(t *testing.T) {
 	require.Equal(t, 1, calls.get("d"))
 	require.Equal(t, []string{"a", "b", "c1", "c2", "c3", "d"}, out.Log)
 	require.Equal(t, 5, out.N, "d saw every update of both branches")
-	require.Contains(t, g.Mermaid(), "c3 -- join --> d")
+	require.Contains(t, draw(t, g, "mermaid"), "c3 -- join --> d")
 }
 
 // The join's waiting set is in the checkpoint: a run that crashes on the

@@ -123,7 +123,7 @@ func TestToParentHandsOffToParentNode(t *testing.T) {
 	if f.ran("a") != 1 || f.ran("hand") != 1 || f.ran("rest") != 0 || f.ran("other") != 0 {
 		t.Fatalf("runs %v; want a and hand once, rest and other never", f.runs)
 	}
-	if m := g.Mermaid(); !strings.Contains(m, "sub -.-> target") {
+	if m := g.mermaid(); !strings.Contains(m, "sub -.-> target") {
 		t.Fatalf("Mermaid does not draw the declared hand-off:\n%s", m)
 	}
 }

@@ -55,8 +55,8 @@ func TestSendThousandItemsMergedInSendOrder(t *testing.T) {
 	require.Equal(t, "reduced 1000", out.Log[1000])
 	require.Equal(t, 1000, out.N)
 	require.Equal(t, 1, calls.get("reduce"))
-	require.Contains(t, g.Mermaid(), "split -. send .-> map")
-	require.Contains(t, g.DOT(), `"split" -> "map" [label="send", style=dashed]`)
+	require.Contains(t, draw(t, g, "mermaid"), "split -. send .-> map")
+	require.Contains(t, draw(t, g, "dot"), `"split" -> "map" [label="send", style=dashed]`)
 }
 
 // Mirrors LangGraph's test_pregel.py test_send_dedupe_on_resume: after a

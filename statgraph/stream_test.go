@@ -151,12 +151,12 @@ func TestTraceShowsFailuresAndRetries(t *testing.T) {
 
 func TestDrawings(t *testing.T) {
 	g := mustCompile(t, w1())
-	golden(t, "w1.mmd", g.Mermaid())
-	golden(t, "w1.dot", g.DOT())
-	require.Contains(t, g.Mermaid(), "verifier -. retry .-> executor")
-	require.Contains(t, g.DOT(), `"verifier" -> "executor" [label="retry", style=dashed`)
+	golden(t, "w1.mmd", draw(t, g, "mermaid"))
+	golden(t, "w1.dot", draw(t, g, "dot"))
+	require.Contains(t, draw(t, g, "mermaid"), "verifier -. retry .-> executor")
+	require.Contains(t, draw(t, g, "dot"), `"verifier" -> "executor" [label="retry", style=dashed`)
 	g2 := mustCompile(t, w2())
-	golden(t, "w2.mmd", g2.Mermaid())
+	golden(t, "w2.mmd", draw(t, g2, "mermaid"))
 }
 
 // golden compares got with testdata/name, rewriting it under -update.

@@ -38,8 +38,8 @@ const nsSep = "|"
 // Event.Namespace set to the path of subgraph nodes and no State; its
 // EventRunStart and EventRunEnd are left out (the node's own start and end
 // frame them), and so is its EventInterrupt (the parent reports the pause
-// with the interrupt's full ID). Mermaid and DOT draw the child inside a box named after the
-// node. Errors of the child are the node's errors: retries and timeouts
+// with the interrupt's full ID). Draw's mermaid and dot drawings show the
+// child inside a box named after the node. Errors of the child are the node's errors: retries and timeouts
 // apply to the whole child run. A node of the child hands off to the
 // parent with ToParent; the nodes it may go to are declared with
 // WithDestinations among opts.

@@ -218,10 +218,10 @@ func TestSubgraphWithoutCheckpointer(t *testing.T) {
 	if err != nil || !slices.Equal(s.Log, []string{"x"}) {
 		t.Fatalf("Invoke = %+v, %v", s, err)
 	}
-	if m := g.Mermaid(); !strings.Contains(m, `subgraph sub["sub"]`) || !strings.Contains(m, `sub__x["x"]`) {
+	if m := g.mermaid(); !strings.Contains(m, `subgraph sub["sub"]`) || !strings.Contains(m, `sub__x["x"]`) {
 		t.Fatalf("Mermaid does not draw the subgraph as a box:\n%s", m)
 	}
-	if d := g.DOT(); !strings.Contains(d, `subgraph "cluster_sub"`) || !strings.Contains(d, `"sub|x" [label="x"]`) {
+	if d := g.dot(); !strings.Contains(d, `subgraph "cluster_sub"`) || !strings.Contains(d, `"sub|x" [label="x"]`) {
 		t.Fatalf("DOT does not draw the subgraph as a cluster:\n%s", d)
 	}
 }

@@ -339,9 +339,14 @@ func (s *server) graph(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	svg, err := g.Draw("svg")
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
 	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Cache-Control", "max-age=3600")
-	io.WriteString(w, g.SVG())
+	io.WriteString(w, svg)
 }
 
 // events streams the Control's events as Server-Sent Events: "event:" is

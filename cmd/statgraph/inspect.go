@@ -240,16 +240,11 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	switch *format {
-	case "mermaid":
-		fmt.Fprint(stdout, g.Mermaid())
-	case "dot":
-		fmt.Fprint(stdout, g.DOT())
-	case "svg":
-		fmt.Fprint(stdout, g.SVG())
-	default:
+	out, err := g.Draw(*format)
+	if err != nil {
 		return usagef("graph: unknown format %q; use mermaid, dot or svg", *format)
 	}
+	fmt.Fprint(stdout, out)
 	return nil
 }
 

@@ -318,16 +318,24 @@ func TestGateBackoffIsStatgraphs(t *testing.T) {
 	require.Equal(t, 1, calls.get("coder"))
 }
 
+// draw returns g's drawing in format, failing the test if Draw fails.
+func draw[S any](t testing.TB, g *statgraph.Graph[S], format string) string {
+	t.Helper()
+	s, err := g.Draw(format)
+	require.NoError(t, err)
+	return s
+}
+
 // TestGateDrawn: the gate is drawn as its node and conditional edges.
 func TestGateDrawn(t *testing.T) {
 	g := compile(t, pipeline(&counter{}, 1, gate.Config{FailTo: "failed"}))
-	m := g.Mermaid()
+	m := draw(t, g, "mermaid")
 	for _, e := range []string{"gate -- pass --> done", "gate -. retry .-> coder", "gate -- fail --> failed"} {
 		require.Contains(t, m, e, "mermaid:\n%s", m)
 	}
-	d := g.DOT()
+	d := draw(t, g, "dot")
 	require.Contains(t, d, `"gate" -> "coder"`)
-	require.True(t, strings.Contains(g.SVG(), ">gate<"), "svg draws the gate node")
+	require.True(t, strings.Contains(draw(t, g, "svg"), ">gate<"), "svg draws the gate node")
 }
 
 func TestGateCompileErrors(t *testing.T) {
@@ -409,7 +417,7 @@ func TestGateRetryTargetsByValidator(t *testing.T) {
 		AddEdge(statgraph.Start, "planner").AddEdge("planner", "coder").AddEdge("coder", "plan").AddEdge("plan", "test").
 		AddEdge("test", "gate").AddEdge("done", statgraph.End)
 	g := compile(t, b)
-	require.Contains(t, g.Mermaid(), "gate -. retry:planner .-> planner")
+	require.Contains(t, draw(t, g, "mermaid"), "gate -. retry:planner .-> planner")
 	s, err := g.Invoke(context.Background(), code{})
 	require.NoError(t, err)
 	require.True(t, s.Done)
