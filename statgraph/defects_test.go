@@ -137,7 +137,7 @@ func TestRemainingStepsReadableByNode(t *testing.T) {
 	var seen []int
 	b := statgraph.New[st]().
 		AddNode("loop", func(ctx context.Context, s st) (st, error) {
-			seen = append(seen, statgraph.RemainingSteps(ctx))
+			seen = append(seen, statgraph.RuntimeOf(ctx).RemainingSteps)
 			s.N++
 			return s, nil
 		}).
@@ -152,7 +152,7 @@ func TestRemainingStepsReadableByNode(t *testing.T) {
 	_, err := g.Invoke(context.Background(), st{}, statgraph.WithStepLimit(5))
 	require.NoError(t, err)
 	require.Equal(t, []int{4, 3, 2}, seen)
-	require.Equal(t, 0, statgraph.RemainingSteps(context.Background()))
+	require.Equal(t, statgraph.Runtime{}, statgraph.RuntimeOf(context.Background()), "outside a node every field is zero")
 }
 
 // savers runs f against both kinds of memory checkpointer: one that keeps

@@ -42,20 +42,21 @@
 // run time: each Send runs a node on its own input, and the updates merge in
 // send order (map-reduce). AddCommandNode adds a node that returns a Command:
 // its update together with where to go next. A node can read
-// RemainingSteps to wrap up before the step limit. All of it is saved with
-// the checkpoints, so a resumed run keeps waiting, sending and going where
-// it was.
+// RuntimeOf(ctx).RemainingSteps to wrap up before the step limit. All of it
+// is saved with the checkpoints, so a resumed run keeps waiting, sending and
+// going where it was.
 //
 // # Failures, retries, cancellation
 //
 // A node's error, or a panic (recovered, with its stack), ends the run with
 // a *NodeError naming the node and attempt. WithRetry retries a node under a
 // RetryPolicy (exponential backoff with jitter; Permanent opts an error out);
-// WithTimeout bounds each attempt (a late result is refused); Attempt tells
-// a node which attempt it is. WithFallback names a node that handles the
-// error once retries are used up, reading it with FallbackError.
-// Cancelling the context stops the run promptly: nodes get a context derived
-// from it, and Invoke returns an error wrapping the context's.
+// WithTimeout bounds each attempt (a late result is refused). RuntimeOf(ctx)
+// tells a node what it can know of its run: its Attempt, the RemainingSteps
+// and, in a WithFallback handler (a node that handles another's error once
+// its retries are used up), the Fallback error. Cancelling the context
+// stops the run promptly: nodes get a context derived from it, and Invoke
+// returns an error wrapping the context's.
 //
 // # Gates: retrying upstream on a failed check
 //

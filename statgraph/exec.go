@@ -57,27 +57,6 @@ func (c *nodeCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// Attempt returns the attempt number of the running node (1 for the first
-// try, 2 for the first retry under its RetryPolicy). Outside a node it
-// returns 0.
-func Attempt(ctx context.Context) int {
-	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-		return info.attempt
-	}
-	return 0
-}
-
-// RemainingSteps returns how many more super-steps the run may take after
-// the current one before it ends with ErrStepLimit (0 in its last allowed
-// step), so that a looping node can wrap up in time. Outside a node it
-// returns 0.
-func RemainingSteps(ctx context.Context) int {
-	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-		return info.cfg.stepLimit - info.step
-	}
-	return 0
-}
-
 // exec runs node n in slot sl, with retries, leaving the update or the error
 // in the slot.
 func (r *run[S]) exec(sl *slot[S], n *node[S]) {

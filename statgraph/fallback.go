@@ -1,7 +1,6 @@
 package statgraph
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,24 +13,12 @@ import (
 // failed for good (its RetryPolicy's attempts are used up, or the error is
 // Permanent, a timeout or a panic), the run does not end with the error;
 // the node's update and edges are dropped and node runs in the next
-// super-step instead, where FallbackError returns the error. Interrupts and
+// super-step instead, where RuntimeOf(ctx).Fallback is the error. Interrupts and
 // the run's own cancellation are never handled. The fallback must be a node
 // of the graph (Compile checks it). After a resume from a checkpoint the
 // error keeps its message but not its type.
 func WithFallback(node string) NodeOption {
 	return func(c *nodeConfig) { c.fallback = node }
-}
-
-// FallbackError returns, inside a node running as a WithFallback handler,
-// the error of the node that failed and led to it (several are joined with
-// errors.Join). It returns nil elsewhere, including outside a node.
-func FallbackError(ctx context.Context) error {
-	if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-		if info.extra != nil {
-			return info.extra.failure
-		}
-	}
-	return nil
 }
 
 // compileFallbacks resolves WithFallback onto the nodes.

@@ -22,7 +22,7 @@ func flakyWithFallback(calls *counter, seen *[]string) *statgraph.Builder[st] {
 			statgraph.WithFallback("recover")).
 		AddNode("recover", func(ctx context.Context, s st) (st, error) {
 			calls.inc("recover")
-			err := statgraph.FallbackError(ctx)
+			err := statgraph.RuntimeOf(ctx).Fallback
 			if err == nil {
 				return st{}, errors.New("recover ran without an error to handle")
 			}
@@ -51,7 +51,7 @@ func TestFallbackAfterExhaustedRetries(t *testing.T) {
 	require.Contains(t, seen[0], "service down")
 	require.Contains(t, seen[0], `node "call" attempt 2`)
 	require.Contains(t, draw(t, g, "mermaid"), "call -. on error .-> recover")
-	require.NoError(t, statgraph.FallbackError(context.Background()))
+	require.NoError(t, statgraph.RuntimeOf(context.Background()).Fallback)
 }
 
 // The error waits for its handler in the checkpoint: when the handler is

@@ -117,7 +117,7 @@ func ExampleWithFallback() {
 			statgraph.WithFallback("apologise")).
 		AddNode("apologise", func(ctx context.Context, _ Research) (Research, error) {
 			var failed *statgraph.NodeError
-			errors.As(statgraph.FallbackError(ctx), &failed)
+			errors.As(statgraph.RuntimeOf(ctx).Fallback, &failed)
 			return Research{Summary: "no findings: " + failed.Err.Error()}, nil
 		}).
 		AddNode("write", finding("written")).
@@ -130,4 +130,29 @@ func ExampleWithFallback() {
 	out, err := g.Invoke(context.Background(), Research{})
 	fmt.Println(out.Summary, err)
 	// Output: no findings: source offline <nil>
+}
+
+// A node reads its attempt and the steps left from its ctx: "search" fails
+// its first attempt and is retried; the run may take 3 steps in all.
+func ExampleRuntimeOf() {
+	g, err := statgraph.New[Research]().
+		AddNode("search", func(ctx context.Context, r Research) (Research, error) {
+			rt := statgraph.RuntimeOf(ctx)
+			fmt.Printf("attempt %d, %d steps left after this one\n", rt.Attempt, rt.RemainingSteps)
+			if rt.Attempt == 1 {
+				return r, errors.New("timeout")
+			}
+			return r, nil
+		}, statgraph.WithRetry(statgraph.RetryPolicy{MaxAttempts: 2, InitialInterval: 1})).
+		AddEdge(statgraph.Start, "search").AddEdge("search", statgraph.End).
+		Compile()
+	if err != nil {
+		panic(err)
+	}
+	_, err = g.Invoke(context.Background(), Research{}, statgraph.WithStepLimit(3))
+	fmt.Println(err, statgraph.RuntimeOf(context.Background()))
+	// Output:
+	// attempt 1, 2 steps left after this one
+	// attempt 2, 2 steps left after this one
+	// <nil> {0 0 <nil>}
 }

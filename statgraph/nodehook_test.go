@@ -44,7 +44,7 @@ func TestNodeHookWrapsEachAttempt(t *testing.T) {
 		AddNode("flaky", func(ctx context.Context, s st) (st, error) {
 			tries++
 			require.Equal(t, fmt.Sprintf("flaky s1 a%d", tries), seen(ctx), "the node runs with the hook's ctx")
-			require.Equal(t, tries, statgraph.Attempt(ctx), "and still finds its run through it")
+			require.Equal(t, tries, statgraph.RuntimeOf(ctx).Attempt, "and still finds its run through it")
 			if tries == 1 {
 				return s, errors.New("transient")
 			}

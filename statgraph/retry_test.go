@@ -23,7 +23,7 @@ type flaky struct {
 
 func (f *flaky) node(ctx context.Context, s st) (st, error) {
 	f.starts = append(f.starts, time.Now())
-	f.attempts = append(f.attempts, statgraph.Attempt(ctx))
+	f.attempts = append(f.attempts, statgraph.RuntimeOf(ctx).Attempt)
 	if len(f.starts) <= f.failures {
 		if f.err != nil {
 			return s, f.err
