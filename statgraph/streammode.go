@@ -15,7 +15,7 @@ import (
 //   - custom: EventCustom, values a node writes with CustomWriter
 //     (progress, tokens);
 //   - debug: every lifecycle kind, which is what Stream yields without
-//     this option.
+//     this option (or with no kinds given).
 //
 // EventNodeUpdate and EventCustom are produced only when asked for here, so
 // that a run that does not want them pays nothing for them. Events of a
