@@ -64,9 +64,9 @@ func killGraph(store statgraph.Checkpointer, runs string, hang bool) (*statgraph
 	return b.Compile(statgraph.WithCheckpointer(store))
 }
 
-// KillHelper is the body of the test that RunDurabilityKill starts in
-// another process: it runs the graph until it is killed. Outside that
-// process it skips.
+// KillHelper is the body of the test that RunDurabilityKill and
+// RunFeatureKill start in another process: it runs the graph they name
+// until it is killed. Outside that process it skips.
 func KillHelper(t *testing.T, ks KillStore) {
 	place := os.Getenv(killPlace)
 	if place == "" {

@@ -40,15 +40,6 @@ type killCase struct {
 	runs   string   // node bodies run across both processes, sorted
 }
 
-// killCases lists the cases by name.
-var killCases = map[string]killCase{}
-
-func init() {
-	for _, c := range append(durabilityChainCases(), featureCases()...) {
-		killCases[c.name] = c
-	}
-}
-
 // recordNode is a node body of the kill cases: it appends name to the file
 // runs, waits to be killed when name is hang, and returns an update adding
 // name to the log.
@@ -268,10 +259,12 @@ func runKillCase(t *testing.T, helperTest string, ks KillStore, c killCase) {
 // helperKillCase is KillHelper's body for the kill case named name: it
 // runs the case's graph on store until the process is killed.
 func helperKillCase(t *testing.T, store statgraph.Checkpointer, name string) {
-	c, ok := killCases[name]
-	if !ok {
+	all := append(durabilityChainCases(), featureCases()...)
+	k := slices.IndexFunc(all, func(c killCase) bool { return c.name == name })
+	if k < 0 {
 		t.Fatalf("no kill case %q", name)
 	}
+	c := all[k]
 	runs := os.Getenv(killRuns)
 	if c.slowWrite {
 		store = slowWrite{Checkpointer: store, runs: runs, node: c.hang}
