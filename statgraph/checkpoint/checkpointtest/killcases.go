@@ -30,7 +30,7 @@ type killCase struct {
 	hang  string
 	// slowWrite makes the helper's store slow to write the checkpoint that
 	// leads to hang (its Next is [hang]): that write lasts until hang starts
-	// (and then until the process is killed), or 500 ms, whichever is first.
+	// (and then until the process is killed), or 2 s, whichever is first.
 	slowWrite bool
 	// stored reports whether the helper's latest checkpoint is the one the
 	// kill must find; point says what that is, for the failure message.
@@ -91,7 +91,7 @@ func chainGraph(store statgraph.Checkpointer, runs, hang string) (*statgraph.Gra
 // when c starts, if c can start before it is written). What
 // statgraph.Durability documents for each mode:
 //   - sync writes each step's checkpoint before the next step starts: the
-//     write after b ends (after 500 ms) before c starts, so only the
+//     write after b ends (after 2 s) before c starts, so only the
 //     running step is lost: c and d run again;
 //   - async writes it while the next step runs, and a crash may also lose
 //     the last completed step: c starts while the write after b is in
@@ -279,7 +279,9 @@ func helperKillCase(t *testing.T, store statgraph.Checkpointer, name string) {
 
 // slowWrite is a store whose write of the checkpoint that leads to node
 // (Next is [node]) is slow: it lasts until node starts (and then until the
-// process is killed: the write is in flight at the crash), or 500 ms.
+// process is killed: the write is in flight at the crash), or 2 s, which
+// leaves a loaded machine time to start node when the run does not wait
+// for the write.
 type slowWrite struct {
 	statgraph.Checkpointer
 	runs, node string
@@ -287,7 +289,7 @@ type slowWrite struct {
 
 func (s slowWrite) Put(ctx context.Context, cp *statgraph.Checkpoint) error {
 	if slices.Equal(cp.Next, []string{s.node}) {
-		for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); {
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
 			if strings.Contains(readRuns(s.runs), s.node+"\n") {
 				select {} // until killed
 			}
