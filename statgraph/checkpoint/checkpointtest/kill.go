@@ -3,12 +3,10 @@ package checkpointtest
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/statgraph/statgraph/statgraph"
 )
@@ -66,9 +64,9 @@ func killGraph(store statgraph.Checkpointer, runs string, hang bool) (*statgraph
 	return b.Compile(statgraph.WithCheckpointer(store))
 }
 
-// KillHelper is the body of the test that RunDurabilityKill starts in
-// another process: it runs the graph until it is killed. Outside that
-// process it skips.
+// KillHelper is the body of the test that RunDurabilityKill and
+// RunFeatureKill start in another process: it runs the graph they name
+// until it is killed. Outside that process it skips.
 func KillHelper(t *testing.T, ks KillStore) {
 	place := os.Getenv(killPlace)
 	if place == "" {
@@ -78,6 +76,9 @@ func KillHelper(t *testing.T, ks KillStore) {
 	store, err := ks.Open(ctx, place)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if name := os.Getenv(killCaseEnv); name != "" {
+		helperKillCase(t, store, name) // killcases.go
 	}
 	g, err := killGraph(store, os.Getenv(killRuns), true)
 	if err != nil {
@@ -98,6 +99,12 @@ func KillHelper(t *testing.T, ks KillStore) {
 //   - sync and async: a, x and y once, z twice (only the unfinished task
 //     runs again);
 //   - exit: every node twice (nothing was stored but the input).
+//
+// It then does the same on a chain a -> b -> c -> d killed while c runs,
+// whose store is slow to write the checkpoint after b, where the modes
+// differ as documented: sync loses only c (c and d run again), async also
+// loses b, whose write was in flight (b, c and d run again), exit loses
+// everything (see durabilityChainCases).
 func RunDurabilityKill(t *testing.T, helperTest string, ks KillStore) {
 	for _, tc := range []struct {
 		mode string
@@ -110,31 +117,15 @@ func RunDurabilityKill(t *testing.T, helperTest string, ks KillStore) {
 		t.Run(tc.mode, func(t *testing.T) {
 			place := ks.New(t)
 			runs := filepath.Join(t.TempDir(), "runs")
-			cmd := exec.Command(os.Args[0], "-test.run=^"+helperTest+"$", "-test.count=1")
-			cmd.Env = append(os.Environ(), killPlace+"="+place, killRuns+"="+runs, killMode+"="+tc.mode)
-			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
 			ctx := context.Background()
 			store, err := ks.Open(ctx, place)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer closeStore(store)
-			deadline := time.Now().Add(60 * time.Second)
-			for !killPoint(ctx, store, runs, tc.mode) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the helper never reached the kill point (x and y finished%s, z running); it ran %q",
-						map[bool]string{true: " and stored", false: ""}[tc.mode != "exit"], readRuns(runs))
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if err := cmd.Process.Kill(); err != nil { // SIGKILL
-				t.Fatal(err)
-			}
-			cmd.Wait()
+			killAt(t, helperTest, []string{killPlace + "=" + place, killRuns + "=" + runs, killMode + "=" + tc.mode}, runs,
+				func() bool { return killPoint(ctx, store, runs, tc.mode) },
+				"x and y finished"+map[bool]string{true: " and stored", false: ""}[tc.mode != "exit"]+", z running")
 
 			g, err := killGraph(store, runs, false)
 			if err != nil {
@@ -154,6 +145,7 @@ func RunDurabilityKill(t *testing.T, helperTest string, ks KillStore) {
 			}
 		})
 	}
+	runDurabilityChainKill(t, helperTest, ks)
 }
 
 // killPoint reports whether the helper may be killed: z is running and x

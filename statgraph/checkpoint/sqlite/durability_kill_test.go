@@ -16,7 +16,8 @@ var killStore = checkpointtest.KillStore{
 	},
 }
 
-// TestDurabilityKillHelper is the process TestDurabilityModesKilled kills.
+// TestDurabilityKillHelper is the process TestDurabilityModesKilled and
+// TestJoinDeferCommandKilled kill.
 func TestDurabilityKillHelper(t *testing.T) { checkpointtest.KillHelper(t, killStore) }
 
 // TestDurabilityModesKilled kills a process running parallel nodes under
