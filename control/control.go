@@ -41,9 +41,10 @@ type Options struct {
 	// flags give them (see RunOptions).
 	Run RunOptions
 
-	// Poll is how often a Control with subscribers reads the tasks file,
-	// the results journal and the run store to see a run started
-	// elsewhere (a terminal); 0 means 500ms.
+	// Poll is how often a Control with subscribers looks at the tasks
+	// file, the results journal and the run store to see a run started
+	// elsewhere (a terminal); 0 means 500ms. A poll parses the file only
+	// when one of the two changed (see Tasks).
 	Poll time.Duration
 
 	// StoreOnly skips Open's check that the tasks file loads, for callers
@@ -71,6 +72,7 @@ type Control struct {
 	asks map[string]*question // pending escalations by unit
 
 	stored storedCache // what Tasks last read from the run store
+	read   planRead    // what Tasks last read from the tasks file and journal
 
 	hub *hub
 }
