@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
-	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
@@ -20,8 +18,9 @@ import (
 )
 
 // Options says which plan a Control works on and how its runs are set up.
-// The zero value works on ./tasks.json with the model from nothing (command
-// executors only); cmd/statgraph fills Model from the environment.
+// The zero value works on ./tasks.json with the zero RunOptions (command
+// executors only); cmd/statgraph fills Run from run's flags and the
+// environment.
 type Options struct {
 	// File is the tasks file; "" means "tasks.json".
 	File string
@@ -38,20 +37,14 @@ type Options struct {
 	// write to Store.
 	Checkpointer statgraph.Checkpointer
 
-	// The settings of a run Start begins, as statgraph run's flags.
-	Model       llm.Config
-	Jobs        int
-	Budget      int // global token budget; 0 means unlimited
-	NoSandbox   bool
-	TaskTimeout time.Duration
-	AllowEnv    []string
-	GoCacheProg []string
-	// Log receives the orchestrator's own lines of a run; nil discards them.
-	Log io.Writer
+	// Run holds the settings of the runs Start begins, as statgraph run's
+	// flags give them (see RunOptions).
+	Run RunOptions
 
-	// Poll is how often a Control with subscribers reads the tasks file,
-	// the results journal and the run store to see a run started
-	// elsewhere (a terminal); 0 means 500ms.
+	// Poll is how often a Control with subscribers looks at the tasks
+	// file, the results journal and the run store to see a run started
+	// elsewhere (a terminal); 0 means 500ms. A poll parses the file only
+	// when one of the two changed (see Tasks).
 	Poll time.Duration
 
 	// StoreOnly skips Open's check that the tasks file loads, for callers
@@ -79,6 +72,7 @@ type Control struct {
 	asks map[string]*question // pending escalations by unit
 
 	stored storedCache // what Tasks last read from the run store
+	read   planRead    // what Tasks last read from the tasks file and journal
 
 	hub *hub
 }

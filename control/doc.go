@@ -3,7 +3,7 @@
 // JSON API (statgraph serve), the MCP server (statgraph mcp) and the
 // inspecting commands. There is one copy of each operation, here.
 //
-//	c, err := control.Open(control.Options{File: "tasks.json", Model: llm.ConfigFromEnv()})
+//	c, err := control.Open(control.Options{File: "tasks.json", Run: control.RunOptions{Model: llm.ConfigFromEnv()}})
 //	defer c.Close()
 //
 // Reading, which writes nothing:
@@ -24,7 +24,8 @@
 //     statgraph reset and run --retry-failed do;
 //   - Start: a run of the pending tasks in this process, with statgraph
 //     run's checks (repository, sandbox, state paths, preflight) and
-//     settings (Options); one at a time, and refused with ErrRunning while
+//     settings (Options.Run, which statgraph run's Dispatcher is made from
+//     too); one at a time, and refused with ErrRunning while
 //     a run started elsewhere holds the lock. Stop cancels it as the first
 //     Ctrl-C does. An escalation (on_exhausted "ask") waits as a Question
 //     until Answer(unit, "retry"|"skip"|"abort").

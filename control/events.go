@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 )
@@ -224,6 +225,20 @@ func (h *hub) watch(quit, done chan struct{}) {
 	}
 }
 
+// sameTask reports whether a and b show the same: every field equal,
+// Dependencies element by element and Question by value.
+func sameTask(a, b TaskInfo) bool {
+	if a.ID != b.ID || a.Parent != b.Parent || a.Title != b.Title || a.Status != b.Status || a.Reason != b.Reason ||
+		a.Phase != b.Phase || a.Node != b.Node || a.Attempt != b.Attempt || a.MaxAttempts != b.MaxAttempts ||
+		a.Tokens != b.Tokens || !slices.Equal(a.Dependencies, b.Dependencies) {
+		return false
+	}
+	if a.Question == nil || b.Question == nil {
+		return a.Question == b.Question
+	}
+	return reflect.DeepEqual(*a.Question, *b.Question)
+}
+
 // compare reads the units and sends an EventTask for each that changed
 // since the last comparison (every unit the first time); a unit that is
 // gone, or a read that fails, sends an EventResync. Lagging subscribers
@@ -243,22 +258,28 @@ func (h *hub) compare() {
 		return // an edit in progress, most likely: the next poll reads it
 	}
 	first := h.prev == nil
-	next := make(map[string]TaskInfo, len(infos))
+	if first {
+		h.prev = make(map[string]TaskInfo, len(infos))
+	}
+	last := len(h.prev)
+	known := 0 // units of infos that were there last time
 	for _, ti := range infos {
-		next[ti.ID] = ti
-		if old, ok := h.prev[ti.ID]; first || !ok || !reflect.DeepEqual(old, ti) {
-			ti := ti
-			h.publishLocked(Event{Kind: EventTask, Unit: ti.ID, Task: &ti, Time: h.noticed[ti.ID]})
+		old, ok := h.prev[ti.ID]
+		if ok {
+			known++
+		}
+		if first || !ok || !sameTask(old, ti) {
+			h.prev[ti.ID] = ti
+			changed := ti // a copy of its own, so that ti does not escape
+			h.publishLocked(Event{Kind: EventTask, Unit: ti.ID, Task: &changed, Time: h.noticed[ti.ID]})
 		}
 	}
-	if !first {
-		for id := range h.prev {
-			if _, ok := next[id]; !ok {
-				h.publishLocked(Event{Kind: EventResync})
-				break
-			}
+	if known < last { // some unit is gone
+		h.publishLocked(Event{Kind: EventResync})
+		clear(h.prev)
+		for _, ti := range infos {
+			h.prev[ti.ID] = ti
 		}
 	}
-	h.prev = next
 	clear(h.noticed)
 }

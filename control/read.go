@@ -39,16 +39,16 @@ type TaskInfo struct {
 // tasks file with the results journal applied (so a run going on elsewhere,
 // or one that was killed, shows its outcomes), its dependencies, and its
 // phase, node, attempt and tokens from the in-process run or the run
-// store. The run store is read only for units in progress and units whose
-// status changed since the last call (see storedCache), so a poll of a
-// large plan costs little. It writes nothing. It fails when the tasks file cannot be read or
-// is not valid (an edit in progress), or the run store cannot be read.
+// store. So that a poll of a large plan costs little, the tasks file is
+// parsed again only when it or the journal changed (planRead: their stat,
+// or their content's hash within 2 s of a write), and the run store is
+// read only for units in progress and units whose status changed since
+// the last call (storedCache). It writes nothing. It fails when the tasks
+// file cannot be read or is not valid (an edit in progress), or the run
+// store cannot be read.
 func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
-	f, err := tasks.Load(c.o.File, c.o.Tag)
+	base, ndeps, err := c.read.read(c.o.File, c.o.Tag, c.plan)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", c.o.File, err)
-	}
-	if _, err := tasks.ApplyJournal(f, c.plan); err != nil {
 		return nil, err
 	}
 	g, _, err := c.reader(ctx, false)
@@ -62,15 +62,13 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	}
 	c.mu.Unlock()
 	asks := c.Questions()
-	var out []TaskInfo
-	for _, u := range f.Units() {
-		t, _ := f.Task(u.ID)
-		ti := TaskInfo{ID: u.ID, Parent: u.Parent, Title: t.Title, Status: t.Status, Reason: t.StatusReason,
-			Dependencies: append([]string{}, u.Deps...), Attempt: t.RetryCount, MaxAttempts: t.Retries()}
-		if ti.Status == "" {
-			ti.Status = tasks.StatusPending
-		}
-		if l, ok := live[u.ID]; ok {
+	out := make([]TaskInfo, len(base))
+	deps := make([]string, 0, ndeps) // one array for every unit's copy
+	for i, ti := range base {
+		n := len(deps)
+		deps = append(deps, ti.Dependencies...)
+		ti.Dependencies = deps[n:len(deps):len(deps)]
+		if l, ok := live[ti.ID]; ok {
 			ti.Phase, ti.Attempt, ti.Tokens = l.phase, l.attempt, l.tokens
 			if l.max > 0 {
 				ti.MaxAttempts = l.max
@@ -79,9 +77,9 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 				ti.Status, ti.Reason = l.status, l.reason
 			}
 		} else if g != nil {
-			s, err := c.stored.read(ctx, g, c.plan.Thread(u.ID), u.ID, ti.Status)
+			s, err := c.stored.read(ctx, g, c.plan, ti.ID, ti.Status)
 			if err != nil {
-				return nil, errStoreRead(u.ID, c.o.Store, err)
+				return nil, errStoreRead(ti.ID, c.o.Store, err)
 			}
 			ti.Phase, ti.Tokens = s.phase, s.tokens
 			if ti.Status == tasks.StatusInProgress {
@@ -91,10 +89,10 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 		if ti.Status == tasks.StatusInProgress {
 			ti.Node = NodeOf(ti.Phase)
 		}
-		if q, ok := asks[u.ID]; ok {
+		if q, ok := asks[ti.ID]; ok {
 			ti.Question = &q
 		}
-		out = append(out, ti)
+		out[i] = ti
 	}
 	return out, nil
 }

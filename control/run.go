@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
-	"github.com/statgraph/statgraph/agents/llm"
-	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/tasks"
-	"github.com/statgraph/statgraph/verifier"
 )
 
 // ErrRunning is returned (wrapped) by Start when a run of the plan is
@@ -68,23 +64,6 @@ type StartOptions struct {
 	// RetryFailed sends failed and blocked tasks back to pending first,
 	// as statgraph run --retry-failed does.
 	RetryFailed bool
-}
-
-// CheckRepo reports, with what to do about it, a repo that tasks cannot
-// run on: not the top of a git repository, or one without a commit.
-func CheckRepo(repo string) error {
-	if _, err := workspace.CheckSource(repo); err != nil {
-		abs, _ := filepath.Abs(repo)
-		switch {
-		case errors.Is(err, workspace.ErrNotRepository):
-			return fmt.Errorf("%s is not the top directory of a git repository: statgraph works on per-task branches of your repository; "+
-				"run git init, add and commit your files there, or pass --repo DIR", abs)
-		case errors.Is(err, workspace.ErrNoCommit):
-			return fmt.Errorf("the repository %s has no commit yet: tasks start from its HEAD commit; commit your files first (git add -A && git commit -m init)", abs)
-		}
-		return err
-	}
-	return nil
 }
 
 // Start begins a run of the plan's pending (and interrupted) tasks in this
@@ -169,23 +148,15 @@ func (c *Control) prepare(ctx context.Context, so StartOptions) (*tasks.Dispatch
 	return d, lock, nil
 }
 
-// checked makes statgraph run's checks and returns the Dispatcher of f;
-// the plan's lock is held.
+// checked makes statgraph run's checks and returns the Dispatcher of f,
+// set up by the run options (Options.Run) as statgraph run's is; the
+// plan's lock is held.
 func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (*tasks.Dispatcher, error) {
-	repo := c.plan.Repo
-	if err := CheckRepo(repo); err != nil {
+	if err := CheckPlan(c.plan); err != nil {
 		return nil, err
 	}
-	if !c.o.NoSandbox {
-		if err := verifier.SandboxAvailable(); err != nil {
-			return nil, fmt.Errorf("statgraph refuses to run checks without a sandbox; nothing was changed: %w", err)
-		}
-	}
-	if err := c.plan.Check(); err != nil {
-		return nil, fmt.Errorf("%w; nothing was changed", err)
-	}
-	if err := tasks.Preflight(ctx, f, repo, c.o.Model, nil); err != nil {
-		return nil, fmt.Errorf("%s cannot run; nothing was changed:\n%w", c.o.File, err)
+	if err := c.o.Run.Check(ctx, f, c.plan.Repo); err != nil {
+		return nil, err
 	}
 	if _, err := Settle(f, c.plan, so.RetryFailed); err != nil {
 		return nil, err
@@ -194,14 +165,8 @@ func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (
 	if err != nil {
 		return nil, err
 	}
-	d := &tasks.Dispatcher{
-		File: f, Repo: repo, Checkpointer: st, Jobs: c.o.Jobs, Model: c.o.Model,
-		Report: c.report, Log: c.o.Log, TaskTimeout: c.o.TaskTimeout, NoSandbox: c.o.NoSandbox,
-		AllowEnv: c.o.AllowEnv, GoCacheProg: c.o.GoCacheProg, Ask: c.ask,
-	}
-	if c.o.Budget > 0 {
-		d.Budget = llm.NewBudget(c.o.Budget, nil)
-	}
+	d := c.o.Run.Dispatcher(f, c.plan.Repo, st)
+	d.Report, d.Ask = c.report, c.ask
 	return d, nil
 }
 

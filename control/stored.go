@@ -34,10 +34,10 @@ type storedEntry struct {
 }
 
 // read returns unit's stored state, from the cache when the unit is not
-// in progress and its status is the one it had when read, else from g
-// (the zero stored when the unit has no checkpoint). It fails with the
-// store's error.
-func (sc *storedCache) read(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, unit, status string) (stored, error) {
+// in progress and its status is the one it had when read, else from g,
+// at plan's thread of unit (the zero stored when the unit has no
+// checkpoint). It fails with the store's error.
+func (sc *storedCache) read(ctx context.Context, g *statgraph.Graph[agents.TaskState], plan tasks.Plan, unit, status string) (stored, error) {
 	if status != tasks.StatusInProgress {
 		sc.mu.Lock()
 		e, ok := sc.units[unit]
@@ -47,7 +47,7 @@ func (sc *storedCache) read(ctx context.Context, g *statgraph.Graph[agents.TaskS
 		}
 	}
 	var s stored
-	snap, err := g.State(ctx, thread)
+	snap, err := g.State(ctx, plan.Thread(unit))
 	switch {
 	case err == nil:
 		s = stored{phase: snap.State.Phase, tokens: snap.State.Tokens, retry: snap.State.RetryCount}

@@ -62,7 +62,7 @@ func TestToolsDeclareTypedSchemas(t *testing.T) {
 func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	file := controltest.NewPlan(t, controltest.AskPlan)
 	m := controltest.NewModel(t)
-	cs := connect(t, control.Options{File: file, Model: m.Config(), Jobs: 1})
+	cs := connect(t, control.Options{File: file, Run: control.RunOptions{Model: m.Config(), Jobs: 1}})
 
 	list := call[mcpserver.TaskList](t, cs, "list_tasks", nil)
 	require.Len(t, list.Tasks, 2)
@@ -230,7 +230,7 @@ func TestStopRunAndResetFailed(t *testing.T) {
 	m := controltest.NewModel(t)
 	m.SetHold(2 * time.Second)
 	m.SetBroken(true)
-	cs := connect(t, control.Options{File: file, Model: m.Config(), Jobs: 1})
+	cs := connect(t, control.Options{File: file, Run: control.RunOptions{Model: m.Config(), Jobs: 1}})
 	call[mcpserver.RunState](t, cs, "run_pending", nil)
 	eventually(t, cs, 60*time.Second, "task 1 in its executor", func(s mcpserver.Status) bool {
 		return len(s.Running) == 1 && s.Running[0].Node == "executor"

@@ -66,6 +66,10 @@ func NewPlan(repo, file, tag string) (Plan, error) {
 // Store is the path of the plan's run store (checkpoints and history).
 func (p Plan) Store() string { return filepath.Join(p.Dir, "runs.db") }
 
+// Journal is the path of the plan's results journal: the outcomes a run
+// made durable but not yet saved in the tasks file (see ApplyJournal).
+func (p Plan) Journal() string { return journalPath(p.Dir) }
+
 // WorkDir is the directory holding the plan's workspaces, one per unit.
 func (p Plan) WorkDir() string { return filepath.Join(p.Dir, "work") }
 

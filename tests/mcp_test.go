@@ -20,9 +20,16 @@ import (
 // and returns the process's exit error.
 func mcpSession(t *testing.T, dir string, args ...string) (*mcp.ClientSession, *lockedBuffer) {
 	t.Helper()
+	return mcpSessionEnv(t, dir, nil, args...)
+}
+
+// mcpSessionEnv is mcpSession with the variables env added to the
+// process's environment.
+func mcpSessionEnv(t *testing.T, dir string, env []string, args ...string) (*mcp.ClientSession, *lockedBuffer) {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = childEnv()
+	cmd.Env = append(childEnv(), env...)
 	var stderr lockedBuffer // written by exec's copying goroutine while the test reads it
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

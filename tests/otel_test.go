@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -144,6 +145,34 @@ func TestRunExportsOTLPGRPC(t *testing.T) {
 	t.Parallel()
 	recv := newOTLPGRPCReceiver(t)
 	runExportingTo(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc")
+	checkRunSpans(t, recv)
+}
+
+// A run that statgraph mcp's run_pending starts is traced as a terminal
+// run is, from the same OTEL_* variables: the same span tree reaches the
+// OTLP/HTTP receiver, flushed when the session ends. The run's model
+// requests are bounded by mcp's --request-timeout, a run flag it shares.
+func TestMCPRunExportsOTLP(t *testing.T) {
+	t.Parallel()
+	recv := newOTLPReceiver(t)
+	m := newTokenModel(t)
+	dir := newRepo(t, map[string]string{"tasks.json": tokenTasks})
+	env := append(m.env(), "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_SERVICE_NAME=statgraph-e2e")
+	cs, stderr := mcpSessionEnv(t, dir, env, "--model", "scripted", "--request-timeout", "30s", filepath.Join(dir, "tasks.json"))
+	var run struct{ Running bool }
+	mcpCall(t, cs, "run_pending", nil, &run)
+	require.True(t, run.Running)
+	var st mcpStatus
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st = mcpStatus{}
+		mcpCall(t, cs, "status", nil, &st)
+		if !st.Run.Running || time.Now().After(deadline) {
+			break
+		}
+	}
+	require.Equal(t, map[string]int{"done": 1}, st.Counts, "stderr:\n%s", stderr)
+	require.NoError(t, cs.Close(), "stderr:\n%s", stderr)
+	require.NotContains(t, stderr.String(), "warning: cannot export traces")
 	checkRunSpans(t, recv)
 }
 

@@ -16,7 +16,7 @@ import (
 func newControl(t testing.TB, tasksJSON string, mc llm.Config) *control.Control {
 	t.Helper()
 	file := controltest.NewPlan(t, tasksJSON)
-	c, err := control.Open(control.Options{File: file, Model: mc, Jobs: 1, Poll: 50 * time.Millisecond})
+	c, err := control.Open(control.Options{File: file, Run: control.RunOptions{Model: mc, Jobs: 1}, Poll: 50 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -9,7 +9,7 @@
 //	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
 //	statgraph reset [flags] <task-id>...    send failed or blocked tasks back to pending
 //	statgraph graph [--format mermaid|dot]  the orchestrator graph
-//	statgraph serve [--addr A] [tasks.json] web UI and JSON API of a plan
+//	statgraph serve [--addr A] [flags] [tasks.json] web UI and JSON API of a plan
 //	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
 //	statgraph worker --queue URL [flags]    take tasks from a River queue (run --queue)
 //	statgraph migrate --queue URL           set up the queue's tables
@@ -59,21 +59,24 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 const usage = `statgraph: run a tasks.json through planner -> executor -> verifier, with retries.
 
 Usage:
-  statgraph run [flags] [tasks.json]       run pending tasks (default file: tasks.json)
-  statgraph resume [flags] [tasks.json]    continue tasks a crash or Ctrl-C left in progress
+  statgraph run [run flags] [--plain] [--json] [--retry-failed] [--wait-for-answers] [--integrate B]
+                [--queue URL] [--remote URL] [tasks.json]   run pending tasks (default file: tasks.json)
+  statgraph resume [flags] [tasks.json]        continue tasks a crash or Ctrl-C left in progress (run's flags)
   statgraph validate [--tag T] [tasks.json]
   statgraph status [--tag T] [--store F] [--queue URL] [--json] [tasks.json]
   statgraph history [--file tasks.json] [--store F] [--queue URL] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot|svg]
-  statgraph serve [--addr 127.0.0.1:7777] [--token-file F] [tasks.json]   web UI and JSON API (README, Web UI)
+  statgraph serve [--addr 127.0.0.1:7777] [--token-file F] [run flags] [tasks.json]   web UI and JSON API (README, Web UI)
   statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [--queue URL] [tasks.json]
   statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues
   statgraph migrate --queue URL                                set up River's and statgraph's tables
-  statgraph mcp [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--no-sandbox] [tasks.json]
-                                   serve the plan to a coding assistant: the Model Context Protocol over stdin/stdout
+  statgraph mcp [run flags] [tasks.json]       serve the plan to a coding assistant: MCP over stdin/stdout
   statgraph version
 
+Run flags, which set up the runs of run, resume, serve and mcp alike:
+  [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--budget N] [--request-timeout D] [--task-timeout D]
+  [--max-response-bytes N] [--no-sandbox] [--allow-env A,B] [--keep-workspaces]
 Run "statgraph <command> -h" for a command's flags.
 Progress goes to stderr; the summary table and --json output to stdout.
 Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server), OPENAI_API_KEY.

@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/mcpserver"
 )
@@ -22,36 +20,26 @@ func cmdMCP(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("mcp", stderr)
 	var c common
 	c.register(fs)
-	jobs := fs.Int("j", 0, "tasks a run_pending run runs at once (default: number of CPUs)")
-	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
-	budget := fs.Int("budget", 0, "global token budget of each run (0 = unlimited)")
-	taskTimeout := fs.Duration("task-timeout", 0, "deadline of each task's run, e.g. 20m (default none)")
-	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
-	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs besides those their preset or \"env\" names")
+	var rf runFlags
+	rf.register(fs)
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	if *taskTimeout < 0 {
-		return usagef("--task-timeout %s: want a positive duration such as 20m, or 0 for none", *taskTimeout)
+	ro, err := rf.options()
+	if err != nil {
+		return err
 	}
 	file := "tasks.json"
 	if len(pos) > 0 {
 		file = pos[0]
 	}
-	mc := llm.ConfigFromEnv()
-	if *model != "" {
-		mc.Model = *model
-	}
-	o := control.Options{Model: mc, Jobs: *jobs, Budget: *budget, NoSandbox: *noSandbox, TaskTimeout: *taskTimeout, Log: stderr}
-	if exe, err := os.Executable(); err == nil {
-		o.GoCacheProg = []string{exe, goCacheProgCmd}
-	}
-	for _, name := range strings.Split(*allowEnv, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			o.AllowEnv = append(o.AllowEnv, name)
-		}
-	}
+	// The runs run_pending starts are traced as statgraph run's are; what
+	// is left is flushed when the session ends (after Close stops a run).
+	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
+	defer flush()
+	ro.Tracer, ro.Log = tp, stderr
+	o := control.Options{Run: ro}
 	ctl, err := openPlan(c, file, o, stderr)
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/statgraph"
@@ -34,16 +34,21 @@ func (q *queueFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&q.remote, "remote", "", "with --queue, the git remote `URL` workers clone from and push branches to (default: the repository itself, for workers on this machine)")
 }
 
-// preflight checks the setup a local run needs (model, agent CLIs); with
-// --queue the workers need it instead, so nothing is checked here.
-func (q *queueFlags) preflight(ctx context.Context, f *tasks.File, repo string, mc llm.Config) error {
+// check makes the checks of a run here (control.RunOptions.Check: the
+// sandbox, the model, agent CLIs); with --queue the workers run the tasks
+// and check their own setup, so nothing is checked here. Its errors are
+// usage errors.
+func (q *queueFlags) check(ctx context.Context, f *tasks.File, repo string, ro control.RunOptions) error {
 	if q.url != "" {
 		return nil
 	}
 	if q.remote != "" {
 		return usagef("--remote needs --queue: a local run publishes into the repository itself")
 	}
-	return tasks.Preflight(ctx, f, repo, mc, nil)
+	if err := ro.Check(ctx, f, repo); err != nil {
+		return usageError{err.Error()}
+	}
+	return nil
 }
 
 // coordinate makes d enqueue its units for workers and wait for their

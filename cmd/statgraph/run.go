@@ -15,7 +15,6 @@ import (
 	"syscall"
 
 	"github.com/statgraph/statgraph/agents"
-	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
@@ -107,18 +106,11 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	fs := newFlags(name, stderr)
 	var c common
 	c.register(fs)
-	jobs := fs.Int("j", 0, "tasks to run at once (default: number of CPUs)")
-	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
-	budget := fs.Int("budget", 0, "global token budget for the whole run (0 = unlimited)")
+	var rf runFlags
+	rf.register(fs)
 	plain := fs.Bool("plain", false, "print plain progress lines even on a terminal")
 	asJSON := fs.Bool("json", false, "at the end, print one JSON object per task on stdout instead of the summary table")
-	requestTimeout := fs.Duration("request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
-	taskTimeout := fs.Duration("task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
-	maxResponse := fs.Int64("max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
 	retryFailed := fs.Bool("retry-failed", false, "send failed and blocked tasks back to pending first, so they run again (their history stays in the run store)")
-	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
-	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them")
-	keep := fs.Bool("keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
 	waitAnswers := fs.Bool("wait-for-answers", false, "without a terminal, a task with on_exhausted \"ask\" waits for an answer given through statgraph serve or mcp (default: it ends interrupted); with a terminal it can always be answered there too")
 	integrate := fs.String("integrate", "", "when the run ends, merge every done task's branch into `BRANCH`, run the default checks on it and publish it")
 	var q queueFlags
@@ -127,13 +119,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if err != nil {
 		return exitUsage, err
 	}
-	switch {
-	case *requestTimeout < 0:
-		return exitUsage, usagef("--request-timeout %s: want a positive duration such as 30s, or 0 for the default", *requestTimeout)
-	case *taskTimeout < 0:
-		return exitUsage, usagef("--task-timeout %s: want a positive duration such as 20m, or 0 for none", *taskTimeout)
-	case *maxResponse < 0:
-		return exitUsage, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", *maxResponse)
+	ro, err := rf.options()
+	if err != nil {
+		return exitUsage, err
 	}
 	file, plan, store, err := c.paths(pos)
 	if err != nil {
@@ -144,29 +132,15 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if err != nil {
 		return exitUsage, err
 	}
-	// Check the repository before anything is written: tasks start from
-	// its HEAD commit, each on its own branch.
-	if err := control.CheckRepo(repo); err != nil {
+	// Check the repository and the state paths, then (for a run here; with
+	// --queue the workers check their own) the sandbox and the setup
+	// (model, key, agent CLIs), before anything is written: as a run
+	// started by serve or mcp does.
+	if err := control.CheckPlan(plan); err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
-	// Refuse before anything is written when checks cannot be sandboxed
-	// (the dispatcher checks again, for callers of the library).
-	if !*noSandbox && q.url == "" { // with --queue, workers run the checks
-		if err := verifier.SandboxAvailable(); err != nil {
-			return exitUsage, usagef("statgraph refuses to run checks without a sandbox; nothing was changed: %v", err)
-		}
-	}
-	if err := plan.Check(); err != nil {
-		return exitUsage, usageError{err.Error() + "; nothing was changed"}
-	}
-	mc := llm.ConfigFromEnv()
-	if *model != "" {
-		mc.Model = *model
-	}
-	mc.Timeout, mc.MaxResponseBytes = *requestTimeout, *maxResponse
-	// Check the setup (model, key, agent CLIs) before anything is written.
-	if err := q.preflight(ctx, f, repo, mc); err != nil {
-		return exitUsage, usagef("%s cannot run; nothing was changed:\n%s", file, err)
+	if err := q.check(ctx, f, repo, ro); err != nil {
+		return exitUsage, err
 	}
 	lock, err := tasks.Lock(file)
 	if err != nil {
@@ -227,25 +201,11 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		}
 	})
 
-	d := &tasks.Dispatcher{
-		File: f, Repo: repo, Checkpointer: st, Jobs: *jobs, Model: mc,
-		Report: p.event, Log: p.logWriter(), TaskTimeout: *taskTimeout, NoSandbox: *noSandbox,
-		KeepWorkspaces: *keep,
-	}
 	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
 	defer flush()
-	d.Tracer = tp
-	if exe, err := os.Executable(); err == nil {
-		d.GoCacheProg = []string{exe, goCacheProgCmd}
-	}
-	for _, name := range strings.Split(*allowEnv, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			d.AllowEnv = append(d.AllowEnv, name)
-		}
-	}
-	if *budget > 0 {
-		d.Budget = llm.NewBudget(*budget, nil)
-	}
+	ro.Tracer, ro.Log = tp, p.logWriter()
+	d := ro.Dispatcher(f, repo, st)
+	d.Report = p.event
 	if q.url != "" {
 		closeQueue, err := q.coordinate(ctx, d, plan, file)
 		if err != nil {

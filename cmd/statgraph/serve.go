@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/web"
 )
@@ -27,12 +26,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c.register(fs)
 	addr := fs.String("addr", "127.0.0.1:7777", "address to listen on; any address but loopback requires the token")
 	tokenFile := fs.String("token-file", "", "file holding the token every request must carry (default: a new random token, printed at start, when --addr is not loopback)")
-	jobs := fs.Int("j", 0, "tasks a run started from the page runs at once (default: number of CPUs)")
-	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
-	budget := fs.Int("budget", 0, "global token budget of each run (0 = unlimited)")
-	taskTimeout := fs.Duration("task-timeout", 0, "deadline of each task's run, e.g. 20m (default none; a task's timeout wins)")
-	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
-	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (as for statgraph run)")
+	var rf runFlags
+	rf.register(fs)
 	pos, err := parse(fs, args, 1)
 	if err != nil {
 		return err
@@ -48,20 +43,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	mc := llm.ConfigFromEnv()
-	if *model != "" {
-		mc.Model = *model
+	ro, err := rf.options()
+	if err != nil {
+		return err
 	}
-	o := control.Options{File: file, Tag: c.tag, Repo: c.repo, Store: c.store, Model: mc, Jobs: *jobs, Budget: *budget,
-		NoSandbox: *noSandbox, TaskTimeout: *taskTimeout, Log: stderr}
-	if exe, err := os.Executable(); err == nil {
-		o.GoCacheProg = []string{exe, goCacheProgCmd}
-	}
-	for _, name := range strings.Split(*allowEnv, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			o.AllowEnv = append(o.AllowEnv, name)
-		}
-	}
+	// The runs started from the page are traced as statgraph run's are;
+	// what is left is flushed when serve stops (after Close stops a run).
+	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
+	defer flush()
+	ro.Tracer, ro.Log = tp, stderr
+	o := control.Options{File: file, Tag: c.tag, Repo: c.repo, Store: c.store, Run: ro}
 	ctl, err := control.Open(o)
 	if err != nil {
 		return usageError{err.Error()}

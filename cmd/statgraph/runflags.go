@@ -1,0 +1,67 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/control"
+)
+
+// runFlags are the flags that set up a run, shared by run (and resume),
+// serve and mcp: a run started from the web UI or by an assistant is set
+// up as one started in a terminal (control.RunOptions).
+type runFlags struct {
+	jobs, budget   int
+	model, allow   string
+	requestTimeout time.Duration
+	taskTimeout    time.Duration
+	maxResponse    int64
+	noSandbox      bool
+	keep           bool
+}
+
+func (r *runFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&r.jobs, "j", 0, "tasks to run at once (default: number of CPUs)")
+	fs.StringVar(&r.model, "model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
+	fs.IntVar(&r.budget, "budget", 0, "global token budget for each run (0 = unlimited)")
+	fs.DurationVar(&r.requestTimeout, "request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
+	fs.DurationVar(&r.taskTimeout, "task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
+	fs.Int64Var(&r.maxResponse, "max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
+	fs.BoolVar(&r.noSandbox, "no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
+	fs.StringVar(&r.allow, "allow-env", "", "comma-separated environment variables to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them")
+	fs.BoolVar(&r.keep, "keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
+}
+
+// options returns the run settings the flags give: the model from the
+// environment (llm.ConfigFromEnv) unless --model names one, and this
+// binary as the sandbox's build-cache server. A negative duration or size
+// is a usage error. Tracer and Log are the caller's to set.
+func (r *runFlags) options() (control.RunOptions, error) {
+	switch {
+	case r.requestTimeout < 0:
+		return control.RunOptions{}, usagef("--request-timeout %s: want a positive duration such as 30s, or 0 for the default", r.requestTimeout)
+	case r.taskTimeout < 0:
+		return control.RunOptions{}, usagef("--task-timeout %s: want a positive duration such as 20m, or 0 for none", r.taskTimeout)
+	case r.maxResponse < 0:
+		return control.RunOptions{}, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", r.maxResponse)
+	}
+	mc := llm.ConfigFromEnv()
+	if r.model != "" {
+		mc.Model = r.model
+	}
+	mc.Timeout, mc.MaxResponseBytes = r.requestTimeout, r.maxResponse
+	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, NoSandbox: r.noSandbox,
+		TaskTimeout: r.taskTimeout, KeepWorkspaces: r.keep}
+	if exe, err := os.Executable(); err == nil {
+		o.GoCacheProg = []string{exe, goCacheProgCmd}
+	}
+	for _, name := range strings.Split(r.allow, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			o.AllowEnv = append(o.AllowEnv, name)
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,118 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// RunOptions are the settings of a run, as statgraph run's flags give
+// them. statgraph run, and the runs Start begins (statgraph serve and
+// statgraph mcp), check their plan with CheckPlan and Check and make their
+// Dispatcher with Dispatcher, so a run behaves the same whoever starts it.
+// The zero value runs command executors only (no model), as many tasks at
+// once as there are CPUs, sandboxed, with no budget, deadline or tracing.
+type RunOptions struct {
+	// Model is the model configuration, with its bound on each request
+	// (Timeout, --request-timeout) and on each response (MaxResponseBytes,
+	// --max-response-bytes); the zero value has no model.
+	Model llm.Config
+	// Jobs is how many tasks run at once; 0 means the number of CPUs.
+	Jobs int
+	// Budget is the global token budget of each run; 0 means unlimited.
+	Budget int
+	// NoSandbox runs checks and agent CLIs without the sandbox.
+	NoSandbox bool
+	// TaskTimeout is the deadline of each task's run; 0 means none.
+	TaskTimeout time.Duration
+	// AllowEnv names more environment variables passed to agent CLIs.
+	AllowEnv []string
+	// GoCacheProg serves the sandbox's go build cache (see
+	// tasks.Dispatcher.GoCacheProg); nil gives each task a fresh one.
+	GoCacheProg []string
+	// KeepWorkspaces keeps each finished task's workspace.
+	KeepWorkspaces bool
+	// Tracer, when set, traces each run as OpenTelemetry spans (run, task,
+	// attempt, node, model calls, checks: see tasks.Dispatcher.Tracer);
+	// nil traces nothing.
+	Tracer trace.TracerProvider
+	// Log receives the orchestrator's own lines of a run; nil discards
+	// them.
+	Log io.Writer
+}
+
+// CheckRepo reports, with what to do about it, a repo that tasks cannot
+// run on: not the top of a git repository, or one without a commit.
+func CheckRepo(repo string) error {
+	if _, err := workspace.CheckSource(repo); err != nil {
+		abs, _ := filepath.Abs(repo)
+		switch {
+		case errors.Is(err, workspace.ErrNotRepository):
+			return fmt.Errorf("%s is not the top directory of a git repository: statgraph works on per-task branches of your repository; "+
+				"run git init, add and commit your files there, or pass --repo DIR", abs)
+		case errors.Is(err, workspace.ErrNoCommit):
+			return fmt.Errorf("the repository %s has no commit yet: tasks start from its HEAD commit; commit your files first (git add -A && git commit -m init)", abs)
+		}
+		return err
+	}
+	return nil
+}
+
+// CheckPlan is the first check of every run, before anything is written:
+// it reports a repository tasks cannot run on (CheckRepo) or a state path
+// of the plan that is a symbolic link (tasks.Plan.Check), with what to do.
+func CheckPlan(plan tasks.Plan) error {
+	if err := CheckRepo(plan.Repo); err != nil {
+		return err
+	}
+	if err := plan.Check(); err != nil {
+		return fmt.Errorf("%w; nothing was changed", err)
+	}
+	return nil
+}
+
+// Check is the check of a run whose tasks run in this process (not on
+// workers), before anything is written: that checks can be sandboxed
+// (unless NoSandbox; verifier.ErrSandboxUnavailable otherwise) and that
+// the setup the runnable tasks of f need is there (tasks.Preflight: the
+// model and its key, the agent CLIs). Its errors say what to do; it
+// changes nothing.
+func (o RunOptions) Check(ctx context.Context, f *tasks.File, repo string) error {
+	if !o.NoSandbox {
+		if err := verifier.SandboxAvailable(); err != nil {
+			return fmt.Errorf("statgraph refuses to run checks without a sandbox; nothing was changed: %w", err)
+		}
+	}
+	if err := tasks.Preflight(ctx, f, repo, o.Model, nil); err != nil {
+		return fmt.Errorf("%s cannot run; nothing was changed:\n%w", f.Path, err)
+	}
+	return nil
+}
+
+// Dispatcher returns the Dispatcher that runs f's tasks in repo with these
+// settings, its checkpoints in st, and a new budget of its own. The caller
+// sets what depends on who watches the run (Report, Ask, a queue's
+// Runner), holds the plan's lock and has settled f (Settle).
+func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpointer) *tasks.Dispatcher {
+	d := &tasks.Dispatcher{
+		File: f, Repo: repo, Checkpointer: st, Jobs: o.Jobs, Model: o.Model,
+		Log: o.Log, TaskTimeout: o.TaskTimeout, NoSandbox: o.NoSandbox,
+		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, KeepWorkspaces: o.KeepWorkspaces,
+		Tracer: o.Tracer,
+	}
+	if o.Budget > 0 {
+		d.Budget = llm.NewBudget(o.Budget, nil)
+	}
+	return d
+}
