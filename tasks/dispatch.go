@@ -133,10 +133,16 @@ type Summary struct {
 }
 
 // UnitResult is one unit's outcome.
+// Its JSON names are those of GET /api/run's units (README, "Web UI").
 type UnitResult struct {
-	ID, Title, Status, Reason, Branch string
-	Attempts, Tokens                  int
-	Elapsed                           time.Duration
+	ID       string        `json:"id"`
+	Title    string        `json:"title"`
+	Status   string        `json:"status"`
+	Reason   string        `json:"reason,omitempty"`
+	Branch   string        `json:"branch,omitempty"`
+	Attempts int           `json:"attempts"`
+	Tokens   int           `json:"tokens"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
 }
 
 // Failed reports whether any unit ended failed, blocked or interrupted.

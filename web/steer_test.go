@@ -79,6 +79,11 @@ func TestStopThroughAPI(t *testing.T) {
 	require.False(t, run.Running)
 	require.Len(t, run.Units, 1)
 	require.Equal(t, tasks.StatusInterrupted, run.Units[0].Status)
+	var raw map[string]any
+	getJSON(t, srv.URL+"/api/run", &raw)
+	unit := raw["units"].([]any)[0].(map[string]any)
+	require.Equal(t, "1", unit["id"], "units use the lower-case names README gives: %v", unit)
+	require.Equal(t, tasks.StatusInterrupted, unit["status"])
 	require.Equal(t, tasks.StatusInterrupted, statusIn(t, c.File(), "1"), "saved in the tasks file")
 	code, _ = postJSON(t, srv.URL+"/api/stop", `{}`)
 	require.Equal(t, http.StatusConflict, code, "nothing left to stop")
