@@ -48,6 +48,15 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", c.o.File, err)
 	}
+	return c.TasksOf(ctx, f)
+}
+
+// TasksOf is Tasks on f, the plan's tasks file as the caller has just read
+// it (tasks.Load of Options.File with Options.Tag), for a caller that reads
+// the file itself first (to report its problems and warnings) and should
+// not read it twice. It applies the results journal to f, and fails as
+// Tasks does when the journal or the run store cannot be read.
+func (c *Control) TasksOf(ctx context.Context, f *tasks.File) ([]TaskInfo, error) {
 	if _, err := tasks.ApplyJournal(f, c.plan); err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func cmdMCP(ctx context.Context, args []string, stderr io.Writer) error {
 			o.AllowEnv = append(o.AllowEnv, name)
 		}
 	}
-	ctl, err := openPlan(c, file, o, stderr)
+	ctl, _, err := openPlan(c, file, o, stderr)
 	if err != nil {
 		return err
 	}
