@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -196,27 +197,36 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 	if err != nil {
 		return out, 0, err
 	}
-	if di, err := c.plan.applyInto(ov, deltas, owned, false); err != nil {
+	if di, err := c.plan.applyInto(ov, deltas, owned, false, new([]deltaEntry)); err != nil {
 		return out, di, err
 	}
 	clipOwned(ov, owned)
 	return out, 0, nil
 }
 
+// growWalk is what an oldest-first walk of a thread's checkpoints
+// (History) keeps between the deltas it applies with applyGrowing.
+type growWalk struct {
+	// owned marks the fields of the live state whose array the walk made;
+	// empty when the live state was handed out itself.
+	owned   map[int]bool
+	entries []deltaEntry // the entries of the last delta, reused
+}
+
 // applyGrowing applies delta to live, a state of an oldest-first walk of a
 // thread's checkpoints (History), and returns the new live state and a
-// copy of it to hand out. owned marks the fields of live whose array the
-// walk made (empty when live was handed out itself): elements appended to
-// them go in place, into room that grows by doubling, so each snapshot's
-// state costs O(what its delta adds) and not O(its size). The copy ends its
+// copy of it to hand out. Elements appended to the fields w.owned marks go
+// in place, into room that grows by doubling, so each snapshot's state
+// costs O(what its delta adds) and not O(its size). The copy ends its
 // slices at their length, so appending to one copies; it shares its
 // elements with the states handed out before and after it.
-func (c jsonCodec[S]) applyGrowing(live S, delta []byte, owned map[int]bool) (next, out S, err error) {
+func (c jsonCodec[S]) applyGrowing(live S, delta []byte, w *growWalk) (next, out S, err error) {
 	nv, err := c.startFrom(live, &next)
 	if err != nil {
 		return next, out, err
 	}
-	if _, err := c.plan.applyInto(nv, [][]byte{delta}, owned, true); err != nil {
+	deltas := [1][]byte{delta}
+	if _, err := c.plan.applyInto(nv, deltas[:], w.owned, true, &w.entries); err != nil {
 		return next, out, err
 	}
 	out = next
@@ -227,7 +237,7 @@ func (c jsonCodec[S]) applyGrowing(live S, delta []byte, owned map[int]bool) (ne
 		ov.Set(cp)
 		ov = cp.Elem()
 	}
-	clipOwned(ov, owned)
+	clipOwned(ov, w.owned)
 	return next, out, nil
 }
 
@@ -257,28 +267,36 @@ func (c jsonCodec[S]) startFrom(prev S, out *S) (reflect.Value, error) {
 // applyInto applies deltas in order to the struct ov. owned marks the
 // fields whose array this application made: appends go there in place.
 // A field appended to that is not owned gets a new array, exactly its new
-// length for the last delta unless room is set, else twice that. On
-// failure it returns the index of the delta that failed.
-func (p *deltaPlan) applyInto(ov reflect.Value, deltas [][]byte, owned map[int]bool, room bool) (int, error) {
-	var entries []deltaEntry
+// length for the last delta unless room is set, else twice that. entries
+// is a buffer for the deltas' entries. On failure it returns the index of
+// the delta that failed.
+func (p *deltaPlan) applyInto(ov reflect.Value, deltas [][]byte, owned map[int]bool, room bool, entries *[]deltaEntry) (int, error) {
 	for di, delta := range deltas {
-		var err error
-		if entries, err = p.entries(delta, entries[:0]); err != nil {
+		es, err := p.entries(delta, (*entries)[:0])
+		if err != nil {
 			return di, fmt.Errorf("statgraph: JSONCodec: decoding delta: %w", err)
 		}
-		for _, e := range entries {
+		*entries = es
+		for _, e := range es {
 			f := e.f
 			if e.appending {
 				continue
+			}
+			field := ov.Field(f.index)
+			owned[f.index] = f.kind == deltaSlice // a fresh slice: appending to it writes nothing shared
+			if f.kind == deltaScalar {
+				field.SetZero() // as a new value: null leaves it zero
+				if f.decodeField(e.raw, field) {
+					continue
+				}
 			}
 			v := reflect.New(f.typ)
 			if err := f.unmarshal(e.raw, v); err != nil {
 				return di, fmt.Errorf("statgraph: JSONCodec: decoding field %s of %v: %w", f.name, p.typ, err)
 			}
-			ov.Field(f.index).Set(v.Elem())
-			owned[f.index] = f.kind == deltaSlice // a fresh slice: appending to it writes nothing shared
+			field.Set(v.Elem())
 		}
-		for _, e := range entries {
+		for _, e := range es {
 			f := e.f
 			if !e.appending {
 				continue
@@ -292,7 +310,11 @@ func (p *deltaPlan) applyInto(ov reflect.Value, deltas [][]byte, owned map[int]b
 			}
 			base, added := ov.Field(f.index), v.Elem()
 			if owned[f.index] {
-				ov.Field(f.index).Set(reflect.AppendSlice(base, added))
+				if b, ok := base.Addr().Interface().(*[]string); ok { // the common case, without reflection
+					*b = append(*b, *v.Interface().(*[]string)...)
+				} else {
+					base.Set(reflect.AppendSlice(base, added))
+				}
 				continue
 			}
 			// A new array: appending to prev's slice later must not write
@@ -306,7 +328,7 @@ func (p *deltaPlan) applyInto(ov reflect.Value, deltas [][]byte, owned map[int]b
 			joined := reflect.MakeSlice(f.typ, n, capacity)
 			reflect.Copy(joined, base)
 			reflect.Copy(joined.Slice(base.Len(), n), added)
-			ov.Field(f.index).Set(joined)
+			base.Set(joined)
 			owned[f.index] = true
 		}
 	}
@@ -318,7 +340,13 @@ func (p *deltaPlan) applyInto(ov reflect.Value, deltas [][]byte, owned map[int]b
 // state may share.
 func clipOwned(ov reflect.Value, owned map[int]bool) {
 	for i := range owned {
-		if f := ov.Field(i); f.Kind() == reflect.Slice && f.Cap() > f.Len() {
+		f := ov.Field(i)
+		if f.Kind() != reflect.Slice || f.Cap() == f.Len() {
+			continue
+		}
+		if s, ok := f.Addr().Interface().(*[]string); ok { // the common case, without reflection
+			*s = slices.Clip(*s)
+		} else {
 			f.Set(f.Slice3(0, f.Len(), f.Len()))
 		}
 	}

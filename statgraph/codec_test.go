@@ -275,7 +275,7 @@ func TestJSONCodecApplyGrowing(t *testing.T) {
 }
 
 func testApplyGrowing[S any](t *testing.T, c jsonCodec[S], seq []codecTestState, wrap func(codecTestState) S, deref func(S) *codecTestState) {
-	owned := map[int]bool{}
+	w := &growWalk{owned: map[int]bool{}}
 	live := wrap(seq[0])
 	var out []S
 	for i := 1; i < len(seq); i++ {
@@ -283,13 +283,13 @@ func testApplyGrowing[S any](t *testing.T, c jsonCodec[S], seq []codecTestState,
 		require.NoError(t, err)
 		require.True(t, ok)
 		var o S
-		live, o, err = c.applyGrowing(live, delta, owned)
+		live, o, err = c.applyGrowing(live, delta, w)
 		require.NoError(t, err)
 		h := deref(o).History
 		require.Equal(t, len(h), cap(h), "state %d ends at its length", i)
 		out = append(out, o)
 	}
-	require.True(t, owned[deref(live).indexOfHistory()], "the walk appends in place")
+	require.True(t, w.owned[deref(live).indexOfHistory()], "the walk appends in place")
 	for i, o := range out {
 		_ = append(deref(o).History, "appended by the caller") // must copy, not write into the next state
 		require.Equal(t, codecTestJSON(t, seq[i+1]), codecTestJSON(t, deref(o)), "state %d", i+1)

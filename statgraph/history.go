@@ -75,7 +75,7 @@ func (g *Graph[S]) History(ctx context.Context, thread string, before int64, lim
 	// from the page, plus its own change.
 	at := make(map[int64]int, len(list)) // checkpoint id -> index in out
 	out := make([]Snapshot[S], len(list))
-	w := deltaWalk[S]{owned: map[int]bool{}}
+	w := deltaWalk[S]{walk: growWalk{owned: map[int]bool{}}}
 	w.grow, _ = g.codec.(growingApplier[S])
 	for i := len(list) - 1; i >= 0; i-- {
 		c := list[i]
@@ -110,17 +110,17 @@ func (g *Graph[S]) snapshot(ctx context.Context, store Checkpointer, cp *Checkpo
 // growingApplier is implemented by codecs whose deltas History can apply
 // with appends in place (see jsonCodec.applyGrowing).
 type growingApplier[S any] interface {
-	applyGrowing(live S, delta []byte, owned map[int]bool) (next, out S, err error)
+	applyGrowing(live S, delta []byte, w *growWalk) (next, out S, err error)
 }
 
 // deltaWalk is History's state between one snapshot and the next: the
 // state of checkpoint id as the codec's walk holds it, whose slices the
 // walk may append to in place.
 type deltaWalk[S any] struct {
-	grow  growingApplier[S] // nil: each delta is applied with ApplyDelta
-	id    int64             // the checkpoint live is the state of; 0 for none
-	live  S
-	owned map[int]bool // see jsonCodec.applyGrowing
+	grow growingApplier[S] // nil: each delta is applied with ApplyDelta
+	id   int64             // the checkpoint live is the state of; 0 for none
+	live S
+	walk growWalk // see jsonCodec.applyGrowing
 }
 
 // apply returns the state of checkpoint cp, a delta against its parent's
@@ -131,10 +131,10 @@ func (w *deltaWalk[S]) apply(dc deltaCodec[S], cp *Checkpoint, prev S) (S, error
 	}
 	if w.id == 0 || cp.Parent != w.id { // a full state or a fork came between
 		w.live = prev
-		clear(w.owned)
+		clear(w.walk.owned)
 	}
 	w.id = 0
-	next, out, err := w.grow.applyGrowing(w.live, cp.State, w.owned)
+	next, out, err := w.grow.applyGrowing(w.live, cp.State, &w.walk)
 	if err != nil {
 		return out, err
 	}
