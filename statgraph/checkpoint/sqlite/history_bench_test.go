@@ -302,11 +302,11 @@ func BenchmarkStateRead(b *testing.B) {
 		for _, n := range histSizes {
 			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
 				t := thread(b, kind, n, true)
-				from := memChainStart(b, t, 0)
-				if t.path != "" {
-					if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0").Scan(&from); err != nil {
-						b.Fatal(err)
-					}
+				var from int64
+				if t.path == "" {
+					from = memChainStart(b, t, 0)
+				} else if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0").Scan(&from); err != nil {
+					b.Fatal(err)
 				}
 				measure(b, t, from, func() error {
 					s, err := t.g.State(context.Background(), "t")
@@ -346,11 +346,11 @@ func BenchmarkHistoryPage(b *testing.B) {
 		for _, n := range histSizes {
 			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
 				t := thread(b, kind, n, true)
-				from := memChainStart(b, t, int64(n+1)-99) // the page's oldest checkpoint (IDs 1..n+1)
-				if t.path != "" {
-					if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0 AND key <= (SELECT max(key) - 99 FROM checkpoints)").Scan(&from); err != nil {
-						b.Fatal(err)
-					}
+				var from int64
+				if t.path == "" {
+					from = memChainStart(b, t, int64(n+1)-99) // the page's oldest checkpoint (IDs 1..n+1)
+				} else if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0 AND key <= (SELECT max(key) - 99 FROM checkpoints)").Scan(&from); err != nil {
+					b.Fatal(err)
 				}
 				measure(b, t, from, func() error {
 					h, err := t.g.History(context.Background(), "t", 0, 100)
