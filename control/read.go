@@ -51,6 +51,26 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.tasksFrom(ctx, base, ndeps)
+}
+
+// TasksOf is Tasks on f, the plan's tasks file as the caller has just read
+// it (tasks.Load of Options.File with Options.Tag), for a caller that reads
+// the file itself first (to report its problems and warnings) and should
+// not read it twice. It applies the results journal to f, and fails as
+// Tasks does when the journal or the run store cannot be read.
+func (c *Control) TasksOf(ctx context.Context, f *tasks.File) ([]TaskInfo, error) {
+	if _, err := tasks.ApplyJournal(f, c.plan); err != nil {
+		return nil, err
+	}
+	base, ndeps := unitsOf(f)
+	return c.tasksFrom(ctx, base, ndeps)
+}
+
+// tasksFrom completes base, the units as the tasks file and journal give
+// them (shared: it copies before changing them), with what the in-process
+// run and the run store know.
+func (c *Control) tasksFrom(ctx context.Context, base []TaskInfo, ndeps int) ([]TaskInfo, error) {
 	g, _, err := c.reader(ctx, false)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -165,84 +166,164 @@ func (c jsonCodec[S]) applyDeltas(prev S, deltas [][]byte) (S, int, error) {
 		}
 	}
 	var out S
+	owned := map[int]bool{}
+	ov, err := c.startFrom(prev, &out)
+	if err != nil {
+		return out, 0, err
+	}
+	if di, err := c.plan.applyInto(ov, deltas, owned, false, new([]deltaEntry)); err != nil {
+		return out, di, err
+	}
+	clipOwned(ov, owned)
+	return out, 0, nil
+}
+
+// growWalk is what an oldest-first walk of a thread's checkpoints
+// (History) keeps between the deltas it applies with applyGrowing.
+type growWalk struct {
+	// owned marks the fields of the live state whose array the walk made;
+	// empty when the live state was handed out itself.
+	owned   map[int]bool
+	entries []deltaEntry // the entries of the last delta, reused
+}
+
+// applyGrowing applies delta to live, a state of an oldest-first walk of a
+// thread's checkpoints (History), and returns the new live state and a
+// copy of it to hand out. Elements appended to the fields w.owned marks go
+// in place, into room that grows by doubling, so each snapshot's state
+// costs O(what its delta adds) and not O(its size). The copy ends its
+// slices at their length, so appending to one copies; it shares its
+// elements with the states handed out before and after it.
+func (c jsonCodec[S]) applyGrowing(live S, delta []byte, w *growWalk) (next, out S, err error) {
+	nv, err := c.startFrom(live, &next)
+	if err != nil {
+		return next, out, err
+	}
+	deltas := [1][]byte{delta}
+	if _, err := c.plan.applyInto(nv, deltas[:], w.owned, true, &w.entries); err != nil {
+		return next, out, err
+	}
+	out = next
+	ov := reflect.ValueOf(&out).Elem()
+	if c.plan.ptr {
+		cp := reflect.New(c.plan.typ)
+		cp.Elem().Set(nv)
+		ov.Set(cp)
+		ov = cp.Elem()
+	}
+	clipOwned(ov, w.owned)
+	return next, out, nil
+}
+
+// startFrom sets *out to a new state holding prev's encoded fields, as a
+// full decode would, and returns the struct value to apply deltas to.
+func (c jsonCodec[S]) startFrom(prev S, out *S) (reflect.Value, error) {
 	p := c.plan
 	if p == nil {
-		return out, 0, fmt.Errorf("statgraph: JSON codec: state type %v has no delta encoding", reflect.TypeFor[S]())
+		return reflect.Value{}, fmt.Errorf("statgraph: JSON codec: state type %v has no delta encoding", reflect.TypeFor[S]())
 	}
-	pv, ov := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&out).Elem()
+	pv, ov := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(out).Elem()
 	if p.ptr {
 		if pv.IsNil() {
-			return out, 0, errors.New("statgraph: JSON codec: applying a delta to a nil state")
+			return reflect.Value{}, errors.New("statgraph: JSON codec: applying a delta to a nil state")
 		}
 		pv = pv.Elem()
 		nv := reflect.New(p.typ)
 		ov.Set(nv)
 		ov = nv.Elem()
 	}
-	// Start from prev's encoded fields only, as a full decode would.
 	for i := range p.fields {
 		ov.Field(p.fields[i].index).Set(pv.Field(p.fields[i].index))
 	}
-	// owned marks the fields whose array this call made: appends go there.
-	owned := map[int]bool{}
-	var entries []deltaEntry
+	return ov, nil
+}
+
+// applyInto applies deltas in order to the struct ov. owned marks the
+// fields whose array this application made: appends go there in place.
+// A field appended to that is not owned gets a new array, exactly its new
+// length for the last delta unless room is set, else twice that. entries
+// is a buffer for the deltas' entries. On failure it returns the index of
+// the delta that failed.
+func (p *deltaPlan) applyInto(ov reflect.Value, deltas [][]byte, owned map[int]bool, room bool, entries *[]deltaEntry) (int, error) {
 	for di, delta := range deltas {
-		var err error
-		if entries, err = p.entries(delta, entries[:0]); err != nil {
-			return out, di, fmt.Errorf("statgraph: JSON codec: decoding delta: %w", err)
+		es, err := p.entries(delta, (*entries)[:0])
+		if err != nil {
+			return di, fmt.Errorf("statgraph: JSON codec: decoding delta: %w", err)
 		}
-		for _, e := range entries {
+		*entries = es
+		for _, e := range es {
 			f := e.f
 			if e.appending {
 				continue
 			}
+			field := ov.Field(f.index)
+			owned[f.index] = f.kind == deltaSlice // a fresh slice: appending to it writes nothing shared
+			if f.kind == deltaScalar {
+				field.SetZero() // as a new value: null leaves it zero
+				if f.decodeField(e.raw, field) {
+					continue
+				}
+			}
 			v := reflect.New(f.typ)
 			if err := f.unmarshal(e.raw, v); err != nil {
-				return out, di, fmt.Errorf("statgraph: JSON codec: decoding field %s of %v: %w", f.name, p.typ, err)
+				return di, fmt.Errorf("statgraph: JSON codec: decoding field %s of %v: %w", f.name, p.typ, err)
 			}
-			ov.Field(f.index).Set(v.Elem())
-			owned[f.index] = f.kind == deltaSlice // a fresh slice: appending to it writes nothing shared
+			field.Set(v.Elem())
 		}
-		for _, e := range entries {
+		for _, e := range es {
 			f := e.f
 			if !e.appending {
 				continue
 			}
 			if f.kind != deltaSlice {
-				return out, di, fmt.Errorf("statgraph: JSON codec: delta appends to field %s of %v, which is not a slice", f.name, p.typ)
+				return di, fmt.Errorf("statgraph: JSON codec: delta appends to field %s of %v, which is not a slice", f.name, p.typ)
 			}
 			v := reflect.New(f.typ)
 			if err := f.unmarshal(e.raw, v); err != nil {
-				return out, di, fmt.Errorf("statgraph: JSON codec: decoding elements appended to field %s of %v: %w", f.name, p.typ, err)
+				return di, fmt.Errorf("statgraph: JSON codec: decoding elements appended to field %s of %v: %w", f.name, p.typ, err)
 			}
 			base, added := ov.Field(f.index), v.Elem()
 			if owned[f.index] {
-				ov.Field(f.index).Set(reflect.AppendSlice(base, added))
+				if b, ok := base.Addr().Interface().(*[]string); ok { // the common case, without reflection
+					*b = append(*b, *v.Interface().(*[]string)...)
+				} else {
+					base.Set(reflect.AppendSlice(base, added))
+				}
 				continue
 			}
 			// A new array: appending to prev's slice later must not write
 			// into the result, nor the reverse. Exactly the total length
 			// for one delta, room to grow for more.
 			n := base.Len() + added.Len()
-			room := n
-			if di < len(deltas)-1 {
-				room = 2 * n
+			capacity := n
+			if room || di < len(deltas)-1 {
+				capacity = 2 * n
 			}
-			joined := reflect.MakeSlice(f.typ, n, room)
+			joined := reflect.MakeSlice(f.typ, n, capacity)
 			reflect.Copy(joined, base)
 			reflect.Copy(joined.Slice(base.Len(), n), added)
-			ov.Field(f.index).Set(joined)
+			base.Set(joined)
 			owned[f.index] = true
 		}
 	}
-	// The result's slices end at their length, so that appending to them
-	// copies instead of writing into what another state may share.
+	return 0, nil
+}
+
+// clipOwned ends the owned slice fields of the struct ov at their length,
+// so that appending to them copies instead of writing into what another
+// state may share.
+func clipOwned(ov reflect.Value, owned map[int]bool) {
 	for i := range owned {
-		if f := ov.Field(i); f.Kind() == reflect.Slice && f.Cap() > f.Len() {
+		f := ov.Field(i)
+		if f.Kind() != reflect.Slice || f.Cap() == f.Len() {
+			continue
+		}
+		if s, ok := f.Addr().Interface().(*[]string); ok { // the common case, without reflection
+			*s = slices.Clip(*s)
+		} else {
 			f.Set(f.Slice3(0, f.Len(), f.Len()))
 		}
 	}
-	return out, 0, nil
 }
 
 // applyMerged is applyDeltas with the deltas merged field by field first:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -243,6 +244,69 @@ func TestJSONCodecPointerState(t *testing.T) {
 	assert.False(t, ok)
 	_, err = c.ApplyDelta(nil, delta)
 	assert.Error(t, err)
+}
+
+// TestJSONCodecApplyGrowing: History's walk applies successive deltas with
+// appends in place into one array that the walk owns, and hands out states
+// that share it but end at their own length, for value and pointer states.
+func TestJSONCodecApplyGrowing(t *testing.T) {
+	var seq []codecTestState // what MarshalDelta saw, each step decoded anew
+	cur := codecTestBase()
+	cur.History = slices.Clip(cur.History)
+	for i := range 40 {
+		seq = append(seq, cur)
+		var next codecTestState
+		require.NoError(t, json.Unmarshal([]byte(codecTestJSON(t, cur)), &next))
+		next.History = append(next.History, fmt.Sprint("entry ", i))
+		next.Count = i
+		if i == 20 {
+			next.History = []string{"reset"} // set in full: a fresh slice the walk owns
+		}
+		cur = next
+	}
+	t.Run("value", func(t *testing.T) {
+		testApplyGrowing(t, newJSONCodec[codecTestState](), seq,
+			func(s codecTestState) codecTestState { return s }, func(s codecTestState) *codecTestState { return &s })
+	})
+	t.Run("pointer", func(t *testing.T) {
+		testApplyGrowing(t, newJSONCodec[*codecTestState](), seq,
+			func(s codecTestState) *codecTestState { return &s }, func(s *codecTestState) *codecTestState { return s })
+	})
+}
+
+func testApplyGrowing[S any](t *testing.T, c jsonCodec[S], seq []codecTestState, wrap func(codecTestState) S, deref func(S) *codecTestState) {
+	w := &growWalk{owned: map[int]bool{}}
+	live := wrap(seq[0])
+	var out []S
+	for i := 1; i < len(seq); i++ {
+		delta, ok, err := c.MarshalDelta(wrap(seq[i-1]), wrap(seq[i]))
+		require.NoError(t, err)
+		require.True(t, ok)
+		var o S
+		live, o, err = c.applyGrowing(live, delta, w)
+		require.NoError(t, err)
+		h := deref(o).History
+		require.Equal(t, len(h), cap(h), "state %d ends at its length", i)
+		out = append(out, o)
+	}
+	require.True(t, w.owned[deref(live).indexOfHistory()], "the walk appends in place")
+	for i, o := range out {
+		_ = append(deref(o).History, "appended by the caller") // must copy, not write into the next state
+		require.Equal(t, codecTestJSON(t, seq[i+1]), codecTestJSON(t, deref(o)), "state %d", i+1)
+	}
+	for i, o := range out {
+		require.Equal(t, codecTestJSON(t, seq[i+1]), codecTestJSON(t, deref(o)), "state %d after the appends", i+1)
+	}
+	if reflect.TypeFor[S]().Kind() == reflect.Pointer {
+		require.NotSame(t, deref(out[0]), deref(out[1]))
+		require.NotSame(t, deref(live), deref(out[len(out)-1]), "the live state is the walk's own")
+	}
+}
+
+// indexOfHistory is the struct field index of History, as owned keys it.
+func (codecTestState) indexOfHistory() int {
+	f, _ := reflect.TypeFor[codecTestState]().FieldByName("History")
+	return f.Index[0]
 }
 
 type codecTestCustom struct{ N int }

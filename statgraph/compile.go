@@ -233,7 +233,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		}
 	}
 
-	g.runChecks(b, add)
+	g.runChecks(b, reach, toEnd, add)
 	g.before = g.flags(cfg.before, "WithInterruptBefore", add)
 	g.after = g.flags(cfg.after, "WithInterruptAfter", add)
 	if (len(cfg.before) > 0 || len(cfg.after) > 0) && cfg.checkpointer == nil {

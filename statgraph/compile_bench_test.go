@@ -13,6 +13,14 @@ import (
 // of n nodes each, with node names sorting in the order the edges run
 // ("asc") or against it ("desc"). Compile once settled one node per pass
 // when names sorted in chain order, so both orders are measured.
+//
+// Two shapes add Builder.AddCheck checks, one per pair of neighbours in
+// the chain, which once walked the graph from every distinct source:
+// "checks" is the chain, each check asking that the first of its pair
+// reach the second and not the other way; "gates" adds an edge from every
+// odd node back to the one before it, as a gate's retry edge does, and
+// each such pair has the check a gate adds (its retry target is reached
+// from Start and leads back to it).
 func compileShapes(shape, order string, n int) *statgraph.Builder[int] {
 	noop := func(_ context.Context, s int) (int, error) { return s, nil }
 	name := func(i int) string {
@@ -23,7 +31,7 @@ func compileShapes(shape, order string, n int) *statgraph.Builder[int] {
 	}
 	b := statgraph.New[int]()
 	switch shape {
-	case "chain":
+	case "chain", "checks", "gates":
 		for i := range n {
 			b.AddNode(name(i), noop)
 		}
@@ -32,6 +40,26 @@ func compileShapes(shape, order string, n int) *statgraph.Builder[int] {
 			b.AddEdge(name(i-1), name(i))
 		}
 		b.AddEdge(name(n-1), statgraph.End)
+		for i := 1; i < n; i++ {
+			from, to := name(i-1), name(i)
+			switch {
+			case shape == "checks":
+				b.AddCheck(func(reaches func(from, to string) bool) error {
+					if !reaches(statgraph.Start, from) || !reaches(from, to) || reaches(to, from) {
+						return fmt.Errorf("%s, %s: wrong reachability", from, to)
+					}
+					return nil
+				})
+			case shape == "gates" && i%2 == 1:
+				b.AddEdge(to, from) // the retry edge
+				b.AddCheck(func(reaches func(from, to string) bool) error {
+					if !reaches(statgraph.Start, from) || !reaches(from, to) {
+						return fmt.Errorf("gate %s: retry target %s is not upstream", to, from)
+					}
+					return nil
+				})
+			}
+		}
 	case "fanout":
 		hub := "a_hub" // sorts before the leaves ("asc") or after them
 		if order == "desc" {
@@ -52,7 +80,7 @@ func compileShapes(shape, order string, n int) *statgraph.Builder[int] {
 // ratio of the two stays flat when Compile is linear, whatever the
 // machine's cache and noise do to both at large sizes.
 func BenchmarkCompile(b *testing.B) {
-	for _, shape := range []string{"chain", "fanout"} {
+	for _, shape := range []string{"chain", "fanout", "checks", "gates"} {
 		for _, order := range []string{"asc", "desc"} {
 			for _, n := range []int{1_000, 10_000, 100_000} {
 				b.Run(fmt.Sprintf("%s/%s/%d", shape, order, n), func(b *testing.B) {
@@ -71,7 +99,7 @@ func BenchmarkCompile(b *testing.B) {
 
 // BenchmarkBuild is BenchmarkCompile's floor: building the same graphs.
 func BenchmarkBuild(b *testing.B) {
-	for _, shape := range []string{"chain", "fanout"} {
+	for _, shape := range []string{"chain", "fanout", "checks", "gates"} {
 		for _, order := range []string{"asc", "desc"} {
 			for _, n := range []int{1_000, 10_000, 100_000} {
 				b.Run(fmt.Sprintf("%s/%s/%d", shape, order, n), func(b *testing.B) {

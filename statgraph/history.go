@@ -48,8 +48,13 @@ func (g *Graph[S]) State(ctx context.Context, thread string) (Snapshot[S], error
 // rebuilt from with one Range each, then walks the page oldest first,
 // applying each checkpoint's delta to its parent's state, so it costs about
 // as much as reading those rows and decoding each once; memory holds one
-// state's chain plus the page. Errors are as for State; it is safe for
-// concurrent use.
+// state's chain plus the page. The snapshots' states share what did not
+// change between them (a field left as it was; the elements a slice had
+// before a step appended to it, each snapshot's slice ending at its own
+// length), as the states nodes pass on do: treat them as read-only, and
+// copy a slice before writing into its elements. This keeps a thread whose
+// state grows by appending linear to list. Errors are as for State; it is
+// safe for concurrent use.
 func (g *Graph[S]) History(ctx context.Context, thread string, before int64, limit int) ([]Snapshot[S], error) {
 	store := g.checkpointer()
 	to := int64(0) // no bound
@@ -70,11 +75,13 @@ func (g *Graph[S]) History(ctx context.Context, thread string, before int64, lim
 	// from the page, plus its own change.
 	at := make(map[int64]int, len(list)) // checkpoint id -> index in out
 	out := make([]Snapshot[S], len(list))
+	w := deltaWalk[S]{walk: growWalk{owned: map[int]bool{}}}
+	w.grow, _ = g.codec.(growingApplier[S])
 	for i := len(list) - 1; i >= 0; i-- {
 		c := list[i]
 		var s Snapshot[S]
 		if p, ok := at[c.Parent]; ok {
-			s, err = g.nextSnapshot(ctx, chain, c, &out[p], list[p])
+			s, err = g.nextSnapshot(ctx, chain, c, &out[p], list[p], &w)
 		} else {
 			s, err = g.snapshot(ctx, chain, c)
 		}
@@ -100,10 +107,45 @@ func (g *Graph[S]) snapshot(ctx context.Context, store Checkpointer, cp *Checkpo
 	return s, nil
 }
 
+// growingApplier is implemented by codecs whose deltas History can apply
+// with appends in place (see jsonCodec.applyGrowing).
+type growingApplier[S any] interface {
+	applyGrowing(live S, delta []byte, w *growWalk) (next, out S, err error)
+}
+
+// deltaWalk is History's state between one snapshot and the next: the
+// state of checkpoint id as the codec's walk holds it, whose slices the
+// walk may append to in place.
+type deltaWalk[S any] struct {
+	grow growingApplier[S] // nil: each delta is applied with ApplyDelta
+	id   int64             // the checkpoint live is the state of; 0 for none
+	live S
+	walk growWalk // see jsonCodec.applyGrowing
+}
+
+// apply returns the state of checkpoint cp, a delta against its parent's
+// state prev.
+func (w *deltaWalk[S]) apply(dc deltaCodec[S], cp *Checkpoint, prev S) (S, error) {
+	if w.grow == nil {
+		return dc.ApplyDelta(prev, cp.State)
+	}
+	if w.id == 0 || cp.Parent != w.id { // a full state or a fork came between
+		w.live = prev
+		clear(w.walk.owned)
+	}
+	w.id = 0
+	next, out, err := w.grow.applyGrowing(w.live, cp.State, &w.walk)
+	if err != nil {
+		return out, err
+	}
+	w.live, w.id = next, cp.ID
+	return out, nil
+}
+
 // nextSnapshot returns the snapshot of checkpoint cp whose parent pc has
-// snapshot prev: one delta applied to prev's state, prev's counters plus
-// pc's frontier.
-func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Checkpoint, prev *Snapshot[S], pc *Checkpoint) (Snapshot[S], error) {
+// snapshot prev: one delta applied to prev's state (through w), prev's
+// counters plus pc's frontier.
+func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Checkpoint, prev *Snapshot[S], pc *Checkpoint, w *deltaWalk[S]) (Snapshot[S], error) {
 	var state S
 	switch {
 	case cp.Value != nil || !cp.Delta:
@@ -117,7 +159,7 @@ func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Che
 			return Snapshot[S]{}, corruptCheckpointError(cp, fmt.Errorf("it is a delta but codec %T cannot apply deltas", g.codec))
 		}
 		var err error
-		if state, err = dc.ApplyDelta(prev.State, cp.State); err != nil {
+		if state, err = w.apply(dc, cp, prev.State); err != nil {
 			return Snapshot[S]{}, corruptCheckpointError(cp, err)
 		}
 	}

@@ -3,6 +3,8 @@ package statgraph_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -195,4 +197,60 @@ func TestReadsRowsWithoutBase(t *testing.T) {
 	got, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
+}
+
+// TestHistoryOfGrowingThreadIsLinear: listing a thread whose state grows by
+// an entry per step allocates in proportion to the steps, as its snapshots
+// share the entries they have in common; with a copy of the state per
+// snapshot, four times the steps allocated sixteen times the bytes.
+func TestHistoryOfGrowingThreadIsLinear(t *testing.T) {
+	allocated := func(steps int) uint64 {
+		g := runGrow(t, statgraph.NewMemoryCheckpointer(true), "t", steps)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		h, err := g.History(t.Context(), "t", 0, 0)
+		runtime.ReadMemStats(&m1)
+		require.NoError(t, err)
+		require.Len(t, h, steps+1)
+		require.Len(t, h[0].State.Log, steps)
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	small, large := allocated(1000), allocated(4000)
+	require.Less(t, float64(large)/float64(small), 6.0, "History allocated %d bytes for 1,000 steps, %d for 4,000", small, large)
+}
+
+// TestHistorySnapshotsShareSafely: History's snapshots of a growing thread
+// with a fork in it are the states each checkpoint loads on its own, and
+// appending to one snapshot's slice changes no other.
+func TestHistorySnapshotsShareSafely(t *testing.T) {
+	ctx := t.Context()
+	g := runGrow(t, statgraph.NewMemoryCheckpointer(true), "t", 300)
+	k, err := g.History(ctx, "t", 152, 1) // checkpoint 151, after 150 steps
+	require.NoError(t, err)
+	edited := k[0].State
+	edited.Log = append(slices.Clip(edited.Log), "edited")
+	_, err = g.UpdateState(ctx, "t", edited, "", statgraph.FromCheckpoint(k[0].CheckpointID))
+	require.NoError(t, err)
+	_, err = g.Invoke(ctx, growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(400))
+	require.NoError(t, err)
+
+	whole, err := g.History(ctx, "t", 0, 0)
+	require.NoError(t, err)
+	require.Len(t, whole, 301+1+150)
+	alone := func(id int64) statgraph.Snapshot[growState] { // loaded from its own chain, not the walk
+		s, err := g.History(ctx, "t", id+1, 1)
+		require.NoError(t, err)
+		require.Len(t, s, 1)
+		return s[0]
+	}
+	for _, s := range whole {
+		require.Equal(t, alone(s.CheckpointID), s, "checkpoint %d", s.CheckpointID)
+	}
+	for i := range whole {
+		whole[i].State.Log = append(whole[i].State.Log, "appended by the caller")
+	}
+	for _, s := range whole {
+		want := alone(s.CheckpointID)
+		require.Equal(t, append(want.State.Log, "appended by the caller"), s.State.Log, "checkpoint %d", s.CheckpointID)
+	}
 }

@@ -41,18 +41,20 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 // openPlan opens the plan of file (validated first, its warnings on
 // stderr, so that a bad file reads as it does for run) through control,
 // which status, history, mcp and the web UI all read and steer it with; o
-// holds the settings of runs it starts.
-func openPlan(c common, file string, o control.Options, stderr io.Writer) (*control.Control, error) {
-	if _, err := load(file, c.tag, stderr); err != nil {
-		return nil, err
+// holds the settings of runs it starts. It returns the file as read, for
+// control's TasksOf.
+func openPlan(c common, file string, o control.Options, stderr io.Writer) (*control.Control, *tasks.File, error) {
+	f, err := load(file, c.tag, stderr)
+	if err != nil {
+		return nil, nil, err
 	}
 	// load has just read and checked the file: Open need not do it again.
 	o.File, o.Tag, o.Repo, o.Store, o.StoreOnly = file, c.tag, c.repo, c.store, true
 	ctl, err := control.Open(o)
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, nil, usageError{err.Error()}
 	}
-	return ctl, nil
+	return ctl, f, nil
 }
 
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -82,14 +84,15 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer st.close()
 		o.Checkpointer = st.Checkpointer
 	}
-	ctl, err := openPlan(c, file, o, stderr)
+	ctl, f, err := openPlan(c, file, o, stderr)
 	if err != nil {
 		return err
 	}
 	defer ctl.Close()
 	// Outcomes a run made durable only in its results journal (it is going
-	// on, or was killed) count: Tasks applies them in memory.
-	units, err := ctl.Tasks(ctx)
+	// on, or was killed) count: TasksOf applies them in memory, to the file
+	// openPlan has read and checked, so that it is read once.
+	units, err := ctl.TasksOf(ctx, f)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func cmdMCP(ctx context.Context, args []string, stderr io.Writer) error {
 	defer flush()
 	ro.Tracer, ro.Log = tp, stderr
 	o := control.Options{Run: ro}
-	ctl, err := openPlan(c, file, o, stderr)
+	ctl, _, err := openPlan(c, file, o, stderr)
 	if err != nil {
 		return err
 	}

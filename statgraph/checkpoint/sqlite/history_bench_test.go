@@ -20,16 +20,20 @@ import (
 // from SQLite and from the memory checkpointer (encoding, as a durable
 // store does), next to a raw read of the same rows in the same run:
 //
-//	go test -run '^$' -bench 'History|StateRead|ThreadSize' -benchtime 3x ./statgraph/checkpoint/sqlite
+//	go test -run '^$' -bench 'History|StateRead' -benchtime 3x ./statgraph/checkpoint/sqlite
 //
 // Two state shapes: "grow" appends one log entry per step (the state grows
-// with the thread: checkpoint size and State's chain read), "flat" keeps a
-// bounded window (whole-thread History, whose output is one state per step).
+// with the thread: checkpoint size, State's chain read, and whole-thread
+// History over rows that are almost all small deltas), "flat" keeps a
+// bounded window (whole-thread History over rows that are almost all full
+// states, as each step rewrites the window).
 // Each benchmark reports ns/op, allocations, peak-MiB (the most heap in use
-// while it ran, sampled) and, for SQLite, a raw read of the same rows run
-// before each op (see measure): its median time as raw-ns, its allocations
-// as raw-allocs, and the ratios of the medians, x-raw (wall time) and
-// cpu-x-raw (CPU time).
+// while it ran, sampled) and a raw read of the same rows run before each op
+// (see measure): its median time as raw-ns, its allocations as raw-allocs,
+// and the ratios of the medians, x-raw (wall time) and cpu-x-raw (CPU
+// time). For SQLite raw is a SELECT of the rows; for the memory store, which
+// has no query to run, it is a Range of the same checkpoints with each one's
+// bytes copied once (see memRows), the least any read of them costs.
 
 // histState is the state of the benchmark threads.
 type histState struct {
@@ -208,47 +212,85 @@ func timed(f func()) (wall, cpu time.Duration) {
 	return time.Since(w), cpuTime() - c
 }
 
-// measure runs op in the benchmark loop and reports peak heap and, for
-// SQLite, a raw read of the rows from key from, run before each op with
-// the timer stopped: raw-ns is its median wall time, x-raw the median of
-// op's wall times over it, cpu-x-raw the same for CPU time (less moved by
-// the other processes of a shared machine), raw-allocs its allocations.
+// memRows is the memory store's raw read: a Range of the thread's
+// checkpoints from ID from on, each one's bytes (state, extra, next,
+// counters) copied once into a reused buffer; it returns how many it read.
+func memRows(b *testing.B, t *histThread, from int64) int {
+	rows, err := t.store.Range(context.Background(), "t", from, 0, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := memBuf[:0]
+	for _, r := range rows {
+		buf = append(append(buf, r.State...), r.Extra...)
+		for _, n := range r.Next {
+			buf = append(buf, n...)
+		}
+		for k := range r.Counters {
+			buf = append(buf, k...)
+		}
+	}
+	memBuf = buf
+	return len(rows)
+}
+
+var memBuf []byte // memRows' buffer, kept between reads as a driver's would be
+
+// measure runs op in the benchmark loop and reports peak heap and a raw
+// read of the rows from key from (SQLite; memory: from checkpoint ID from)
+// run before each op with the timer stopped: raw-ns is its median wall
+// time, x-raw the median of op's wall times over it, cpu-x-raw the same for
+// CPU time (less moved by the other processes of a shared machine),
+// raw-allocs its allocations.
 func measure(b *testing.B, t *histThread, from int64, op func() error) {
 	sqlite := t.path != ""
-	var rawAllocs uint64
-	if sqlite {
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		rawRows(b, t, from)
-		runtime.ReadMemStats(&m1)
-		rawAllocs = m1.Mallocs - m0.Mallocs
+	raw := func() {
+		if sqlite {
+			rawRows(b, t, from)
+		} else {
+			memRows(b, t, from)
+		}
 	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	raw()
+	runtime.ReadMemStats(&m1)
+	rawAllocs := m1.Mallocs - m0.Mallocs
 	var opWall, opCPU, rawWall, rawCPU []time.Duration
 	b.ReportAllocs()
 	stop := peakHeap()
 	for b.Loop() {
-		if sqlite {
-			b.StopTimer()
-			w, c := timed(func() { rawRows(b, t, from) })
-			rawWall, rawCPU = append(rawWall, w), append(rawCPU, c)
-			b.StartTimer()
-		}
+		b.StopTimer()
+		w, c := timed(raw)
+		rawWall, rawCPU = append(rawWall, w), append(rawCPU, c)
+		b.StartTimer()
 		var err error
-		w, c := timed(func() { err = op() })
+		w, c = timed(func() { err = op() })
 		if err != nil {
 			b.Fatal(err)
 		}
 		opWall, opCPU = append(opWall, w), append(opCPU, c)
 	}
 	b.ReportMetric(stop(), "peak-MiB")
+	rawMedian := median(rawWall)
+	b.ReportMetric(float64(rawMedian.Nanoseconds()), "raw-ns")
+	b.ReportMetric(float64(median(opWall))/float64(max(rawMedian, 1)), "x-raw")
+	b.ReportMetric(float64(median(opCPU))/float64(max(median(rawCPU), 1)), "cpu-x-raw")
+	b.ReportMetric(float64(rawAllocs), "raw-allocs")
 	if sqlite {
-		raw := median(rawWall)
-		b.ReportMetric(float64(raw.Nanoseconds()), "raw-ns")
-		b.ReportMetric(float64(median(opWall))/float64(raw), "x-raw")
-		b.ReportMetric(float64(median(opCPU))/float64(max(median(rawCPU), 1)), "cpu-x-raw")
-		b.ReportMetric(float64(rawAllocs), "raw-allocs")
 		b.ReportMetric(float64(t.bytes)/(1<<20), "db-MiB")
 	}
+}
+
+// memChainStart is where the memory store's raw read of a State or History
+// page starts: the Base of checkpoint id (0: the latest), the full state
+// it is rebuilt from.
+func memChainStart(b *testing.B, t *histThread, id int64) int64 {
+	cp, err := t.store.Get(context.Background(), "t", id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cp.Base
 }
 
 var histSizes = []int{1_000, 10_000, 100_000}
@@ -261,10 +303,10 @@ func BenchmarkStateRead(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
 				t := thread(b, kind, n, true)
 				var from int64
-				if t.path != "" {
-					if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0").Scan(&from); err != nil {
-						b.Fatal(err)
-					}
+				if t.path == "" {
+					from = memChainStart(b, t, 0)
+				} else if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0").Scan(&from); err != nil {
+					b.Fatal(err)
 				}
 				measure(b, t, from, func() error {
 					s, err := t.g.State(context.Background(), "t")
@@ -278,8 +320,8 @@ func BenchmarkStateRead(b *testing.B) {
 	}
 }
 
-// BenchmarkHistoryWhole lists every snapshot of a flat thread; raw is all
-// of its rows.
+// BenchmarkHistoryWhole lists every snapshot of a flat thread, whose rows
+// are almost all full states; raw is all of its rows.
 func BenchmarkHistoryWhole(b *testing.B) {
 	for _, kind := range []string{"sqlite", "memory"} {
 		for _, n := range histSizes {
@@ -305,15 +347,40 @@ func BenchmarkHistoryPage(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
 				t := thread(b, kind, n, true)
 				var from int64
-				if t.path != "" {
-					if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0 AND key <= (SELECT max(key) - 99 FROM checkpoints)").Scan(&from); err != nil {
-						b.Fatal(err)
-					}
+				if t.path == "" {
+					from = memChainStart(b, t, int64(n+1)-99) // the page's oldest checkpoint (IDs 1..n+1)
+				} else if err := t.store.(*Store).reader.QueryRow("SELECT max(key) FROM checkpoints WHERE delta = 0 AND key <= (SELECT max(key) - 99 FROM checkpoints)").Scan(&from); err != nil {
+					b.Fatal(err)
 				}
 				measure(b, t, from, func() error {
 					h, err := t.g.History(context.Background(), "t", 0, 100)
 					if err == nil && (len(h) != 100 || len(h[0].State.Log) != n) {
 						err = fmt.Errorf("history has %d snapshots, want 100 ending at %d entries", len(h), n)
+					}
+					return err
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkHistoryGrow lists every snapshot of a growing thread, whose rows
+// are almost all deltas of one appended entry (delta-heavy); raw is all of
+// its rows. Snapshot k holds a state of k entries, so the output is
+// quadratic in the steps unless the snapshots share their entries.
+func BenchmarkHistoryGrow(b *testing.B) {
+	for _, kind := range []string{"sqlite", "memory"} {
+		for _, n := range histSizes {
+			b.Run(fmt.Sprintf("%s/steps=%d", kind, n), func(b *testing.B) {
+				t := thread(b, kind, n, true)
+				measure(b, t, 0, func() error {
+					h, err := t.g.History(context.Background(), "t", 0, 0)
+					switch {
+					case err != nil:
+					case len(h) != n+1:
+						err = fmt.Errorf("history has %d snapshots, want %d", len(h), n+1)
+					case len(h[0].State.Log) != n || len(h[n/2].State.Log) != n-n/2 || h[n/2].State.Log[n/4] != fmt.Sprintf("entry %06d done", n/4+1):
+						err = fmt.Errorf("history's snapshots hold the wrong entries")
 					}
 					return err
 				})
