@@ -43,7 +43,12 @@ type Event[S any] struct {
 	Thread       string
 	// Namespace is "" for the graph's own events and the path of subgraph
 	// nodes ("outer|inner") for events of a subgraph run inside it. Such
-	// events carry no State: it is of the subgraph's type.
+	// events carry no State, which is of the subgraph's type: an
+	// EventNodeUpdate or EventUpdate of a subgraph carries the child's
+	// update or state in Custom instead (LangGraph's subgraph updates).
 	Namespace string
-	Custom    any // EventCustom: the value written, of the writer's type
+	// Custom is, for EventCustom, the value written, of the writer's type;
+	// for a subgraph's EventNodeUpdate and EventUpdate, the child's state
+	// (type-assert it to the subgraph's state type).
+	Custom any
 }

@@ -45,6 +45,9 @@ func streamFixture(t *testing.T) *Graph[tally] {
 func render(ev Event[tally]) string {
 	switch ev.Kind {
 	case EventNodeUpdate:
+		if ev.Namespace != "" {
+			return fmt.Sprintf("update %s %v", ev.Node, ev.Custom.(tally).Items)
+		}
 		return fmt.Sprintf("update %s %v", ev.Node, ev.State.Items)
 	case EventCustom:
 		return fmt.Sprintf("custom %s %v", ev.Node, ev.Custom.(string))
@@ -110,7 +113,9 @@ func TestStreamModesOptIn(t *testing.T) {
 }
 
 // A subgraph's custom values and node updates reach the parent's stream
-// with the subgraph's namespace.
+// with the subgraph's namespace, each update with its content (the child's
+// state, in Custom), as LangGraph's stream(..., subgraphs=True) yields
+// (namespace, update) pairs (test_stream_subgraphs_during_execution).
 func TestStreamModesFromSubgraph(t *testing.T) {
 	child := streamFixture(t)
 	b := New[tally]().AddEdge(Start, "inner").AddEdge("inner", End)
@@ -127,8 +132,8 @@ func TestStreamModesFromSubgraph(t *testing.T) {
 		got = append(got, ev.Namespace+":"+render(ev))
 	}
 	want := []string{
-		"inner:update a []", "inner:custom b b 1/2", "inner:custom b b 2/2", "inner:update b []", "inner:update c []",
-		"inner:custom d d 1/1", "inner:update d []", ":update inner [a b c d]", ":end [a b c d] <nil>",
+		"inner:update a [a]", "inner:custom b b 1/2", "inner:custom b b 2/2", "inner:update b [b]", "inner:update c [c]",
+		"inner:custom d d 1/1", "inner:update d [d]", ":update inner [a b c d]", ":end [a b c d] <nil>",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("stream of a graph with a subgraph:\n got %q\nwant %q", got, want)

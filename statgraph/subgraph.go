@@ -96,6 +96,9 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 				return true
 			}
 			fe := retype[C, none](ev)
+			if ev.Kind == EventNodeUpdate || ev.Kind == EventUpdate {
+				fe.Custom = ev.State // of the child's type: the parent's State cannot hold it
+			}
 			if fe.Namespace == "" {
 				fe.Namespace = ns
 			} else {
