@@ -19,7 +19,8 @@ import (
 // The cache belongs to the compiled graph: it is shared by all its runs and
 // threads, lives in memory (nothing survives the process), and is safe for
 // concurrent use. Expired entries are dropped when their key is looked up
-// again. A cache hit still reports EventNodeStart and EventNodeEnd.
+// again. A cache hit still reports EventNodeStart and EventNodeEnd; on an
+// AddCommandNode node it goes where the cached command went.
 func WithCache[S any](ttl time.Duration, key func(s S) string) NodeOption {
 	return func(c *nodeConfig) { c.cacheTTL, c.cacheKey = ttl, key }
 }
@@ -39,6 +40,7 @@ var cacheNow = time.Now
 
 type cacheEntry[S any] struct {
 	out     S
+	gotos   []string // where an AddCommandNode's command went, replayed on a hit
 	expires time.Time
 }
 
@@ -68,6 +70,14 @@ func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 			e, ok := entries[k]
 			if ok && cacheNow().Before(e.expires) {
 				mu.Unlock()
+				if e.gotos != nil {
+					if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
+						if info.extra == nil {
+							info.extra = &taskExtra{}
+						}
+						info.extra.gotos = e.gotos
+					}
+				}
 				return e.out, nil
 			}
 			delete(entries, k)
@@ -75,8 +85,12 @@ func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 		}
 		out, err := fn(ctx, s)
 		if err == nil && k != "" {
+			var gotos []string
+			if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok && info.extra != nil {
+				gotos = info.extra.gotos
+			}
 			mu.Lock()
-			entries[k] = cacheEntry[S]{out: out, expires: cacheNow().Add(ttl)}
+			entries[k] = cacheEntry[S]{out: out, gotos: gotos, expires: cacheNow().Add(ttl)}
 			mu.Unlock()
 		}
 		return out, err

@@ -76,3 +76,37 @@ func TestNodeCacheOptionsChecked(t *testing.T) {
 		}
 	}
 }
+
+// A cache hit on an AddCommandNode node goes where the cached command went:
+// the hit replays the command's Goto with its update, so the run takes the
+// same branch it took when the node ran.
+func TestNodeCacheHitReplaysCommandGoto(t *testing.T) {
+	calls := 0
+	route := func(_ context.Context, s query) (Command[query], error) {
+		calls++
+		to := "short"
+		if len(s.Q) > 3 {
+			to = "long"
+		}
+		return Command[query]{Update: s, Goto: []string{to}}, nil
+	}
+	mark := func(tag string) func(context.Context, query) (query, error) {
+		return func(_ context.Context, s query) (query, error) { s.Answer = tag; return s, nil }
+	}
+	g, err := New[query]().
+		AddCommandNode("route", route, []string{"short", "long"}, WithCache(time.Minute, func(s query) string { return s.Q })).
+		AddNode("short", mark("short")).AddNode("long", mark("long")).
+		AddEdge(Start, "route").AddEdge("short", End).AddEdge("long", End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		q, want string
+		calls   int
+	}{{"hello", "long", 1}, {"hello", "long", 1}, {"hi", "short", 2}, {"hi", "short", 2}} {
+		s, err := g.Invoke(context.Background(), query{Q: tc.q})
+		if err != nil || s.Answer != tc.want || calls != tc.calls {
+			t.Fatalf("run %d (%q): %+v, %v, route ran %d times; want answer %q after %d runs", i, tc.q, s, err, calls, tc.want, tc.calls)
+		}
+	}
+}
