@@ -3,113 +3,11 @@ package statgraph
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 )
-
-// RunOption configures one Invoke, Stream or UpdateState call.
-type RunOption func(*runConfig)
-
-type runConfig struct {
-	thread    string
-	stepLimit int
-	trace     io.Writer
-	from      int64 // checkpoint to replay from; 0 = latest
-	// kinds lists the event kinds a Stream yields; nil means the default
-	// set (streammode.go).
-	kinds []EventKind
-	// cp is the run's checkpointer once the run opened. For the run of a
-	// subgraph (subgraph.go) sub makes cp, the parent's, the run's
-	// checkpointer in place of the graph's own, and ns is the subgraph's
-	// namespace path.
-	sub bool
-	cp  Checkpointer
-	ns  string
-	// durability says when checkpoints are written (durability.go).
-	durability Durability
-	// hook is called around each node attempt (nodehook.go); nil: none.
-	hook func(ctx context.Context, node string, step, attempt int) (context.Context, func(error))
-	// call holds what WithResume, WithSource and WithResult set; nil when
-	// none of them was given, so that plain runs stay small.
-	call *callOpts
-}
-
-// callOpts are the run options that change how a run starts or what it
-// reports. source and result hold a func(context.Context) (S, error) and a
-// *Result[S] of the graph's S, checked when the run starts.
-type callOpts struct {
-	resume *resumeArg
-	source any
-	result any
-}
-
-func (c *runConfig) calls() *callOpts {
-	if c.call == nil {
-		c.call = &callOpts{}
-	}
-	return c.call
-}
-
-// WithThread names the run's thread. On a graph with a checkpointer the
-// thread keys its checkpoints and keeps its state across runs:
-//
-//   - a thread whose last run finished starts a new run from Start, with the
-//     input merged into the thread's state through the reducer (a chat's
-//     next message); without a reducer the input replaces the state;
-//   - a thread with an unfinished run (a node failed, or the process
-//     stopped) is continued from its latest checkpoint: with a reducer the
-//     input is merged into the checkpoint's state first (so a zero input
-//     changes nothing); without one the input is ignored, as there is no way
-//     to merge it, and the checkpoint's state is kept;
-//   - a thread paused at an interrupt is an error wrapping ErrInterrupted:
-//     continue it with WithResume, or dismiss the pause with UpdateState.
-func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id } }
-
-// WithStepLimit ends the run with ErrStepLimit after n super-steps. Without
-// it, or with n <= 0, a run may take 10,000 super-steps.
-func WithStepLimit(n int) RunOption { return func(c *runConfig) { c.stepLimit = n } }
-
-// WithTrace writes a readable trace of the run to w, one line per event (the
-// format STATGRAPH_TRACE=1 prints to stderr).
-func WithTrace(w io.Writer) RunOption { return func(c *runConfig) { c.trace = w } }
-
-// FromCheckpoint replays the thread from checkpoint id instead of its latest
-// one (time travel): a fork checkpoint is written whose parent is id, and the
-// run continues from there. Needs WithThread.
-func FromCheckpoint(id int64) RunOption { return func(c *runConfig) { c.from = id } }
-
-// WithResume continues the run's thread, which must be paused at an
-// interrupt, giving value to it: Interrupt returns it inside the node that
-// paused. With several
-// interrupts pending, value must be a ResumeMap naming each one answered by
-// ID. Needs WithThread. The input given to Invoke or Stream is ignored (pass
-// the zero value): the run continues from the thread's checkpoint. A thread
-// that is not paused is an error ("statgraph: thread is not interrupted").
-func WithResume(value any) RunOption {
-	return func(c *runConfig) { c.calls().resume = &resumeArg{value: value} }
-}
-
-// WithSource makes the run take its input from source instead of the input
-// given to Invoke or Stream, which is then ignored (pass the zero value).
-// source is not called when the run continues a thread from
-// a checkpoint, nor with WithResume. An error from source ends the run.
-// source must return the graph's state type; another type fails the run
-// before it starts.
-func WithSource[S any](source func(ctx context.Context) (S, error)) RunOption {
-	return func(c *runConfig) { c.calls().source = source }
-}
-
-// WithResult makes the run fill *res, when it stops, with the final state
-// and, when it paused, the pending interrupts; on error *res holds what the
-// run reached. With Stream, *res is filled before the last
-// event is yielded. res must be a *Result of the graph's state type;
-// another type fails the run before it starts.
-func WithResult[S any](res *Result[S]) RunOption {
-	return func(c *runConfig) { c.calls().result = res }
-}
 
 // Invoke runs the graph on input and returns the final state.
 //
