@@ -2,7 +2,6 @@ package statgraph_test
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -12,42 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/checkpointtest"
 )
-
-// growState grows by one log entry per step.
-type growState struct {
-	Step int
-	Log  []string
-}
-
-// growGraph runs one node steps times, appending to the log each time.
-func growGraph(t testing.TB, cp statgraph.Checkpointer, steps int) *statgraph.Graph[growState] {
-	t.Helper()
-	g, err := statgraph.New[growState]().
-		AddNode("step", func(_ context.Context, s growState) (growState, error) {
-			s.Step++
-			s.Log = append(s.Log, fmt.Sprintf("entry %06d done", s.Step))
-			return s, nil
-		}).
-		AddEdge(statgraph.Start, "step").
-		AddConditionalEdges("step", func(_ context.Context, s growState) string {
-			if s.Step >= steps {
-				return "end"
-			}
-			return "again"
-		}, map[string]string{"end": statgraph.End, "again": "step"}).
-		Compile(statgraph.WithCheckpointer(cp))
-	require.NoError(t, err)
-	return g
-}
-
-func runGrow(t testing.TB, cp statgraph.Checkpointer, thread string, steps int) *statgraph.Graph[growState] {
-	t.Helper()
-	g := growGraph(t, cp, steps)
-	_, err := g.Invoke(context.Background(), growState{}, statgraph.WithThread(thread), statgraph.WithStepLimit(steps+5))
-	require.NoError(t, err)
-	return g
-}
 
 // countingStore counts the reads that reach the store.
 type countingStore struct {
@@ -72,7 +37,7 @@ func (s *countingStore) reads() int64 { return s.gets.Load() + s.ranges.Load() }
 // ancestor (and again for the counters).
 func TestStateReadsItsChainInOneRange(t *testing.T) {
 	store := &countingStore{MemoryStore: statgraph.NewMemoryStore(true)}
-	g := runGrow(t, store, "t", 600)
+	g := checkpointtest.RunGrow(t, store, "t", 600)
 	latest, err := store.MemoryStore.Get(t.Context(), "t", 0)
 	require.NoError(t, err)
 	require.True(t, latest.Delta, "the latest checkpoint is a delta")
@@ -88,7 +53,7 @@ func TestStateReadsItsChainInOneRange(t *testing.T) {
 	// A run continuing the thread (here: a new run on the finished thread)
 	// loads it the same way.
 	before = store.reads()
-	_, err = g.UpdateState(t.Context(), "t", growState{Step: 600, Log: snap.State.Log}, "")
+	_, err = g.UpdateState(t.Context(), "t", checkpointtest.GrowState{Step: 600, Log: snap.State.Log}, "")
 	require.NoError(t, err)
 	require.EqualValues(t, 2, store.reads()-before, "store reads for UpdateState")
 }
@@ -100,7 +65,7 @@ func TestHistoryPages(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			store := &countingStore{MemoryStore: statgraph.NewMemoryStore(name == "encoded")}
 			const steps = 700
-			g := runGrow(t, store, "t", steps)
+			g := checkpointtest.RunGrow(t, store, "t", steps)
 			whole, err := g.History(t.Context(), "t", 0, 0)
 			require.NoError(t, err)
 			require.Len(t, whole, steps+1)
@@ -112,7 +77,7 @@ func TestHistoryPages(t *testing.T) {
 				require.Equal(t, s.Step, s.Counters["step"], "counters of snapshot %d", i)
 			}
 
-			var paged []statgraph.Snapshot[growState]
+			var paged []statgraph.Snapshot[checkpointtest.GrowState]
 			before := int64(0)
 			for pages := 0; ; pages++ {
 				require.Less(t, pages, 100, "paging does not end")
@@ -139,9 +104,9 @@ func TestHistoryPages(t *testing.T) {
 // said when its checkpoint was the latest.
 func TestHistoryMatchesState(t *testing.T) {
 	store := statgraph.NewMemoryCheckpointer(true)
-	g := growGraph(t, store, 300)
-	want := map[int64]statgraph.Snapshot[growState]{}
-	for ev, err := range g.Stream(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(400)) {
+	g := checkpointtest.GrowGraph(t, store, 300)
+	want := map[int64]statgraph.Snapshot[checkpointtest.GrowState]{}
+	for ev, err := range g.Stream(t.Context(), checkpointtest.GrowState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(400)) {
 		require.NoError(t, err)
 		if ev.Kind == statgraph.EventCheckpoint {
 			s, err := g.State(t.Context(), "t")
@@ -164,7 +129,7 @@ func TestHistoryMatchesState(t *testing.T) {
 func TestCheckpointBytesLinear(t *testing.T) {
 	size := func(steps int) int {
 		store := statgraph.NewMemoryCheckpointer(true)
-		runGrow(t, store, "t", steps)
+		checkpointtest.RunGrow(t, store, "t", steps)
 		list, err := store.Range(t.Context(), "t", 0, 0, 0)
 		require.NoError(t, err)
 		n := 0
@@ -183,7 +148,7 @@ func TestCheckpointBytesLinear(t *testing.T) {
 // statgraph/checkpoint's TestPruneRefusesRowsWithoutBase).
 func TestReadsRowsWithoutBase(t *testing.T) {
 	store := statgraph.NewMemoryCheckpointer(true)
-	g := runGrow(t, store, "t", 300)
+	g := checkpointtest.RunGrow(t, store, "t", 300)
 	want, err := g.History(t.Context(), "t", 0, 0)
 	require.NoError(t, err)
 	list, err := store.Range(t.Context(), "t", 0, 0, 0)
@@ -205,7 +170,7 @@ func TestReadsRowsWithoutBase(t *testing.T) {
 // snapshot, four times the steps allocated sixteen times the bytes.
 func TestHistoryOfGrowingThreadIsLinear(t *testing.T) {
 	allocated := func(steps int) uint64 {
-		g := runGrow(t, statgraph.NewMemoryCheckpointer(true), "t", steps)
+		g := checkpointtest.RunGrow(t, statgraph.NewMemoryCheckpointer(true), "t", steps)
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		h, err := g.History(t.Context(), "t", 0, 0)
@@ -224,20 +189,20 @@ func TestHistoryOfGrowingThreadIsLinear(t *testing.T) {
 // appending to one snapshot's slice changes no other.
 func TestHistorySnapshotsShareSafely(t *testing.T) {
 	ctx := t.Context()
-	g := runGrow(t, statgraph.NewMemoryCheckpointer(true), "t", 300)
+	g := checkpointtest.RunGrow(t, statgraph.NewMemoryCheckpointer(true), "t", 300)
 	k, err := g.History(ctx, "t", 152, 1) // checkpoint 151, after 150 steps
 	require.NoError(t, err)
 	edited := k[0].State
 	edited.Log = append(slices.Clip(edited.Log), "edited")
 	_, err = g.UpdateState(ctx, "t", edited, "", statgraph.FromCheckpoint(k[0].CheckpointID))
 	require.NoError(t, err)
-	_, err = g.Invoke(ctx, growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(400))
+	_, err = g.Invoke(ctx, checkpointtest.GrowState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(400))
 	require.NoError(t, err)
 
 	whole, err := g.History(ctx, "t", 0, 0)
 	require.NoError(t, err)
 	require.Len(t, whole, 301+1+150)
-	alone := func(id int64) statgraph.Snapshot[growState] { // loaded from its own chain, not the walk
+	alone := func(id int64) statgraph.Snapshot[checkpointtest.GrowState] { // loaded from its own chain, not the walk
 		s, err := g.History(ctx, "t", id+1, 1)
 		require.NoError(t, err)
 		require.Len(t, s, 1)

@@ -1,51 +1,14 @@
 package checkpoint_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint"
+	"github.com/statgraph/statgraph/statgraph/checkpoint/checkpointtest"
 )
-
-// growState grows by one log entry per step.
-type growState struct {
-	Step int
-	Log  []string
-}
-
-// growGraph runs one node steps times, appending to the log each time.
-func growGraph(t testing.TB, cp statgraph.Checkpointer, steps int) *statgraph.Graph[growState] {
-	t.Helper()
-	g, err := statgraph.New[growState]().
-		AddNode("step", func(_ context.Context, s growState) (growState, error) {
-			s.Step++
-			s.Log = append(s.Log, fmt.Sprintf("entry %06d done", s.Step))
-			return s, nil
-		}).
-		AddEdge(statgraph.Start, "step").
-		AddConditionalEdges("step", func(_ context.Context, s growState) string {
-			if s.Step >= steps {
-				return "end"
-			}
-			return "again"
-		}, map[string]string{"end": statgraph.End, "again": "step"}).
-		Compile(statgraph.WithCheckpointer(cp))
-	require.NoError(t, err)
-	return g
-}
-
-// runGrow runs growGraph to its end on thread.
-func runGrow(t testing.TB, cp statgraph.Checkpointer, thread string, steps int) *statgraph.Graph[growState] {
-	t.Helper()
-	g := growGraph(t, cp, steps)
-	_, err := g.Invoke(context.Background(), growState{}, statgraph.WithThread(thread), statgraph.WithStepLimit(steps+5))
-	require.NoError(t, err)
-	return g
-}
 
 // TestPrune keeps the last checkpoints of a finished thread (and the rows
 // they are rebuilt from), deletes the rest, and leaves every remaining
@@ -54,10 +17,10 @@ func TestPrune(t *testing.T) {
 	for _, name := range []string{"values", "encoded"} {
 		t.Run(name, func(t *testing.T) {
 			store := statgraph.NewMemoryCheckpointer(name == "encoded")
-			g := runGrow(t, store, "t", 500)
+			g := checkpointtest.RunGrow(t, store, "t", 500)
 			whole, err := g.History(t.Context(), "t", 0, 0)
 			require.NoError(t, err)
-			byID := map[int64]statgraph.Snapshot[growState]{}
+			byID := map[int64]statgraph.Snapshot[checkpointtest.GrowState]{}
 			for _, s := range whole {
 				byID[s.CheckpointID] = s
 			}
@@ -79,7 +42,7 @@ func TestPrune(t *testing.T) {
 				require.Equal(t, whole[0], st)
 			}
 			// The thread goes on.
-			_, err = g.UpdateState(t.Context(), "t", growState{Step: 1}, "")
+			_, err = g.UpdateState(t.Context(), "t", checkpointtest.GrowState{Step: 1}, "")
 			require.NoError(t, err)
 		})
 	}
@@ -88,8 +51,8 @@ func TestPrune(t *testing.T) {
 // TestPruneRefusesUnfinished: a thread that would resume keeps everything.
 func TestPruneRefusesUnfinished(t *testing.T) {
 	store := statgraph.NewMemoryCheckpointer(true)
-	g := growGraph(t, store, 100)
-	_, err := g.Invoke(t.Context(), growState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(50))
+	g := checkpointtest.GrowGraph(t, store, 100)
+	_, err := g.Invoke(t.Context(), checkpointtest.GrowState{}, statgraph.WithThread("t"), statgraph.WithStepLimit(50))
 	require.Error(t, err, "the step limit stops the run")
 	before, err := store.Range(t.Context(), "t", 0, 0, 0)
 	require.NoError(t, err)
@@ -107,7 +70,7 @@ func TestPruneRefusesUnfinished(t *testing.T) {
 // from, so Prune deletes none of them.
 func TestPruneRefusesRowsWithoutBase(t *testing.T) {
 	store := statgraph.NewMemoryCheckpointer(true)
-	runGrow(t, store, "t", 300)
+	checkpointtest.RunGrow(t, store, "t", 300)
 	list, err := store.Range(t.Context(), "t", 0, 0, 0)
 	require.NoError(t, err)
 	for _, c := range list {
