@@ -261,18 +261,9 @@ func (c jsonCodec[S]) applyMerged(prev S, deltas [][]byte) (out S, ok bool) {
 			m.app = append(m.app, inner...)
 		}
 	}
-	pv, ov := reflect.ValueOf(&prev).Elem(), reflect.ValueOf(&out).Elem()
-	if p.ptr {
-		if pv.IsNil() {
-			return out, false
-		}
-		pv = pv.Elem()
-		nv := reflect.New(p.typ)
-		ov.Set(nv)
-		ov = nv.Elem()
-	}
-	for i := range p.fields {
-		ov.Field(p.fields[i].index).Set(pv.Field(p.fields[i].index))
+	ov, err := c.startFrom(prev, &out)
+	if err != nil {
+		return out, false
 	}
 	for f, m := range acc {
 		field := ov.Field(f.index)

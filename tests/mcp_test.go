@@ -113,14 +113,7 @@ func TestMCPServerProcess(t *testing.T) {
 	var run struct{ Running bool }
 	mcpCall(t, cs, "run_pending", nil, &run)
 	assert.True(t, run.Running)
-	var st mcpStatus
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		st = mcpStatus{}
-		mcpCall(t, cs, "status", nil, &st)
-		if !st.Run.Running || time.Now().After(deadline) {
-			break
-		}
-	}
+	st := mcpWaitRun(t, cs)
 	assert.Equal(t, map[string]int{"done": 2}, st.Counts, "stderr:\n%s", stderr)
 	require.NoError(t, cs.Close(), "the server exits 0 when the client disconnects; stderr:\n%s", stderr)
 	assert.Equal(t, "done", readTasks(t, file)["2"].Status)
@@ -159,5 +152,19 @@ func TestMCPRefusesABadPlan(t *testing.T) {
 		assert.Equal(t, 2, r.code, "%s: stderr:\n%s", file, r.stderr)
 		assert.Contains(t, r.stderr, want)
 		assert.Empty(t, r.stdout)
+	}
+}
+
+// mcpWaitRun polls the status tool until the run started through the
+// session ends (or 90 s pass) and returns the last status.
+func mcpWaitRun(t *testing.T, cs *mcp.ClientSession) mcpStatus {
+	t.Helper()
+	var st mcpStatus
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st = mcpStatus{}
+		mcpCall(t, cs, "status", nil, &st)
+		if !st.Run.Running || time.Now().After(deadline) {
+			return st
+		}
 	}
 }

@@ -162,14 +162,7 @@ func TestMCPRunExportsOTLP(t *testing.T) {
 	var run struct{ Running bool }
 	mcpCall(t, cs, "run_pending", nil, &run)
 	require.True(t, run.Running)
-	var st mcpStatus
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		st = mcpStatus{}
-		mcpCall(t, cs, "status", nil, &st)
-		if !st.Run.Running || time.Now().After(deadline) {
-			break
-		}
-	}
+	st := mcpWaitRun(t, cs)
 	require.Equal(t, map[string]int{"done": 1}, st.Counts, "stderr:\n%s", stderr)
 	require.NoError(t, cs.Close(), "stderr:\n%s", stderr)
 	require.NotContains(t, stderr.String(), "warning: cannot export traces")
