@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
@@ -79,50 +80,88 @@ var ErrNewerSchema = errors.New("queue: the database has a newer statgraph schem
 
 // Migrate brings the database to River's latest schema and statgraph's
 // SchemaVersion. It is idempotent and safe to call from many processes at
-// once (it holds a Postgres advisory lock). It refuses, changing nothing,
-// a database whose statgraph schema is newer (ErrNewerSchema): upgrade
-// statgraph on this machine.
+// once: a database already up to date is only read (no lock), and the
+// migration itself runs under a transaction-scoped advisory lock
+// (pg_advisory_xact_lock), held by a transaction that stays open until
+// River's migrations and statgraph's tables are done, so that it is released
+// by that transaction's end on the server connection that took it, even
+// behind a transaction-mode pooler (PgBouncer), which may hand each
+// transaction to another server connection (a session-level lock and its
+// unlock in separate statements may not meet there). River's migrations run
+// in transactions of their own, on another of the pool's connections: the
+// pool needs two (pgxpool's default is at least 4). It refuses, changing
+// nothing, a database whose statgraph schema is newer (ErrNewerSchema):
+// upgrade statgraph on this machine.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("queue: connect to Postgres: %w", err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrateLock)); err != nil {
-		return fmt.Errorf("queue: lock for migration: %w", err)
-	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
-
-	var have int
-	err = conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM statgraph_queue_schema`).Scan(&have)
-	if err != nil && !isUndefinedTable(err) {
-		return fmt.Errorf("queue: read statgraph's schema version: %w", err)
-	}
-	if have > SchemaVersion {
-		return fmt.Errorf("%w (version %d, this statgraph knows %d): upgrade statgraph", ErrNewerSchema, have, SchemaVersion)
-	}
 	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return fmt.Errorf("queue: River migrator: %w", err)
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("queue: River's migrations: %w", err)
-	}
-	if have == SchemaVersion {
-		return nil
-	}
-	tx, err := conn.Begin(ctx)
+	have, err := schemaVersion(ctx, pool)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, schemaSQL); err != nil {
-		return fmt.Errorf("queue: create statgraph's tables: %w", err)
+	if have > SchemaVersion {
+		return newerSchema(have)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM statgraph_queue_schema; INSERT INTO statgraph_queue_schema SELECT `+fmt.Sprint(SchemaVersion)); err != nil {
-		return fmt.Errorf("queue: record statgraph's schema version: %w", err)
+	if have == SchemaVersion {
+		if v, err := m.Validate(ctx, nil); err == nil && v.OK {
+			return nil // up to date: the usual case for a worker starting
+		}
+	}
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: connect to Postgres: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) // a no-op once committed
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
+		return fmt.Errorf("queue: lock for migration: %w", err)
+	}
+	// Read again under the lock: another process may have migrated.
+	if have, err = schemaVersion(ctx, tx); err != nil {
+		return err
+	}
+	if have > SchemaVersion {
+		return newerSchema(have)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue: River's migrations: %w", err)
+	}
+	if have < SchemaVersion {
+		if _, err := tx.Exec(ctx, schemaSQL); err != nil {
+			return fmt.Errorf("queue: create statgraph's tables: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM statgraph_queue_schema; INSERT INTO statgraph_queue_schema SELECT `+fmt.Sprint(SchemaVersion)); err != nil {
+			return fmt.Errorf("queue: record statgraph's schema version: %w", err)
+		}
 	}
 	return tx.Commit(ctx)
+}
+
+// schemaVersion reads the version of statgraph's tables in the database q
+// reaches, 0 when they are not there yet.
+func schemaVersion(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT to_regclass('statgraph_queue_schema') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("queue: read statgraph's schema version: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	var have int
+	if err := q.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM statgraph_queue_schema`).Scan(&have); err != nil {
+		return 0, fmt.Errorf("queue: read statgraph's schema version: %w", err)
+	}
+	return have, nil
+}
+
+// newerSchema is the error of a database whose statgraph schema is at
+// version have, newer than this build's.
+func newerSchema(have int) error {
+	return fmt.Errorf("%w (version %d, this statgraph knows %d): upgrade statgraph", ErrNewerSchema, have, SchemaVersion)
 }
 
 // Open connects to the Postgres at url (a postgres:// URL or key=value

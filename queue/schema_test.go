@@ -1,0 +1,130 @@
+package queue
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/statgraph/statgraph/internal/pgtest"
+	"github.com/stretchr/testify/require"
+)
+
+// statements is a pgx tracer that records each statement a pool's
+// connections run, with whether it ran inside a transaction.
+type statements struct {
+	mu   sync.Mutex
+	seen []traced
+}
+
+type traced struct {
+	sql  string
+	inTx bool
+}
+
+func (s *statements) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, traced{sql: data.SQL, inTx: conn.PgConn().TxStatus() != 'I'})
+	return ctx
+}
+
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// Migrate's lock is pooler-safe: behind a transaction-mode pooler
+// (PgBouncer) only a transaction stays on one server connection, so the
+// lock is taken inside a transaction and ends with it
+// (pg_advisory_xact_lock), never as a session lock and a separate unlock,
+// which the pooler may send to another server connection, leaving the
+// lock held there. None is left held afterwards.
+func TestMigrateLockIsTransactionScoped(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.Database(t)
+	cfg, err := pgxpool.ParseConfig(db)
+	require.NoError(t, err)
+	tr := &statements{}
+	cfg.ConnConfig.Tracer = tr
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	require.NoError(t, Migrate(ctx, pool))
+
+	locks := 0
+	for _, s := range tr.seen {
+		if !strings.Contains(s.sql, "advisory") {
+			continue
+		}
+		locks++
+		require.Contains(t, s.sql, "pg_advisory_xact_lock", "a session-level advisory lock or unlock: %s", s.sql)
+		require.True(t, s.inTx, "an advisory lock taken outside a transaction: %s", s.sql)
+	}
+	require.Equal(t, 1, locks, "the migration of a new database takes the lock once")
+	var held int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, uint32(migrateLock)).Scan(&held))
+	require.Zero(t, held, "advisory locks left held")
+	var v int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT version FROM statgraph_queue_schema`).Scan(&v))
+	require.Equal(t, SchemaVersion, v)
+}
+
+// A database already migrated is only read: Migrate waits for no lock, so
+// that workers starting while another process migrates another database
+// or holds the lock (or a pooler left it held) are not held up.
+func TestMigrateUpToDateTakesNoLock(t *testing.T) {
+	db := pgtest.Database(t)
+	pool, err := Open(context.Background(), db)
+	require.NoError(t, err)
+	defer pool.Close()
+	holder, err := pgx.Connect(context.Background(), db)
+	require.NoError(t, err)
+	defer holder.Close(context.Background())
+	_, err = holder.Exec(context.Background(), `SELECT pg_advisory_lock($1)`, int64(migrateLock))
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, Migrate(ctx, pool), "Migrate on an up-to-date database waited for the lock")
+}
+
+// Processes opening one new database at once migrate it once: every Open
+// succeeds, the lock making the later ones find River's and statgraph's
+// tables there.
+func TestConcurrentOpen(t *testing.T) {
+	db := pgtest.Database(t)
+	const n = 8
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pool, err := Open(context.Background(), db)
+			if err == nil {
+				pool.Close()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	pool := openTest0(t, db)
+	var rows, v int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*), max(version) FROM statgraph_queue_schema`).Scan(&rows, &v))
+	require.Equal(t, 1, rows)
+	require.Equal(t, SchemaVersion, v)
+}
+
+// openTest0 opens db without migrating it.
+func openTest0(t *testing.T, db string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), db)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
