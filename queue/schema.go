@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -80,63 +81,96 @@ var ErrNewerSchema = errors.New("queue: the database has a newer statgraph schem
 
 // Migrate brings the database to River's latest schema and statgraph's
 // SchemaVersion. It is idempotent and safe to call from many processes at
-// once: a database already up to date is only read (no lock), and the
-// migration itself runs under a transaction-scoped advisory lock
-// (pg_advisory_xact_lock), held by a transaction that stays open until
-// River's migrations and statgraph's tables are done, so that it is released
-// by that transaction's end on the server connection that took it, even
-// behind a transaction-mode pooler (PgBouncer), which may hand each
-// transaction to another server connection (a session-level lock and its
-// unlock in separate statements may not meet there). River's migrations run
-// in transactions of their own, on another of the pool's connections: the
-// pool needs two (pgxpool's default is at least 4). It refuses, changing
-// nothing, a database whose statgraph schema is newer (ErrNewerSchema):
-// upgrade statgraph on this machine.
+// once, directly or behind a transaction-mode pooler (PgBouncer), which
+// hands each transaction to any server connection:
+//
+//   - a database already up to date is only read, with no lock;
+//   - otherwise the migration runs under a transaction-scoped advisory
+//     lock (pg_try_advisory_xact_lock) held by a transaction that stays
+//     open until River's migrations and statgraph's tables are done, so
+//     it ends with that transaction on the server connection that took it
+//     (a session-level lock and an unlock in a later statement may reach
+//     different server connections behind a pooler, leaving it held);
+//   - a process that finds the lock taken does not wait inside a
+//     transaction (behind a pooler, waiters would hold every server
+//     connection while the holder needs one more for River's migrations):
+//     it tries again every migratePoll, and stops once the database is up
+//     to date.
+//
+// River's migrations run in transactions of their own, on another of the
+// pool's connections: the pool (and a pooler's pool) needs two. It refuses,
+// changing nothing, a database whose statgraph schema is newer
+// (ErrNewerSchema): upgrade statgraph on this machine. It fails when ctx
+// ends first.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return fmt.Errorf("queue: River migrator: %w", err)
 	}
-	have, err := schemaVersion(ctx, pool)
-	if err != nil {
-		return err
-	}
-	if have > SchemaVersion {
-		return newerSchema(have)
-	}
-	if have == SchemaVersion {
-		if v, err := m.Validate(ctx, nil); err == nil && v.OK {
-			return nil // up to date: the usual case for a worker starting
+	for {
+		have, err := schemaVersion(ctx, pool)
+		if err != nil {
+			return err
+		}
+		if have > SchemaVersion {
+			return newerSchema(have)
+		}
+		if have == SchemaVersion {
+			if v, err := m.Validate(ctx, nil); err == nil && v.OK {
+				return nil // up to date: the usual case for a worker starting
+			}
+		}
+		done, err := migrateLocked(ctx, pool, m)
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("queue: wait for another process's migration: %w", ctx.Err())
+		case <-time.After(migratePoll):
 		}
 	}
+}
 
+// migratePoll is how often Migrate tries for the lock another process's
+// migration holds.
+const migratePoll = 100 * time.Millisecond
+
+// migrateLocked migrates under the migration lock, and returns done false
+// (nothing done) when another process holds it.
+func migrateLocked(ctx context.Context, pool *pgxpool.Pool, m *rivermigrate.Migrator[pgx.Tx]) (done bool, err error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("queue: connect to Postgres: %w", err)
+		return false, fmt.Errorf("queue: connect to Postgres: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) // a no-op once committed
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
-		return fmt.Errorf("queue: lock for migration: %w", err)
+	var locked bool
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, int64(migrateLock)).Scan(&locked); err != nil {
+		return false, fmt.Errorf("queue: lock for migration: %w", err)
+	}
+	if !locked {
+		return false, nil
 	}
 	// Read again under the lock: another process may have migrated.
-	if have, err = schemaVersion(ctx, tx); err != nil {
-		return err
+	have, err := schemaVersion(ctx, tx)
+	if err != nil {
+		return false, err
 	}
 	if have > SchemaVersion {
-		return newerSchema(have)
+		return false, newerSchema(have)
 	}
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("queue: River's migrations: %w", err)
+		return false, fmt.Errorf("queue: River's migrations: %w", err)
 	}
 	if have < SchemaVersion {
 		if _, err := tx.Exec(ctx, schemaSQL); err != nil {
-			return fmt.Errorf("queue: create statgraph's tables: %w", err)
+			return false, fmt.Errorf("queue: create statgraph's tables: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM statgraph_queue_schema; INSERT INTO statgraph_queue_schema SELECT `+fmt.Sprint(SchemaVersion)); err != nil {
-			return fmt.Errorf("queue: record statgraph's schema version: %w", err)
+			return false, fmt.Errorf("queue: record statgraph's schema version: %w", err)
 		}
 	}
-	return tx.Commit(ctx)
+	return true, tx.Commit(ctx)
 }
 
 // schemaVersion reads the version of statgraph's tables in the database q

@@ -37,9 +37,9 @@ func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEnd
 // Migrate's lock is pooler-safe: behind a transaction-mode pooler
 // (PgBouncer) only a transaction stays on one server connection, so the
 // lock is taken inside a transaction and ends with it
-// (pg_advisory_xact_lock), never as a session lock and a separate unlock,
-// which the pooler may send to another server connection, leaving the
-// lock held there. None is left held afterwards.
+// (pg_try_advisory_xact_lock), never as a session lock and a separate
+// unlock, which the pooler may send to another server connection, leaving
+// the lock held there. None is left held afterwards.
 func TestMigrateLockIsTransactionScoped(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.Database(t)
@@ -58,13 +58,11 @@ func TestMigrateLockIsTransactionScoped(t *testing.T) {
 			continue
 		}
 		locks++
-		require.Contains(t, s.sql, "pg_advisory_xact_lock", "a session-level advisory lock or unlock: %s", s.sql)
+		require.Contains(t, s.sql, "advisory_xact_lock", "a session-level advisory lock or unlock: %s", s.sql)
 		require.True(t, s.inTx, "an advisory lock taken outside a transaction: %s", s.sql)
 	}
 	require.Equal(t, 1, locks, "the migration of a new database takes the lock once")
-	var held int
-	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1`, uint32(migrateLock)).Scan(&held))
-	require.Zero(t, held, "advisory locks left held")
+	require.Zero(t, migrateLocksHeld(t, pool), "advisory locks left held")
 	var v int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT version FROM statgraph_queue_schema`).Scan(&v))
 	require.Equal(t, SchemaVersion, v)
@@ -117,6 +115,58 @@ func TestConcurrentOpen(t *testing.T) {
 	var rows, v int
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*), max(version) FROM statgraph_queue_schema`).Scan(&rows, &v))
 	require.Equal(t, 1, rows)
+	require.Equal(t, SchemaVersion, v)
+}
+
+// migrateLocksHeld counts the holders of the migration lock in pool's
+// database (pg_locks shows the whole server's).
+func migrateLocksHeld(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var held int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND classid = 0 AND objid = $1 AND objsubid = 1`, uint32(migrateLock)).Scan(&held))
+	return held
+}
+
+// A process that finds another one migrating waits with no transaction
+// open: behind a transaction-mode pooler every waiter inside a
+// transaction holds a server connection, and with as many waiters as the
+// pooler has connections the migrating process, which needs one more for
+// River's migrations, never gets it (6 processes behind a PgBouncer of 4
+// server connections all timed out). Once the lock is free it migrates.
+func TestMigrateWaitsWithoutHoldingAConnection(t *testing.T) {
+	db := pgtest.Database(t)
+	holder, err := pgx.Connect(context.Background(), db)
+	require.NoError(t, err)
+	defer holder.Close(context.Background())
+	tx, err := holder.Begin(context.Background())
+	require.NoError(t, err)
+	_, err = tx.Exec(context.Background(), `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock))
+	require.NoError(t, err)
+
+	pool := openTest0(t, db)
+	done := make(chan error, 1)
+	go func() { done <- Migrate(context.Background(), pool) }()
+	time.Sleep(time.Second)
+	var waiting int
+	require.NoError(t, holder.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND (wait_event_type = 'Lock' OR state LIKE 'idle in transaction%')`).Scan(&waiting))
+	require.Zero(t, waiting, "connections of the waiting Migrate inside a transaction")
+	select {
+	case err := <-done:
+		t.Fatalf("Migrate returned while another held the lock: %v", err)
+	default:
+	}
+	require.NoError(t, tx.Rollback(context.Background()))
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Migrate did not go on once the lock was free")
+	}
+	var v int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT version FROM statgraph_queue_schema`).Scan(&v))
 	require.Equal(t, SchemaVersion, v)
 }
 
