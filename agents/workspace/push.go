@@ -108,9 +108,9 @@ func LocalRemote(remote string) (gitDir string, ok bool) {
 // pushlock.go; git's own push waits on them, naming them, until then):
 // pushing the same updates again completes the push. It fails when a
 // ref's lock stays held by another writer for refLockWait, and with
-// ErrRefMismatch when a ref is
-// not where an update expects. Safe for concurrent use, by goroutines and
-// processes (git's own pushes included) on the same remote.
+// ErrRefMismatch when a ref is not where an update expects. Safe for
+// concurrent use, by goroutines and processes (git's own pushes included)
+// on the same remote.
 func PushLocal(ctx context.Context, from, gitDir string, updates ...RefUpdate) error {
 	if len(updates) == 0 {
 		return nil
@@ -118,12 +118,10 @@ func PushLocal(ctx context.Context, from, gitDir string, updates ...RefUpdate) e
 	release := holdCommon(gitDir)
 	err := pushHeld(ctx, from, gitDir, updates)
 	release()
-	if err == nil {
-		at("refs-updated", updates)
-	}
 	if err != nil {
 		return fmt.Errorf("workspace: push %s to %s: %w", refNames(updates), gitDir, err)
 	}
+	at("refs-updated", updates)
 	_ = repackOwn(gitDir) // best effort: a later push merges
 	return nil
 }
@@ -350,7 +348,7 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 			return err
 		}
 		renamed++
-		at(fmt.Sprintf("renamed-%d", renamed), updates)
+		atN("renamed", renamed, updates)
 	}
 	if len(unpack) > 0 {
 		if err := dropPacked(ctx, j, gitDir, unpack); err != nil {
@@ -370,7 +368,7 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 		locks[i] = nil
 		os.Remove(paths[i] + ".lock")
 		deleted++
-		at(fmt.Sprintf("deleted-%d", deleted), updates)
+		atN("deleted", deleted, updates)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -21,6 +22,13 @@ var pushPoint func(point string, updates []RefUpdate)
 func at(point string, updates []RefUpdate) {
 	if pushPoint != nil {
 		pushPoint(point, updates)
+	}
+}
+
+// atN calls pushPoint, if set, at the point "point-n".
+func atN(point string, n int, updates []RefUpdate) {
+	if pushPoint != nil {
+		pushPoint(point+"-"+strconv.Itoa(n), updates)
 	}
 }
 
