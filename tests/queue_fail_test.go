@@ -27,7 +27,8 @@ const failLease = "15s"
 // unit id's branch (not its work in progress, statgraph-wip/...) logs "push <id>" and then waits until the file gate
 // exists (at most 120 s); later pushes pass at once. A remote with a hook
 // is pushed to by git (workers push in-process only to a remote without
-// one), so these tests cut off git's pushes, not the in-process ones.
+// one), so these tests cut off git's pushes, not the in-process ones
+// (TestQueueWorkerKilledMidInProcessPublish does).
 func slowPush(t *testing.T, s queueSetup, id, gate string) {
 	t.Helper()
 	marker := filepath.Join(t.TempDir(), "pushed-"+id)
