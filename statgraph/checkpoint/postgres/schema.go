@@ -75,9 +75,24 @@ func migrate(ctx context.Context, conn interface {
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLockKey(schema)); err != nil {
 		return fmt.Errorf("waiting for the migration lock: %w", err)
 	}
+	if err := migrateLocked(ctx, tx, schema); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// migrateLocked is migrate's work in tx, which holds the migration lock.
+// Whether schema_version exists is read from pg_class with the statement's
+// own snapshot, not with to_regclass: a name lookup goes through the
+// backend's catalog cache, which keeps a "no such table" from before the
+// lock wait (a pooled connection that looked the name up earlier) and would
+// miss the table the process holding the lock just committed.
+func migrateLocked(ctx context.Context, tx pgx.Tx, schema string) error {
 	q := quote(schema)
 	var exists bool
-	if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", q+".schema_version").Scan(&exists); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relname = 'schema_version')`, schema).Scan(&exists); err != nil {
 		return err
 	}
 	version := 0
@@ -118,7 +133,7 @@ func migrate(ctx context.Context, conn interface {
 			return err
 		}
 	}
-	return tx.Commit(ctx)
+	return nil
 }
 
 // migrationLockKey is the advisory lock key of schema's migrations: a fixed
