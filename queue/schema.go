@@ -174,12 +174,18 @@ func migrateLocked(ctx context.Context, pool *pgxpool.Pool, m *rivermigrate.Migr
 }
 
 // schemaVersion reads the version of statgraph's tables in the database q
-// reaches, 0 when they are not there yet.
+// reaches, 0 when they are not there yet. Whether the table exists is read
+// from pg_class with the statement's snapshot, not with to_regclass, whose
+// name lookup goes through the backend's catalog cache: inside a
+// transaction that began before another process committed the table (the
+// lock taken after BEGIN), a "no such table" cached on that pooled
+// connection would stand, and this process would migrate again.
 func schemaVersion(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) (int, error) {
 	var exists bool
-	if err := q.QueryRow(ctx, `SELECT to_regclass('statgraph_queue_schema') IS NOT NULL`).Scan(&exists); err != nil {
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class
+		WHERE relname = 'statgraph_queue_schema' AND relkind = 'r' AND pg_catalog.pg_table_is_visible(oid))`).Scan(&exists); err != nil {
 		return 0, fmt.Errorf("queue: read statgraph's schema version: %w", err)
 	}
 	if !exists {

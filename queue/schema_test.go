@@ -178,3 +178,28 @@ func openTest0(t *testing.T, db string) *pgxpool.Pool {
 	t.Cleanup(pool.Close)
 	return pool
 }
+
+// schemaVersion, in a transaction that looked for statgraph's tables
+// before another process made them (as a migration that takes the lock
+// after its BEGIN does), sees them: to_regclass kept the connection's
+// cached "no such table" and read 0, and such a process migrated again.
+func TestSchemaVersionSeesTablesMadeDuringItsTransaction(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.Database(t)
+	conn, err := pgx.Connect(ctx, db)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	have, err := schemaVersion(ctx, tx)
+	require.NoError(t, err)
+	require.Zero(t, have)
+
+	pool, err := Open(ctx, db) // another process migrates meanwhile
+	require.NoError(t, err)
+	pool.Close()
+	have, err = schemaVersion(ctx, tx)
+	require.NoError(t, err)
+	require.Equal(t, SchemaVersion, have)
+}
