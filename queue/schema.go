@@ -27,7 +27,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
@@ -79,50 +81,127 @@ var ErrNewerSchema = errors.New("queue: the database has a newer statgraph schem
 
 // Migrate brings the database to River's latest schema and statgraph's
 // SchemaVersion. It is idempotent and safe to call from many processes at
-// once (it holds a Postgres advisory lock). It refuses, changing nothing,
-// a database whose statgraph schema is newer (ErrNewerSchema): upgrade
-// statgraph on this machine.
+// once, directly or behind a transaction-mode pooler (PgBouncer), which
+// hands each transaction to any server connection:
+//
+//   - a database already up to date is only read, with no lock;
+//   - otherwise the migration runs under a transaction-scoped advisory
+//     lock (pg_try_advisory_xact_lock) held by a transaction that stays
+//     open until River's migrations and statgraph's tables are done, so
+//     it ends with that transaction on the server connection that took it
+//     (a session-level lock and an unlock in a later statement may reach
+//     different server connections behind a pooler, leaving it held);
+//   - a process that finds the lock taken does not wait inside a
+//     transaction (behind a pooler, waiters would hold every server
+//     connection while the holder needs one more for River's migrations):
+//     it tries again every migratePoll, and stops once the database is up
+//     to date.
+//
+// River's migrations run in transactions of their own, on another of the
+// pool's connections: the pool (and a pooler's pool) needs two. It refuses,
+// changing nothing, a database whose statgraph schema is newer
+// (ErrNewerSchema): upgrade statgraph on this machine. It fails when ctx
+// ends first.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("queue: connect to Postgres: %w", err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrateLock)); err != nil {
-		return fmt.Errorf("queue: lock for migration: %w", err)
-	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
-
-	var have int
-	err = conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM statgraph_queue_schema`).Scan(&have)
-	if err != nil && !isUndefinedTable(err) {
-		return fmt.Errorf("queue: read statgraph's schema version: %w", err)
-	}
-	if have > SchemaVersion {
-		return fmt.Errorf("%w (version %d, this statgraph knows %d): upgrade statgraph", ErrNewerSchema, have, SchemaVersion)
-	}
 	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return fmt.Errorf("queue: River migrator: %w", err)
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("queue: River's migrations: %w", err)
+	for {
+		have, err := schemaVersion(ctx, pool)
+		if err != nil {
+			return err
+		}
+		if have > SchemaVersion {
+			return newerSchema(have)
+		}
+		if have == SchemaVersion {
+			if v, err := m.Validate(ctx, nil); err == nil && v.OK {
+				return nil // up to date: the usual case for a worker starting
+			}
+		}
+		done, err := migrateLocked(ctx, pool, m)
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("queue: wait for another process's migration: %w", ctx.Err())
+		case <-time.After(migratePoll):
+		}
 	}
-	if have == SchemaVersion {
-		return nil
-	}
-	tx, err := conn.Begin(ctx)
+}
+
+// migratePoll is how often Migrate tries for the lock another process's
+// migration holds.
+const migratePoll = 100 * time.Millisecond
+
+// migrateLocked migrates under the migration lock, and returns done false
+// (nothing done) when another process holds it.
+func migrateLocked(ctx context.Context, pool *pgxpool.Pool, m *rivermigrate.Migrator[pgx.Tx]) (done bool, err error) {
+	tx, err := pool.Begin(ctx)
 	if err != nil {
-		return err
+		return false, fmt.Errorf("queue: connect to Postgres: %w", err)
 	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, schemaSQL); err != nil {
-		return fmt.Errorf("queue: create statgraph's tables: %w", err)
+	defer tx.Rollback(context.WithoutCancel(ctx)) // a no-op once committed
+	var locked bool
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, int64(migrateLock)).Scan(&locked); err != nil {
+		return false, fmt.Errorf("queue: lock for migration: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM statgraph_queue_schema; INSERT INTO statgraph_queue_schema SELECT `+fmt.Sprint(SchemaVersion)); err != nil {
-		return fmt.Errorf("queue: record statgraph's schema version: %w", err)
+	if !locked {
+		return false, nil
 	}
-	return tx.Commit(ctx)
+	// Read again under the lock: another process may have migrated.
+	have, err := schemaVersion(ctx, tx)
+	if err != nil {
+		return false, err
+	}
+	if have > SchemaVersion {
+		return false, newerSchema(have)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return false, fmt.Errorf("queue: River's migrations: %w", err)
+	}
+	if have < SchemaVersion {
+		if _, err := tx.Exec(ctx, schemaSQL); err != nil {
+			return false, fmt.Errorf("queue: create statgraph's tables: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM statgraph_queue_schema; INSERT INTO statgraph_queue_schema SELECT `+fmt.Sprint(SchemaVersion)); err != nil {
+			return false, fmt.Errorf("queue: record statgraph's schema version: %w", err)
+		}
+	}
+	return true, tx.Commit(ctx)
+}
+
+// schemaVersion reads the version of statgraph's tables in the database q
+// reaches, 0 when they are not there yet. Whether the table exists is read
+// from pg_class with the statement's snapshot, not with to_regclass, whose
+// name lookup goes through the backend's catalog cache: inside a
+// transaction that began before another process committed the table (the
+// lock taken after BEGIN), a "no such table" cached on that pooled
+// connection would stand, and this process would migrate again.
+func schemaVersion(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (int, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class
+		WHERE relname = 'statgraph_queue_schema' AND relkind = 'r' AND pg_catalog.pg_table_is_visible(oid))`).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("queue: read statgraph's schema version: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	var have int
+	if err := q.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM statgraph_queue_schema`).Scan(&have); err != nil {
+		return 0, fmt.Errorf("queue: read statgraph's schema version: %w", err)
+	}
+	return have, nil
+}
+
+// newerSchema is the error of a database whose statgraph schema is at
+// version have, newer than this build's.
+func newerSchema(have int) error {
+	return fmt.Errorf("%w (version %d, this statgraph knows %d): upgrade statgraph", ErrNewerSchema, have, SchemaVersion)
 }
 
 // Open connects to the Postgres at url (a postgres:// URL or key=value

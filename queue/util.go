@@ -1,18 +1,8 @@
 package queue
 
 import (
-	"errors"
 	"net/url"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
-
-// isUndefinedTable reports whether err is Postgres's "relation does not
-// exist".
-func isUndefinedTable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "42P01"
-}
 
 // Redact returns a connection URL without its password, for messages.
 func Redact(s string) string {

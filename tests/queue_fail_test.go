@@ -27,7 +27,8 @@ const failLease = "15s"
 // unit id's branch (not its work in progress, statgraph-wip/...) logs "push <id>" and then waits until the file gate
 // exists (at most 120 s); later pushes pass at once. A remote with a hook
 // is pushed to by git (workers push in-process only to a remote without
-// one), so these tests cut off git's pushes, not the in-process ones.
+// one), so these tests cut off git's pushes, not the in-process ones
+// (TestQueueWorkerKilledMidInProcessPublish does).
 func slowPush(t *testing.T, s queueSetup, id, gate string) {
 	t.Helper()
 	marker := filepath.Join(t.TempDir(), "pushed-"+id)
@@ -122,6 +123,75 @@ func TestQueueWorkersKilledMidUnitAndMidPublish(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{dep, dep}, bases, "unit 4's base before and after the takeover")
+}
+
+// A worker is kill -9'd in the middle of its in-process publish (a bare
+// remote without hooks, pushed to by workspace.PushLocal): for unit 5 with
+// the new values written in the ref locks and nothing renamed yet, for
+// unit 6 with its branch renamed into place and its work in progress not
+// yet deleted. The kill comes from the one test-only switch
+// STATGRAPH_TEST_PUSH_KILL (agents/workspace/pushpoint.go), given to the
+// first workers only: the first worker to reach the point kills itself
+// there, once. A worker taking each unit over publishes the result the
+// dead one staged, through the locks it left (the next push removes them;
+// they blocked every push of those refs before), without running the
+// unit again: same final state, each step run once, no lock left.
+func TestQueueWorkerKilledMidInProcessPublish(t *testing.T) {
+	const n = 8
+	s := newQueueSetup(t, dagTasks(n, "0.05"))
+	marks := t.TempDir()
+	m5, m6 := filepath.Join(marks, "5"), filepath.Join(marks, "6")
+	kill := "STATGRAPH_TEST_PUSH_KILL=written refs/heads/statgraph/*/5 " + m5 + ";renamed-1 refs/heads/statgraph/*/6 " + m6
+	ws := []*worker{startWorkerEnv(t, s, failLease, 1, kill), startWorkerEnv(t, s, failLease, 1, kill), startWorkerEnv(t, s, failLease, 1, kill)}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, waitRun := s.coordinator(ctx, t)
+
+	// A worker in place of each one killed.
+	for _, m := range []string{m5, m6} {
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(m); err == nil {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no worker reached the kill point of %s", m)
+		}
+		ws = append(ws, startWorker(t, s, failLease, 1))
+	}
+	r := waitRun()
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	s.checkFinal(t, n)
+	counts := countLines(effectLines(t, s.log))
+	for i := 1; i <= n; i++ {
+		require.Equal(t, 1, counts[fmt.Sprintf("exec_%d_1", i)], "unit %d's executor; log: %v", i, counts)
+		require.Equal(t, 1, counts[fmt.Sprintf("verify_%d_1", i)], "unit %d's tests; log: %v", i, counts)
+	}
+	var logs strings.Builder
+	killed := 0
+	for _, w := range ws {
+		data, err := os.ReadFile(w.stderr)
+		require.NoError(t, err)
+		logs.Write(data)
+		// A worker that died is a zombie until the test's cleanup reaps it.
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid)); err == nil && strings.Contains(string(st), ") Z ") {
+			killed++
+		}
+	}
+	require.Equal(t, 2, killed, "workers that killed themselves mid-publish")
+	for _, u := range []string{"5", "6"} {
+		require.Regexp(t, `unit `+u+` \([^)]*\): done \(published what an earlier attempt staged\)`, logs.String(),
+			"unit %s: published by the worker taking over, from the staged result", u)
+	}
+	var locks []string
+	filepath.WalkDir(filepath.Join(s.remote, "refs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".lock") {
+			locks = append(locks, p)
+		}
+		return nil
+	})
+	require.Empty(t, locks, "ref locks left on the remote")
+	require.NoFileExists(t, filepath.Join(s.remote, "packed-refs.lock"))
+	journals, _ := filepath.Glob(filepath.Join(s.remote, "statgraph-locks", "push-*"))
+	require.Empty(t, journals, "journals of killed pushes left on the remote")
 }
 
 // The coordinator is kill -9'd while units run and started again: it

@@ -101,12 +101,16 @@ func LocalRemote(remote string) (gitDir string, ok bool) {
 // LocalRemote): it writes the objects the new commits need that the
 // remote lacks, then applies all the updates or none (every ref's lock is
 // taken and every expectation checked before any ref changes; a kill or
-// an I/O failure part-way can leave the set refs set and the deletions
-// undone, never the reverse). A kill leaves the remote consistent
-// (temporary files git fsck passes over, a lock file git reports by name). It fails when a ref's lock stays held
-// by another writer for refLockWait, and with ErrRefMismatch when a ref is
-// not where an update expects. Safe for concurrent use, by goroutines and
-// processes (git's own pushes included) on the same remote.
+// an I/O failure part-way can leave some of the set refs set and the
+// deletions undone, never a deletion done before every set ref is set). A
+// kill leaves the remote consistent (temporary files git fsck passes
+// over) and the locks it held for the next PushLocal to remove (see
+// pushlock.go; git's own push waits on them, naming them, until then):
+// pushing the same updates again completes the push. It fails when a
+// ref's lock stays held by another writer for refLockWait, and with
+// ErrRefMismatch when a ref is not where an update expects. Safe for
+// concurrent use, by goroutines and processes (git's own pushes included)
+// on the same remote.
 func PushLocal(ctx context.Context, from, gitDir string, updates ...RefUpdate) error {
 	if len(updates) == 0 {
 		return nil
@@ -117,6 +121,7 @@ func PushLocal(ctx context.Context, from, gitDir string, updates ...RefUpdate) e
 	if err != nil {
 		return fmt.Errorf("workspace: push %s to %s: %w", refNames(updates), gitDir, err)
 	}
+	at("refs-updated", updates)
 	_ = repackOwn(gitDir) // best effort: a later push merges
 	return nil
 }
@@ -124,6 +129,9 @@ func PushLocal(ctx context.Context, from, gitDir string, updates ...RefUpdate) e
 // pushHeld is PushLocal with the remote's shared lock held.
 func pushHeld(ctx context.Context, from, gitDir string, updates []RefUpdate) error {
 	if err := repairOrphanPacks(filepath.Join(gitDir, "objects", "pack")); err != nil {
+		return err
+	}
+	if err := breakStaleLocks(gitDir); err != nil {
 		return err
 	}
 	updates = slices.Clone(updates)
@@ -162,9 +170,11 @@ func pushHeld(ctx context.Context, from, gitDir string, updates []RefUpdate) err
 		if err != nil {
 			return fmt.Errorf("write its objects: %w", err)
 		}
+		at("pack-written", updates)
 		if err := recordPack(gitDir, name); err != nil {
 			return err
 		}
+		at("pack-recorded", updates)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -252,7 +262,8 @@ func packedRefs(gitDir string) (string, map[string]string, error) {
 // order and its value checked; then new values are renamed into place;
 // then deleted refs leave packed-refs (under packed-refs.lock) and their
 // loose files go. Readers (git reads the loose file before packed-refs)
-// never see a deleted ref come back.
+// never see a deleted ref come back. The locks are journaled (see
+// pushlock.go): a kill leaves them for the next PushLocal to remove.
 func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 	ups := slices.Clone(updates)
 	slices.SortFunc(ups, func(a, b RefUpdate) int { return strings.Compare(a.Name, b.Name) })
@@ -264,6 +275,8 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 			return fmt.Errorf("ref %s updated twice", u.Name)
 		}
 	}
+	j := newJournal(gitDir)
+	defer j.close() // after the locks' release below
 	locks := make([]*os.File, len(ups))
 	paths := make([]string, len(ups))
 	defer func() {
@@ -279,7 +292,7 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 		if err := os.MkdirAll(filepath.Dir(paths[i]), 0o755); err != nil {
 			return err
 		}
-		f, err := takeLock(ctx, paths[i]+".lock")
+		f, err := j.take(ctx, gitDir, paths[i]+".lock")
 		if err != nil {
 			return err
 		}
@@ -302,6 +315,7 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 			unpack = append(unpack, u.Name)
 		}
 	}
+	at("locked", updates)
 	// New values first, each written and fsynced under its lock, then
 	// renamed into place; deletions last: a kill in between leaves refs
 	// set and the deletions undone (a published branch with its work in
@@ -318,6 +332,8 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 			return err
 		}
 	}
+	at("written", updates)
+	renamed := 0
 	for i, u := range ups {
 		if u.New == "" {
 			continue
@@ -331,12 +347,16 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 		if err := syncDir(filepath.Dir(paths[i])); err != nil {
 			return err
 		}
+		renamed++
+		atN("renamed", renamed, updates)
 	}
 	if len(unpack) > 0 {
-		if err := dropPacked(ctx, gitDir, unpack); err != nil {
+		if err := dropPacked(ctx, j, gitDir, unpack); err != nil {
 			return err
 		}
+		at("packed-refs-rewritten", updates)
 	}
+	deleted := 0
 	for i, u := range ups {
 		if u.New != "" {
 			continue
@@ -347,15 +367,17 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 		locks[i].Close()
 		locks[i] = nil
 		os.Remove(paths[i] + ".lock")
+		deleted++
+		atN("deleted", deleted, updates)
 	}
 	return nil
 }
 
 // dropPacked rewrites gitDir's packed-refs without the refs names (and
-// their peeled lines), under packed-refs.lock.
-func dropPacked(ctx context.Context, gitDir string, names []string) error {
+// their peeled lines), under packed-refs.lock (journaled in j).
+func dropPacked(ctx context.Context, j *lockJournal, gitDir string, names []string) error {
 	path := filepath.Join(gitDir, "packed-refs")
-	f, err := takeLock(ctx, path+".lock")
+	f, err := j.take(ctx, gitDir, path+".lock")
 	if err != nil {
 		return err
 	}

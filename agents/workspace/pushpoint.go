@@ -1,0 +1,75 @@
+package workspace
+
+import (
+	"os"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// pushPoint, when not nil, is called at each point of PushLocal's work,
+// with the push's updates: after the pack of new objects is written
+// ("pack-written") and recorded ("pack-recorded"), once every ref's lock
+// is held and checked ("locked"), once the new values are written in the
+// locks ("written"), after the n-th new value is renamed into place
+// ("renamed-n"), after packed-refs is rewritten ("packed-refs-rewritten"),
+// after the n-th deletion ("deleted-n"), and at the end ("refs-updated").
+// Tests set it to kill the process at one of them; it is nil in normal
+// use, unless killEnv is set.
+var pushPoint func(point string, updates []RefUpdate)
+
+// at calls pushPoint, if set, at point.
+func at(point string, updates []RefUpdate) {
+	if pushPoint != nil {
+		pushPoint(point, updates)
+	}
+}
+
+// atN calls pushPoint, if set, at the point "point-n".
+func atN(point string, n int, updates []RefUpdate) {
+	if pushPoint != nil {
+		pushPoint(point+"-"+strconv.Itoa(n), updates)
+	}
+}
+
+// killEnv is a switch for end-to-end tests only (tests/queue_fail_test.go
+// kills a statgraph worker in the middle of its in-process publish): its
+// value is one or more "POINT REFGLOB MARKER" separated by ";". The first
+// process to reach POINT (see pushPoint) in a PushLocal that updates a ref
+// matching REFGLOB (path.Match, e.g. refs/heads/statgraph/*/5) creates the
+// file MARKER and kills itself with SIGKILL; once MARKER exists, no process
+// does. Unset (always, outside those tests) it does nothing.
+const killEnv = "STATGRAPH_TEST_PUSH_KILL"
+
+func init() {
+	spec := os.Getenv(killEnv)
+	if spec == "" {
+		return
+	}
+	type kill struct{ point, glob, marker string }
+	var kills []kill
+	for _, k := range strings.Split(spec, ";") {
+		if f := strings.Fields(k); len(f) == 3 {
+			kills = append(kills, kill{f[0], f[1], f[2]})
+		}
+	}
+	pushPoint = func(point string, updates []RefUpdate) {
+		for _, k := range kills {
+			if k.point != point {
+				continue
+			}
+			for _, u := range updates {
+				if ok, _ := path.Match(k.glob, u.Name); !ok {
+					continue
+				}
+				if f, err := os.OpenFile(k.marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+					f.Close()
+					if p, err := os.FindProcess(os.Getpid()); err == nil {
+						p.Kill() // SIGKILL on unix
+					}
+				}
+				return
+			}
+		}
+	}
+}
