@@ -147,7 +147,9 @@ func TestQueueWorkerKilledMidInProcessPublish(t *testing.T) {
 	defer cancel()
 	_, waitRun := s.coordinator(ctx, t)
 
-	// A worker in place of each one killed.
+	// A worker in place of each one killed, armed like the others: the
+	// worker replacing unit 5's may be the one to take unit 6 (a marker
+	// once made disarms its kill point for every process).
 	for _, m := range []string{m5, m6} {
 		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 			if _, err := os.Stat(m); err == nil {
@@ -155,7 +157,7 @@ func TestQueueWorkerKilledMidInProcessPublish(t *testing.T) {
 			}
 			require.True(t, time.Now().Before(deadline), "no worker reached the kill point of %s", m)
 		}
-		ws = append(ws, startWorker(t, s, failLease, 1))
+		ws = append(ws, startWorkerEnv(t, s, failLease, 1, kill))
 	}
 	r := waitRun()
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
