@@ -246,13 +246,28 @@ func linkTree(ctx context.Context, src, dst string) error {
 			return err
 		}
 		target := filepath.Join(dst, rel)
+		idx := ""
+		if stem, ok := strings.CutSuffix(p, ".pack"); ok {
+			// A pack goes with its index or not at all: a publish renames
+			// its pack into place before its index, and go-git refuses a
+			// repository holding a pack without one. A pack whose index is
+			// not there yet is a publish in flight, whose objects this
+			// workspace does not need (its refs are not updated yet).
+			idx = stem + ".idx"
+			if _, err := os.Lstat(idx); err != nil {
+				return nil
+			}
+		}
 		if dir := filepath.Dir(target); dir != made {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
 			made = dir
 		}
-		return linkOrCopy(p, target)
+		if err := linkOrCopy(p, target); err != nil || idx == "" {
+			return err
+		}
+		return linkOrCopy(idx, strings.TrimSuffix(target, ".pack")+".idx") // again when the walk reaches it: a no-op
 	})
 }
 

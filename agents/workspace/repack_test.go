@@ -130,3 +130,28 @@ func TestMergeWaitsForReadersInOtherProcesses(t *testing.T) {
 	assert.Less(t, len(packNames(t, src)), repackAt, "the next publish merges")
 	gitRun(t, src, "fsck", "--strict", "--no-dangling")
 }
+
+// A publish renames its pack into place before its index. A Prepare that
+// lists the source's packs in between must not link the pack alone: go-git
+// refuses a repository with a pack and no index ("packfile not found",
+// about one Prepare in 400 in TestPublishesKeepTheSourcesPacksFew, where
+// publishes and Prepares run at once). linkTree links a pack with its
+// index, or leaves it for the publish in flight.
+func TestLinkTreeLinksAPackOnlyWithItsIndex(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	for name, data := range map[string]string{
+		"pack/pack-aaaa.pack": "in flight", // its index is still a temporary file
+		"pack/tmp_idx_123":    "index being written",
+		"pack/pack-bbbb.pack": "whole",
+		"pack/pack-bbbb.idx":  "whole's index",
+		"info/packs":          "P pack-bbbb.pack",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(src, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(src, name), []byte(data), 0o444))
+	}
+	require.NoError(t, linkTree(context.Background(), src, dst))
+	assert.NoFileExists(t, filepath.Join(dst, "pack", "pack-aaaa.pack"))
+	for _, name := range []string{"pack/pack-bbbb.pack", "pack/pack-bbbb.idx", "info/packs"} {
+		assert.FileExists(t, filepath.Join(dst, name))
+	}
+}
