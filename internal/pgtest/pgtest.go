@@ -8,6 +8,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres/postgrestest"
 )
 
@@ -48,7 +50,7 @@ func Database(t testing.TB) string {
 			return
 		}
 		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		if err := dropDatabase(ctx, c, name); err != nil {
 			t.Errorf("drop test database %s: %v", name, err)
 		}
 	})
@@ -58,4 +60,30 @@ func Database(t testing.TB) string {
 	}
 	u.Path = "/" + name
 	return fmt.Sprint(u)
+}
+
+// dropDatabase drops the test database name once the connections left in
+// it are gone. It ends the test role's own connections itself. It does not
+// use DROP DATABASE ... WITH (FORCE), which fails for a role that may not
+// end another role's process, such as an autovacuum worker that came to
+// the new database's tables: a plain DROP DATABASE stops those itself.
+// While other connections stay (object_in_use), it tries again until ctx
+// ends.
+func dropDatabase(ctx context.Context, c *pgx.Conn, name string) error {
+	for {
+		if _, err := c.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()`, name); err != nil {
+			return err
+		}
+		_, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name)
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55006" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
