@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // Sandbox confines a Command with bubblewrap (bwrap): Linux mount, PID and
@@ -68,8 +70,23 @@ type Sandbox struct {
 	// above; "" leaves the caches alone (the parent's cache variables, if
 	// allowed, point into read-only places, so builds may fail).
 	CacheDir string
-	// Network keeps the host's network; false leaves only loopback.
+	// Network keeps the host's network; false gives the command a network
+	// namespace of its own (only its own loopback), reaching out only to
+	// AllowHosts through statgraph's allowlisting proxy.
 	Network bool
+	// AllowHosts, without Network, lists the hosts the command may reach
+	// over HTTP(S) through the allowlisting proxy ("example.com",
+	// "*.example.com"; a port after a colon restricts to it). Empty: no
+	// egress at all. It needs Helper.
+	AllowHosts []string
+	// Helper is the absolute path of a program and its first arguments that
+	// run proc's sandbox bridge inside the sandbox (statgraph's hidden
+	// sandbox-init command); it carries the proxy into the sandbox's network
+	// namespace. Needed only with AllowHosts.
+	Helper []string
+	// Limits bounds the command's processes, memory, /tmp, file size and
+	// open files; the zero value means proc's defaults.
+	Limits proc.Limits
 	// Home, if set, is a directory bound writable and given to the command
 	// as HOME, with XDG_CONFIG_HOME, XDG_DATA_HOME and XDG_STATE_HOME
 	// under it (.config, .local/share, .local/state): a private home for a

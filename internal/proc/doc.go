@@ -1,0 +1,15 @@
+// Package proc holds the parts of the sandbox that statgraph runs code it
+// did not write in (checks, setup_cmd, agent CLIs), beside verifier.Run,
+// which starts every such process:
+//
+//   - Limits and Confine: the bounds of one sandboxed command (processes,
+//     memory, /tmp, file size, open files), enforced through a cgroup (v2
+//     delegated, or v1 pids and memory controllers) where one can be made,
+//     and rlimits otherwise;
+//   - the seccomp filter bwrap loads for the command;
+//   - the allowlisting HTTP(S) proxy a sandbox reaches the network through,
+//     and the bridge that carries it into the sandbox's own network
+//     namespace.
+//
+// It imports nothing else of the module.
+package proc
