@@ -8,23 +8,32 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/statgraph/statgraph/internal/proc"
 )
 
-// Sandbox confines a Command with bubblewrap (bwrap): Linux mount, PID and
-// (optionally) network namespaces around the process and everything it
-// starts. Inside:
+// Sandbox confines a Command with bubblewrap (bwrap), whoever runs
+// statgraph, root included:
 //
-//   - the whole filesystem is visible read-only, except the directories
-//     listed in Hide, which are empty;
+//   - the command runs in a user namespace as an unprivileged uid (65534
+//     when statgraph runs as root, else the caller's own), with no
+//     capabilities (--cap-drop ALL), no_new_privs, no further user
+//     namespaces (--disable-userns) and a seccomp filter (proc.SeccompFilter:
+//     no mount, ptrace, process_vm_*, keyctl, bpf, kernel module or clock
+//     calls);
+//   - the filesystem is an allowlist (see sandboxfs.go): the system
+//     directories, the toolchains on PATH and the user's Go module cache
+//     read-only, with the secrets of /etc and the credential stores under
+//     $HOME (CredentialPaths) masked; $HOME is an empty tmpfs at the user's
+//     home path; the user's other files, /root, /run and its unix sockets,
+//     other tasks and statgraph's state are not there at all;
 //   - Workspace, CacheDir and Home are writable; the paths in ReadOnly (such as
 //     the workspace's .git) are bound read-only on top, so a check cannot
 //     plant hooks or rewrite refs;
-//   - /tmp is a private, empty tmpfs and TMPDIR points at it;
+//   - /tmp is a private, empty, size-capped tmpfs and TMPDIR points at it;
 //   - /proc shows only the sandbox's own processes, so the caller's process
 //     and its environment (/proc/<pid>/environ) are out of reach;
 //   - when the command ends, times out or is cancelled, or when the calling
@@ -33,7 +42,7 @@ import (
 //     kills it itself after a timeout or cancellation, since bwrap arms that
 //     signal late) and the kernel kills the rest of a PID namespace with it.
 //     Run returns only once they are all gone (waiting at most 30 s);
-//   - without Network, only a private loopback interface exists;
+//   - without Network, the command has a network namespace of its own;
 //   - the process runs in a new session, so it cannot push keystrokes into
 //     the caller's terminal.
 //
@@ -45,11 +54,12 @@ import (
 //
 // Tool caches go under CacheDir, which statgraph gives each task: Go's build
 // cache (GOCACHE, layered over the user's read-only one through GoCacheProg),
-// a module cache (GOMODCACHE) filled from the user's own
-// module download cache through GOPROXY=file://... (read-only, falling back
-// to the configured GOPROXY), npm's cache (npm_config_cache) and
-// XDG_CACHE_HOME. A task therefore cannot poison another task's caches or
-// the user's.
+// npm's cache (npm_config_cache) and XDG_CACHE_HOME. Go modules come from
+// the user's module cache, shown read-only at its own path so that the
+// build cache's keys (which hold package directories) match the user's and
+// dependencies compiled outside are reused; without one, a private module
+// cache under CacheDir is filled from the network. A task therefore cannot
+// poison another task's caches or the user's.
 type Sandbox struct {
 	// Workspace is the directory the command may change. Required.
 	Workspace string
@@ -59,9 +69,11 @@ type Sandbox struct {
 	// stay visible (the user's repository, when it lives there). Paths that
 	// do not exist are skipped.
 	ReadOnly []string
-	// Hide lists directories shown empty inside the sandbox (statgraph's
-	// state directory: the run store, other tasks' workspaces). Paths that
-	// do not exist are skipped.
+	// Hide lists paths never shown inside the sandbox, even when inside a
+	// visible directory: a directory is shown empty, a file as an empty
+	// file (statgraph's state directory: the run store, other tasks'
+	// workspaces; a task's "sandbox": {"hide"} paths). Paths that do not
+	// exist are skipped.
 	//
 	// Workspace, CacheDir, ReadOnly and Hide are mounted outermost path
 	// first, so each path nested in another keeps its own mode.
@@ -91,7 +103,8 @@ type Sandbox struct {
 	// as HOME, with XDG_CONFIG_HOME, XDG_DATA_HOME and XDG_STATE_HOME
 	// under it (.config, .local/share, .local/state): a private home for a
 	// program that must write its settings (agent CLIs), so that it never
-	// writes the user's dotfiles. "" keeps the user's HOME, read-only.
+	// writes the user's dotfiles. "" gives the command an empty, private
+	// HOME at the user's home path.
 	Home string
 	// GoCacheProg, if set, is the absolute path of a program and its first
 	// arguments that serve ServeGoCache when given two more: a lower
@@ -123,7 +136,16 @@ func SandboxAvailable() error {
 	if err != nil {
 		return fmt.Errorf("%w: bwrap is not on PATH; %s", ErrSandboxUnavailable, installHint)
 	}
-	args := append(baseArgs(false), "--", "true")
+	ws, err := os.MkdirTemp("", "statgraph-sandbox-probe-")
+	if err != nil {
+		return fmt.Errorf("%w: a workspace for the probe: %v", ErrSandboxUnavailable, err)
+	}
+	defer os.RemoveAll(ws)
+	args, _, err := (&Sandbox{Workspace: ws}).wrap([]string{"true"}, ws)
+	if err != nil {
+		return err
+	}
+	args = args[1:]
 	out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput()
 	if err == nil {
 		return nil
@@ -137,17 +159,31 @@ func SandboxAvailable() error {
 	return fmt.Errorf("%w: %s %s failed: %v: %s; %s", ErrSandboxUnavailable, bwrap, strings.Join(args, " "), err, msg, hint)
 }
 
-// baseArgs are the namespaces and mounts every sandbox starts from.
+// sandboxUID is the uid (and gid) a sandboxed command runs as: the caller's
+// own, or 65534 (nobody) when the caller is root, so that nothing inside is
+// root even in its user namespace.
+func sandboxUID() (uid, gid int) {
+	if os.Getuid() == 0 {
+		return 65534, 65534
+	}
+	return os.Getuid(), os.Getgid()
+}
+
+// baseArgs are the namespaces and the privileges every sandbox starts from.
 func baseArgs(network bool) []string {
-	args := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session"}
+	uid, gid := sandboxUID()
+	args := []string{"--die-with-parent", "--unshare-user", "--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(gid),
+		"--disable-userns", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+		"--unshare-cgroup-try", "--new-session"}
 	if !network {
 		args = append(args, "--unshare-net")
 	}
-	return append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	return append(args, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
 }
 
 // wrap returns the bwrap command line that runs argv in dir inside s, and
-// the environment entries the sandbox sets (TMPDIR and the tool caches).
+// the environment entries the sandbox sets (TMPDIR, HOME and the tool
+// caches).
 func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	if s.Workspace == "" {
 		return nil, nil, errors.New("verifier: sandbox has no Workspace; set the directory the command may change")
@@ -173,13 +209,11 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("verifier: sandbox workspace %s does not exist", s.Workspace)
 	}
-	mounts := []mount{{"--bind", ws}}
-	for _, h := range s.Hide {
-		if p, ok := abs(h); ok {
-			mounts = append(mounts, mount{"--tmpfs", p})
-		}
-	}
+	mounts := hostFS(os.Getenv("PATH"))
 	env := []string{"TMPDIR=/tmp"}
+	if home, _ := os.UserHomeDir(); home != "" && s.Home == "" {
+		env = append(env, "HOME="+home)
+	}
 	if s.CacheDir != "" {
 		cache, err := filepath.Abs(s.CacheDir)
 		if err != nil {
@@ -188,44 +222,49 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 		cenv, visible := s.cacheEnv(cache)
 		env = append(env, cenv...)
 		for _, p := range visible {
-			mounts = append(mounts, mount{"--ro-bind", p})
+			mounts = append(mounts, mount{op: "--ro-bind", path: p})
 		}
 		for _, sub := range []string{"go-build", "gomod", "npm", "xdg"} {
 			if err := os.MkdirAll(filepath.Join(cache, sub), 0o755); err != nil {
 				return nil, nil, fmt.Errorf("verifier: sandbox cache directory: %w", err)
 			}
 		}
-		mounts = append(mounts, mount{"--bind", cache})
+		mounts = append(mounts, mount{op: "--bind", path: cache})
 	}
+	for _, r := range s.ReadOnly {
+		if p, ok := abs(r); ok {
+			mounts = append(mounts, mount{op: "--ro-bind", path: p})
+		}
+	}
+	// Masks go over what is visible so far: the system directories, the
+	// toolchains and the read paths; the workspace, caches and home are
+	// statgraph's own and hold no user credentials.
+	mounts = append(mounts, masks(mounts, nil)...)
+	for _, h := range s.Hide {
+		if p, ok := abs(h); ok {
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+				mounts = append(mounts, mount{op: "--ro-bind", src: "/dev/null", path: p})
+			} else {
+				mounts = append(mounts, mount{op: "--tmpfs", path: p})
+			}
+		}
+	}
+	mounts = append(mounts, mount{op: "--bind", path: ws})
 	if s.Home != "" {
 		home, ok := abs(s.Home)
 		if !ok {
 			return nil, nil, fmt.Errorf("verifier: sandbox home %s does not exist", s.Home)
 		}
-		mounts = append(mounts, mount{"--bind", home})
+		mounts = append(mounts, mount{op: "--bind", path: home})
 		env = append(env, "HOME="+home,
 			"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 			"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
 			"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"))
 	}
-	for _, r := range s.ReadOnly {
-		if p, ok := abs(r); ok {
-			mounts = append(mounts, mount{"--ro-bind", p})
-		}
-	}
-	// Outermost first, so that a path nested in another keeps its own mode
-	// (the workspace's .git inside the workspace, the workspace inside the
-	// hidden state directory inside a read-only repository).
-	slices.SortStableFunc(mounts, func(a, b mount) int {
-		return strings.Count(a.path, string(filepath.Separator)) - strings.Count(b.path, string(filepath.Separator))
-	})
+	sortMounts(mounts)
 	args := append([]string{bwrap}, baseArgs(s.Network)...)
 	for _, m := range mounts {
-		if m.op == "--tmpfs" {
-			args = append(args, m.op, m.path)
-		} else {
-			args = append(args, m.op, m.path, m.path)
-		}
+		args = append(args, m.args()...)
 	}
 	if d, err := filepath.Abs(dir); err == nil {
 		dir = d
@@ -234,24 +273,25 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	return append(args, argv...), env, nil
 }
 
-// mount is one bwrap mount option on path (bound at the same path).
-type mount struct{ op, path string }
-
 // cacheEnv returns the tool-cache variables for a sandbox whose cache
-// directory is cache, and the paths outside it the caches read (the cache
-// program and the user's build cache).
+// directory is cache, and the paths outside it the caches read (the user's
+// module cache, the cache program and the user's build cache).
 func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
 	var visible []string
 	env := []string{
 		"GOCACHE=" + filepath.Join(cache, "go-build"),
-		"GOMODCACHE=" + filepath.Join(cache, "gomod"),
 		"npm_config_cache=" + filepath.Join(cache, "npm"),
 		"XDG_CACHE_HOME=" + filepath.Join(cache, "xdg"),
-		// -modcacherw keeps the module cache removable by statgraph.
+		// -modcacherw keeps a private module cache removable by statgraph.
 		"GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -modcacherw"),
 	}
-	if dl := userModDownloads(); dl != "" {
-		env = append(env, "GOPROXY=file://"+dl+","+userGoProxy())
+	if mod := userModCache(); mod != "" {
+		// At its own path, so that packages keep the directories the
+		// user's build cache was keyed with.
+		env = append(env, "GOMODCACHE="+mod)
+		visible = append(visible, mod)
+	} else {
+		env = append(env, "GOMODCACHE="+filepath.Join(cache, "gomod"))
 	}
 	if lower := userGoCache(); lower != "" && len(s.GoCacheProg) > 0 && filepath.IsAbs(s.GoCacheProg[0]) {
 		args := append(slices.Clone(s.GoCacheProg), lower, filepath.Join(cache, "go-build"))
@@ -266,25 +306,10 @@ func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
 	return env, visible
 }
 
-// userModDownloads returns the user's module download cache
-// (<GOMODCACHE>/cache/download), or "" when there is none. It follows the
-// go command's own defaults: $GOMODCACHE, else the first $GOPATH entry's
-// pkg/mod, else $HOME/go/pkg/mod.
-// userGoProxy returns the user's GOPROXY as the go command resolves it
-// (environment, then the go env file, then go's own default), asking the
-// go command once per process; "direct" when there is no go command.
-var userGoProxy = sync.OnceValue(func() string {
-	if p := os.Getenv("GOPROXY"); p != "" {
-		return p
-	}
-	out, err := exec.Command("go", "env", "GOPROXY").Output()
-	if p := strings.TrimSpace(string(out)); err == nil && p != "" {
-		return p
-	}
-	return "direct"
-})
-
-func userModDownloads() string {
+// userModCache returns the user's Go module cache when it exists, or "".
+// It follows the go command's own defaults: $GOMODCACHE, else the first
+// $GOPATH entry's pkg/mod, else $HOME/go/pkg/mod.
+func userModCache() string {
 	mod := os.Getenv("GOMODCACHE")
 	if mod == "" {
 		gopath := os.Getenv("GOPATH")
@@ -297,9 +322,8 @@ func userModDownloads() string {
 		}
 		mod = filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
 	}
-	dl := filepath.Join(mod, "cache", "download")
-	if st, err := os.Stat(dl); err != nil || !st.IsDir() {
+	if st, err := os.Stat(mod); err != nil || !st.IsDir() || !filepath.IsAbs(mod) {
 		return ""
 	}
-	return dl
+	return mod
 }
