@@ -80,6 +80,13 @@ type Dispatcher struct {
 	// build cache read-only (see verifier.Sandbox); nil gives each unit a
 	// fresh build cache of its own.
 	GoCacheProg []string
+	// SandboxProbe is the program (and first arguments) serving
+	// verifier.ServeSandboxProbe (statgraph's hidden sandbox-probe
+	// command). With it, Run and RunOne attack a sandbox from inside once
+	// per process before the first unit (verifier.CheckSandbox) and refuse
+	// to start when an attack gets through; nil checks only that bwrap
+	// starts (verifier.SandboxAvailable).
+	SandboxProbe []string
 	// KeepWorkspaces keeps a unit's workspace after it ends; by default it
 	// is removed once its branch is published (an interrupted unit's is
 	// always kept, to continue in).

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
@@ -86,14 +88,18 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 }
 
 // checkSandbox returns an error wrapping verifier.ErrSandboxUnavailable
-// when the sandbox cannot be set up, unless NoSandbox is set; then it writes
-// to Log, once, what is left unprotected.
+// when the sandbox cannot be set up or, with SandboxProbe, when an attack
+// from inside gets through, unless NoSandbox is set; then it writes to Log,
+// once, what is left unprotected.
 func (d *Dispatcher) checkSandbox() error {
 	if !d.NoSandbox {
-		if err := verifier.SandboxAvailable(); err != nil {
-			return fmt.Errorf("statgraph refuses to run checks without a sandbox: %w", err)
+		if len(d.SandboxProbe) == 0 {
+			if err := verifier.SandboxAvailable(); err != nil {
+				return fmt.Errorf("statgraph refuses to run checks without a sandbox: %w", err)
+			}
+			return nil
 		}
-		return nil
+		return probeSandbox(d.SandboxProbe)
 	}
 	if d.Log != nil {
 		fmt.Fprintln(d.Log, "warning: --no-sandbox: checks and agent CLIs run unprotected: they can write anywhere you can "+
@@ -101,6 +107,36 @@ func (d *Dispatcher) checkSandbox() error {
 			"leave processes running after the run, and use the network")
 	}
 	return nil
+}
+
+// probed holds the outcome of the sandbox probe of each probe program, so
+// that a process (a worker running many units) attacks its sandbox once.
+var probed sync.Map // strings.Join(probe, " ") -> func() error
+
+// probeSandbox attacks a sandbox from inside with probe (once per process)
+// and returns an error naming every attack that got through.
+func probeSandbox(probe []string) error {
+	once, _ := probed.LoadOrStore(strings.Join(probe, " "), sync.OnceValue(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		probes, err := verifier.CheckSandbox(ctx, probe)
+		if err != nil {
+			return fmt.Errorf("statgraph refuses to run checks without a sandbox: %w", err)
+		}
+		var broken []string
+		for _, p := range probes {
+			if !p.Held {
+				broken = append(broken, fmt.Sprintf("%s (%s; %s)", p.Name, p.Detail, p.Fix))
+			}
+		}
+		if len(broken) > 0 {
+			return fmt.Errorf("statgraph refuses to run checks: %w: attacks from inside got through: %s; "+
+				"`statgraph sandbox check` prints the whole table; or pass --no-sandbox knowingly",
+				verifier.ErrSandboxUnavailable, strings.Join(broken, "; "))
+		}
+		return nil
+	}))
+	return once.(func() error)()
 }
 
 // sandbox returns the sandbox of unit t's checks and agent CLI, or nil with

@@ -14,6 +14,7 @@
 //	statgraph worker --queue URL [flags]    take tasks from a River queue (run --queue)
 //	statgraph migrate --queue URL           set up the queue's tables
 //	statgraph mcp [flags] [tasks.json]      serve the plan to a coding assistant (MCP over stdio)
+//	statgraph sandbox check                 probe the sandbox from inside on this machine
 //	statgraph version
 //
 // Progress goes to stderr (a live table on a terminal, plain lines otherwise
@@ -127,6 +128,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdMCP(ctx, rest, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "statgraph", version())
+	case "sandbox":
+		code, err = cmdSandbox(ctx, rest, stdout, stderr)
+	case sandboxProbeCmd: // internal: attacks the sandbox from inside (statgraph sandbox check)
+		verifier.ServeSandboxProbe(stdout, rest)
 	case goCacheProgCmd: // internal: the sandbox's GOCACHEPROG (see verifier.Sandbox)
 		if len(rest) != 2 {
 			fmt.Fprintf(stderr, "statgraph: %s LOWER UPPER is run by go commands inside the sandbox, not by hand\n", cmd)

@@ -57,6 +57,7 @@ func (r *runFlags) options() (control.RunOptions, error) {
 		TaskTimeout: r.taskTimeout, KeepWorkspaces: r.keep}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
+		o.SandboxProbe = []string{exe, sandboxProbeCmd}
 	}
 	for _, name := range strings.Split(r.allow, ",") {
 		if name = strings.TrimSpace(name); name != "" {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/statgraph/statgraph/verifier"
+)
+
+// sandboxProbeCmd is the hidden command by which the statgraph binary
+// attacks the sandbox from inside for `statgraph sandbox check` and for the
+// check run makes before it starts.
+const sandboxProbeCmd = "sandbox-probe"
+
+// selfProgram returns statgraph's own executable followed by the hidden
+// command cmd, or nil when the executable cannot be found.
+func selfProgram(cmd string) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe, cmd}
+}
+
+// cmdSandbox runs `statgraph sandbox check`: it attacks a sandbox on this
+// machine from inside and prints what held. Exit 1 when an attack got
+// through, 2 when no sandbox can be started.
+func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 || args[0] != "check" {
+		return exitUsage, usagef("usage: statgraph sandbox check   (probe the sandbox from inside on this machine)")
+	}
+	fs := flag.NewFlagSet("sandbox check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args[1:]); err != nil {
+		return exitUsage, errUsage
+	}
+	probe := selfProgram(sandboxProbeCmd)
+	if probe == nil {
+		return exitUsage, fmt.Errorf("cannot find statgraph's own executable to probe the sandbox with")
+	}
+	probes, err := verifier.CheckSandbox(ctx, probe)
+	if err != nil {
+		return exitUsage, err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROBE\tRESULT\tDETAIL")
+	broken := 0
+	for _, p := range probes {
+		verdict := "held"
+		detail := p.Detail
+		if !p.Held {
+			verdict, detail = "BROKEN", p.Detail+"; "+p.Fix
+			broken++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, verdict, detail)
+	}
+	tw.Flush()
+	if broken > 0 {
+		fmt.Fprintf(stdout, "\n%d of %d probes got through: statgraph run refuses to start until they hold (or pass --no-sandbox knowingly)\n", broken, len(probes))
+		return exitFailed, nil
+	}
+	fmt.Fprintf(stdout, "\nall %d probes held\n", len(probes))
+	return exitOK, nil
+}

@@ -1,0 +1,239 @@
+package verifier
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// probe.go checks the sandbox from inside, on this machine: statgraph
+// plants what an attacker would go for (a canary in $HOME, a listener on
+// the host's loopback, a path and an abstract unix socket, a secret in its
+// own environment), starts its own binary in a sandbox as the attacker, and
+// reads back which attacks were stopped. `statgraph sandbox check` prints
+// the result; `run` refuses to start when an attack gets through.
+
+// Probe is one attack made from inside the sandbox and its outcome.
+type Probe struct {
+	// Name says what was tried, e.g. "read a canary in $HOME".
+	Name string
+	// Held reports that the sandbox stopped the attack.
+	Held bool
+	// Detail is what the attack got, or the error that stopped it.
+	Detail string
+	// Fix says what to install or enable when the attack got through.
+	Fix string
+}
+
+// ProbeAttack makes one attack from inside a sandbox: kind names it and arg
+// is its target (a path, an address). It returns what the attack got, or
+// the error that stopped it. The kinds: "caps" (the effective capability
+// set), "uid0", "read", "write", "remount" and "umount" (of a mount point),
+// "userns" (a nested user namespace), "unix" and "tcp" (a connection), and
+// "environ" (a process whose environment holds arg).
+func ProbeAttack(kind, arg string) (string, error) {
+	switch kind {
+	case "caps":
+		st, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return "", err
+		}
+		for line := range strings.Lines(string(st)) {
+			if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+				if v = strings.TrimSpace(v); strings.Trim(v, "0") != "" {
+					return "CapEff " + v, nil
+				}
+				return "", fmt.Errorf("no capabilities (CapEff %s)", v)
+			}
+		}
+		return "", errors.New("no CapEff line in /proc/self/status")
+	case "uid0":
+		if os.Getuid() == 0 {
+			return "uid 0", nil
+		}
+		return "", fmt.Errorf("uid %d", os.Getuid())
+	case "read":
+		b, err := os.ReadFile(arg)
+		return strings.TrimSpace(string(b)), err
+	case "write":
+		return "wrote " + arg, os.WriteFile(arg, []byte("pwned\n"), 0o644)
+	case "remount":
+		return "remounted " + arg + " read-write", syscall.Mount("none", arg, "", syscall.MS_REMOUNT|syscall.MS_BIND, "")
+	case "umount":
+		return "unmounted " + arg, syscall.Unmount(arg, syscall.MNT_DETACH)
+	case "userns":
+		return "made a user namespace", syscall.Unshare(syscall.CLONE_NEWUSER)
+	case "unix", "tcp":
+		c, err := net.DialTimeout(kind, arg, 2*time.Second)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		return "connected: " + strings.TrimSpace(line), err
+	case "environ":
+		procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+		for _, p := range procs {
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), arg) {
+				return "found in " + p, nil
+			}
+		}
+		return "", fmt.Errorf("no visible process holds it (%d processes)", len(procs))
+	}
+	return "", fmt.Errorf("unknown attack %q", kind)
+}
+
+// ServeSandboxProbe runs the attacks named in args ("kind:arg" each) and
+// writes one line per attack to w: "OK <what it got>" or "NO <error>". It is
+// the program CheckSandbox starts inside the sandbox (statgraph's hidden
+// sandbox-probe command).
+func ServeSandboxProbe(w io.Writer, args []string) {
+	for _, a := range args {
+		kind, arg, _ := strings.Cut(a, ":")
+		got, err := ProbeAttack(kind, arg)
+		if err != nil {
+			fmt.Fprintln(w, "NO", oneLine(err.Error()))
+		} else {
+			fmt.Fprintln(w, "OK", oneLine(got))
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// serveOneLine answers every connection on ln with one line until ln is
+// closed.
+func serveOneLine(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		io.WriteString(c, "host service\n")
+		c.Close()
+	}
+}
+
+// CheckSandbox attacks a sandbox on this machine from inside and reports
+// each attack. probe is the absolute path of a program and its first
+// arguments that run ServeSandboxProbe with the attacks as further
+// arguments (statgraph's `statgraph sandbox-probe`). It plants a canary
+// file in $HOME, a listener on 127.0.0.1, a unix socket in a directory
+// under $HOME and an abstract one, and a canary in this process's
+// environment, and removes them before it returns. The error is non-nil
+// only when the sandbox cannot be started at all (it wraps
+// ErrSandboxUnavailable) or the probe could not be set up.
+func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
+	if err := SandboxAvailable(); err != nil {
+		return nil, err
+	}
+	if len(probe) == 0 || !filepath.IsAbs(probe[0]) {
+		return nil, fmt.Errorf("verifier: the sandbox probe needs the absolute path of its program, got %q", probe)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, fmt.Errorf("verifier: sandbox probe: %w", err)
+	}
+	token := make([]byte, 12)
+	rand.Read(token)
+	secret := "statgraph-probe-" + hex.EncodeToString(token)
+	bait, err := os.MkdirTemp(home, ".statgraph-probe-")
+	if err != nil {
+		return nil, fmt.Errorf("verifier: sandbox probe: a canary under $HOME: %w", err)
+	}
+	defer os.RemoveAll(bait)
+	canary := filepath.Join(bait, "credentials")
+	if err := os.WriteFile(canary, []byte(secret+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("verifier: sandbox probe: %w", err)
+	}
+	var listeners []net.Listener
+	defer func() {
+		for _, ln := range listeners {
+			ln.Close()
+		}
+	}()
+	listen := func(network, addr string) (string, error) {
+		ln, err := net.Listen(network, addr)
+		if err != nil {
+			return "", fmt.Errorf("verifier: sandbox probe: listen on %s: %w", addr, err)
+		}
+		listeners = append(listeners, ln)
+		go serveOneLine(ln)
+		return ln.Addr().String(), nil
+	}
+	tcp, err := listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	sock, err := listen("unix", filepath.Join(bait, "bus.sock"))
+	if err != nil {
+		return nil, err
+	}
+	abstract, err := listen("unix", fmt.Sprintf("@statgraph-probe-%d-%x", os.Getpid(), token[:4]))
+	if err != nil {
+		return nil, err
+	}
+	// A host process holding a secret in its environment, as statgraph
+	// holds the model's API key.
+	holder := exec.Command("sleep", "120")
+	holder.Env = []string{"STATGRAPH_SANDBOX_PROBE_CANARY=" + secret}
+	if err := holder.Start(); err != nil {
+		return nil, fmt.Errorf("verifier: sandbox probe: a process holding a canary: %w", err)
+	}
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+
+	userns := "enable user namespaces (sysctl -w user.max_user_namespaces=15000) and use bubblewrap 0.8 or later"
+	rows := []struct{ name, attack, fix string }{
+		{"no capabilities", "caps:", userns},
+		{"not uid 0", "uid0:", userns},
+		{"cannot remount / read-write", "remount:/", userns},
+		{"cannot unmount the private /tmp", "umount:/tmp", userns},
+		{"no nested user namespace", "userns:", "use bubblewrap 0.8 or later (--disable-userns)"},
+		{"cannot read a canary in $HOME", "read:" + canary, "report it: statgraph's filesystem allowlist showed $HOME"},
+		{"cannot read /etc/shadow", "read:/etc/shadow", "report it: /etc/shadow was not masked"},
+		{"cannot reach the host's loopback", "tcp:" + tcp, "report it: the sandbox kept the host's network"},
+		{"cannot reach a unix socket outside", "unix:" + sock, "report it: the socket's directory was visible"},
+		{"cannot reach a host abstract socket", "unix:" + abstract, "report it: the sandbox kept the host's network namespace"},
+		{"cannot read statgraph's environment", "environ:" + secret, "report it: /proc showed the host's processes"},
+	}
+	argv := append([]string{}, probe...)
+	for _, r := range rows {
+		argv = append(argv, r.attack)
+	}
+	ws, err := os.MkdirTemp("", "statgraph-probe-ws-")
+	if err != nil {
+		return nil, fmt.Errorf("verifier: sandbox probe: %w", err)
+	}
+	defer os.RemoveAll(ws)
+	res, err := Run(ctx, Command{Argv: argv, Dir: ws, Timeout: time.Minute,
+		Sandbox: &Sandbox{Workspace: ws, ReadOnly: []string{probe[0]}}})
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(res.Output), "\n")
+	if res.ExitCode != 0 || len(lines) != len(rows) {
+		return nil, fmt.Errorf("verifier: the sandbox probe %s exited %d with %d lines for %d attacks: %s",
+			probe[0], res.ExitCode, len(lines), len(rows), res.Output)
+	}
+	out := make([]Probe, len(rows))
+	for i, r := range rows {
+		verdict, detail, _ := strings.Cut(lines[i], " ")
+		out[i] = Probe{Name: r.name, Held: verdict == "NO", Detail: detail}
+		if !out[i].Held {
+			out[i].Fix = r.fix
+		}
+	}
+	return out, nil
+}
