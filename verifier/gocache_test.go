@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,4 +117,57 @@ func TestSandboxGoTestUsesLayeredCache(t *testing.T) {
 	entries, _ := filepath.Glob(filepath.Join(sb.CacheDir, "go-build", "*", "*-a"))
 	assert.NotEmpty(t, entries, "the task's own build went to its private cache")
 	assert.Less(t, len(entries), 40, "the standard library came from the user's cache, not rebuilt")
+}
+
+// TestSandboxReusesUsersCompiledDependencies: a dependency the user has
+// compiled (google/uuid, from the user's module cache) is compiled in no
+// task's sandbox, however many tasks build it; with a private module cache
+// per task (the layout before issue 22) every task compiles it again,
+// because build-cache keys hold the package's directory.
+func TestSandboxReusesUsersCompiledDependencies(t *testing.T) {
+	requireSandbox(t)
+	mod := userModCache()
+	if mod == "" || userGoCache() == "" {
+		t.Fatal("this test needs the user's module and build caches (go mod download in the repository)")
+	}
+	if _, err := os.Stat(filepath.Join(mod, "github.com", "google", "uuid@v1.6.0")); err != nil {
+		t.Fatalf("this test needs github.com/google/uuid v1.6.0 in %s (go mod download in the repository): %v", mod, err)
+	}
+	self, err := filepath.Abs(os.Args[0])
+	require.NoError(t, err)
+	module := func(t *testing.T) string {
+		ws := t.TempDir()
+		files := map[string]string{
+			"go.mod":  "module example.com/m\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n",
+			"go.sum":  "github.com/google/uuid v1.6.0 h1:NIvaJDMOsjHA8n1jAhLSgzrAzy1Hgr+hNrb57e+94F0=\ngithub.com/google/uuid v1.6.0/go.mod h1:TIyPZe4MgqvfeYDBFedMoGGpEw/LqOeaOT+nhxU+yHo=\n",
+			"main.go": "package main\n\nimport \"github.com/google/uuid\"\n\nfunc main() { println(uuid.NewString()) }\n",
+		}
+		for name, body := range files {
+			require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644))
+		}
+		return ws
+	}
+	// The user has built it once, outside any sandbox.
+	warm := exec.Command("go", "build", "-o", os.DevNull, ".")
+	warm.Dir, warm.Env = module(t), append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off")
+	out, err := warm.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	build := func(t *testing.T, env ...string) string {
+		ws := module(t)
+		sb := &Sandbox{Workspace: ws, CacheDir: filepath.Join(t.TempDir(), "cache"), GoCacheProg: []string{self, "gocacheprog"},
+			ReadOnly: []string{filepath.Join(mod, "cache", "download")}}
+		res, err := Run(t.Context(), Command{Argv: []string{"go", "build", "-v", "-o", os.DevNull, "."}, Dir: ws, Sandbox: sb,
+			Timeout: 5 * time.Minute, Env: append([]string{"GOPROXY=off"}, env...)})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitCode, res.Output)
+		return res.Output
+	}
+	for task := 1; task <= 2; task++ {
+		assert.NotContains(t, build(t), "github.com/google/uuid", "task %d compiled the dependency the user had compiled", task)
+	}
+	// The control: a private module cache per task, filled from the user's downloads.
+	private := func() string { return filepath.Join(t.TempDir(), "gomod") }
+	assert.Contains(t, build(t, "GOMODCACHE="+private(), "GOPROXY=file://"+filepath.Join(mod, "cache", "download")),
+		"github.com/google/uuid", "with a private module cache the dependency is compiled again")
 }
