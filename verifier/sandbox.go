@@ -143,7 +143,7 @@ func baseArgs(network bool) []string {
 	if !network {
 		args = append(args, "--unshare-net")
 	}
-	return append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	return append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 }
 
 // wrap returns the bwrap command line that runs argv in dir inside s, and
@@ -219,7 +219,7 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	slices.SortStableFunc(mounts, func(a, b mount) int {
 		return strings.Count(a.path, string(filepath.Separator)) - strings.Count(b.path, string(filepath.Separator))
 	})
-	args := append([]string{bwrap}, baseArgs(s.Network)...)
+	args := slices.Concat([]string{bwrap}, baseArgs(s.Network), privateTmp(s.Limits))
 	for _, m := range mounts {
 		if m.op == "--tmpfs" {
 			args = append(args, m.op, m.path)

@@ -42,7 +42,7 @@ func Confine(pid int, l Limits) (release func() error, err error) {
 	l = l.Resolved()
 	h := machine()
 	var dirs []string
-	release = func() error {
+	remove := func() error {
 		var errs []error
 		for _, d := range dirs {
 			errs = append(errs, removeCgroup(d))
@@ -51,7 +51,7 @@ func Confine(pid int, l Limits) (release func() error, err error) {
 	}
 	defer func() {
 		if err != nil {
-			_ = release()
+			_ = remove()
 			err = fmt.Errorf("confining process %d: %w", pid, err)
 		}
 	}()
@@ -126,7 +126,7 @@ func Confine(pid int, l Limits) (release func() error, err error) {
 			return nil, fmt.Errorf("setting %s to %d: %w", r.name, v, err)
 		}
 	}
-	return release, nil
+	return remove, nil
 }
 
 // setting is one value written to a cgroup file; a negative value is not
