@@ -100,7 +100,8 @@ func TestBoundsProcesses(t *testing.T) {
 
 // TestBoundsForkBomb: a real fork bomb under Procs ends with its timeout,
 // and neither its processes nor its cgroups outlive Run; the host's
-// process count is back where it was.
+// process count is back where it was. Not parallel: no other test's
+// processes or cgroups come and go meanwhile.
 func TestBoundsForkBomb(t *testing.T) {
 	_, _, sb := probeSandbox(t, proc.Limits{Procs: 100})
 	before := hostProcesses()
@@ -247,9 +248,9 @@ func TestBoundsAsUnprivilegedUser(t *testing.T) {
 
 // TestBoundsRefusedWhenTheyCannotBeSet: when a bound cannot be set (more
 // descriptors than the kernel allows any process), Run fails with
-// ErrSandboxUnavailable naming it, and nothing of the command ran.
+// ErrSandboxUnavailable naming it, and nothing of the command ran. Not
+// parallel: no other test's cgroups exist meanwhile.
 func TestBoundsRefusedWhenTheyCannotBeSet(t *testing.T) {
-	t.Parallel()
 	ws, _, sb := probeSandbox(t, proc.Limits{OpenFiles: 1 << 30})
 	res, err := Run(context.Background(), Command{Shell: "echo ran > ran", Dir: ws, Sandbox: sb, Timeout: 20 * time.Second})
 	require.ErrorIs(t, err, ErrSandboxUnavailable, "%+v", res)

@@ -109,13 +109,15 @@ type Result struct {
 // ctx is done the whole group gets SIGTERM and, after Grace, SIGKILL; when the
 // main process ends, any process left in its group is killed, so nothing Run
 // starts outlives it; for a sandboxed command Run also waits (at most 30 s)
-// until every process of its PID namespace has exited. A non-zero exit, a timeout and a cancellation are
-// reported in the Result with a nil error; the error is non-nil only when the
-// command is malformed or cannot be started (it names the program and why;
-// for a sandboxed command whose sandbox cannot be set up it wraps
-// ErrSandboxUnavailable). The child's environment is filtered as described
-// in FilterEnv; the captured Output is scrubbed of secrets (Tee gets the raw
-// bytes). Run is safe for concurrent use.
+// until every process of its PID namespace has exited. A sandboxed command
+// is put under its Sandbox's Limits (proc.Confine) and proc.SeccompFilter
+// before anything of it runs. A non-zero exit, a timeout and a cancellation
+// are reported in the Result with a nil error; the error is non-nil only
+// when the command is malformed or cannot be started (it names the program
+// and why; for a sandboxed command whose sandbox cannot be set up or
+// bounded it wraps ErrSandboxUnavailable). The child's environment is
+// filtered as described in FilterEnv; the captured Output is scrubbed of
+// secrets (Tee gets the raw bytes). Run is safe for concurrent use.
 func Run(ctx context.Context, c Command) (Result, error) {
 	argv, err := c.argv()
 	if err != nil {

@@ -36,7 +36,10 @@ type hierarchies struct {
 // findHierarchies reads /proc/self/cgroup and /proc/self/mountinfo and
 // checks, without changing anything, which cgroup places this process may
 // create cgroups in. It prefers cgroup v2 (each controller the v2
-// hierarchy offers is taken from there) and takes cgroup v1 pids and
+// hierarchy offers is taken from there) when its own v2 cgroup is writable
+// and either the hierarchy's root or holds no other process (as when
+// statgraph runs in a delegated scope of its own; a desktop terminal's
+// scope, shared with the shell, is not), and takes cgroup v1 pids and
 // memory otherwise: in the caller's own cgroup, or at the hierarchy's root
 // when the own one is not writable.
 func findHierarchies() hierarchies {
@@ -51,7 +54,7 @@ func findHierarchies() hierarchies {
 				h.v2Ctrls = append(h.v2Ctrls, c)
 			}
 		}
-		if len(h.v2Ctrls) > 0 && writable(dir) && writable(filepath.Join(dir, "cgroup.subtree_control")) {
+		if len(h.v2Ctrls) > 0 && writable(dir) && writable(filepath.Join(dir, "cgroup.subtree_control")) && (dir == m.point || aloneIn(dir)) {
 			h.v2 = dir
 		} else {
 			h.v2Ctrls = nil
@@ -75,6 +78,13 @@ func findHierarchies() hierarchies {
 	}
 	h.pidsV1, h.memV1 = v1("pids"), v1("memory")
 	return h
+}
+
+// aloneIn reports whether this process is the only one in cgroup dir, so
+// that it may move itself out (see v2Parent).
+func aloneIn(dir string) bool {
+	procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	return err == nil && strings.TrimSpace(string(procs)) == strconv.Itoa(os.Getpid())
 }
 
 // writable reports whether this process may write path.
