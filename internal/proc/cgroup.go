@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -42,10 +41,10 @@ type hierarchies struct {
 // scope, shared with the shell, is not), and takes cgroup v1 pids and
 // memory otherwise: in the caller's own cgroup, or at the hierarchy's root
 // when the own one is not writable.
-func findHierarchies() hierarchies {
+func findHierarchies(selfCgroup, mountinfo string) hierarchies {
 	var h hierarchies
-	own := ownCgroups()
-	mounts := cgroupMounts()
+	own := ownCgroups(selfCgroup)
+	mounts := cgroupMounts(mountinfo)
 	if m, ok := mounts["cgroup2"]; ok {
 		dir := m.path(own[""])
 		ctrls, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
@@ -90,15 +89,12 @@ func aloneIn(dir string) bool {
 // writable reports whether this process may write path.
 func writable(path string) bool { return unix.Access(path, unix.W_OK) == nil }
 
-// ownCgroups maps each v1 controller of /proc/self/cgroup, and "" for the
-// v2 hierarchy, to this process's cgroup path in it.
-func ownCgroups() map[string]string {
+// ownCgroups maps each v1 controller of selfCgroup (the text of
+// /proc/self/cgroup), and "" for the v2 hierarchy, to this process's
+// cgroup path in it.
+func ownCgroups(selfCgroup string) map[string]string {
 	own := map[string]string{}
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return own
-	}
-	for line := range strings.Lines(string(b)) {
+	for line := range strings.Lines(selfCgroup) {
 		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
 		if len(f) != 3 {
 			continue
@@ -127,17 +123,11 @@ func (m cgroupMount) path(cg string) string {
 }
 
 // cgroupMounts maps "cgroup2" and each v1 controller to where its
-// hierarchy is mounted, from /proc/self/mountinfo.
-func cgroupMounts() map[string]cgroupMount {
+// hierarchy is mounted, from mountinfo (the text of /proc/self/mountinfo).
+func cgroupMounts(mountinfo string) map[string]cgroupMount {
 	mounts := map[string]cgroupMount{}
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return mounts
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
+	for line := range strings.Lines(mountinfo) {
+		pre, post, ok := strings.Cut(strings.TrimSpace(line), " - ")
 		a, b := strings.Fields(pre), strings.Fields(post)
 		if !ok || len(a) < 5 || len(b) < 3 {
 			continue

@@ -12,8 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// machine is what findHierarchies finds, looked up once per process.
-var machine = sync.OnceValue(findHierarchies)
+// machine is what findHierarchies finds for this process, looked up once.
+var machine = sync.OnceValue(func() hierarchies {
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	mountinfo, _ := os.ReadFile("/proc/self/mountinfo")
+	return findHierarchies(string(self), string(mountinfo))
+})
 
 // Confine puts process pid, already started and not yet running anything
 // of the command (bwrap's first process, held on its --block-fd), and all
