@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -82,4 +83,67 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	b.ReportMetric(median(ss), "sandboxed-ms")
 	b.ReportMetric(median(ps), "plain-ms")
 	b.ReportMetric(median(ds), "overhead-ms")
+}
+
+// BenchmarkSandboxStartup runs `true` three ways in turn, so that load
+// from other processes hits all alike, and reports each one's median wall
+// time and median CPU time (this process's and its waited-for children's:
+// bwrap and everything in the sandbox):
+//
+//   - plain: Run without a sandbox;
+//   - bwrap-9d8edc4: Run of the bwrap command line that commit 9d8edc4
+//     built (its baseArgs, the workspace bound, no bounds, no filter);
+//   - bounded: Run with a Sandbox as now (--block-fd, proc.Confine's
+//     cgroups and rlimits, the seccomp filter, a sized /tmp).
+func BenchmarkSandboxStartup(b *testing.B) {
+	requireSandbox(b)
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := b.TempDir()
+	ctx := context.Background()
+	old := []string{bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session", "--unshare-net",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "--", "true"}
+	variants := []struct {
+		name string
+		cmd  Command
+	}{
+		{"plain", Command{Argv: []string{"true"}, Dir: ws}},
+		{"bwrap-9d8edc4", Command{Argv: old, Dir: ws}},
+		{"bounded", Command{Argv: []string{"true"}, Dir: ws, Sandbox: &Sandbox{Workspace: ws}}},
+	}
+	wall := make([][]time.Duration, len(variants))
+	cpu := make([][]time.Duration, len(variants))
+	for b.Loop() {
+		for i, v := range variants {
+			cpu0, start := cpuTime(), time.Now()
+			if res, err := Run(ctx, v.cmd); err != nil || res.ExitCode != 0 {
+				b.Fatalf("%s: %+v, %v", v.name, res, err)
+			}
+			wall[i] = append(wall[i], time.Since(start))
+			cpu[i] = append(cpu[i], cpuTime()-cpu0)
+		}
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	for i, v := range variants {
+		b.ReportMetric(median(wall[i]), v.name+"-ms")
+		b.ReportMetric(median(cpu[i]), v.name+"-cpu-ms")
+	}
+}
+
+// cpuTime is the user and system time of this process and of its
+// children that were waited for.
+func cpuTime() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return total
 }

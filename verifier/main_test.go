@@ -20,5 +20,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if probeDir != "" {
+			os.RemoveAll(probeDir)
+		}
+		os.Exit(code)
+	}))
 }

@@ -30,14 +30,24 @@ const nsDrain = 30 * time.Second
 // therefore kills the first process itself. A pidNamespace is used by one Run.
 type pidNamespace struct {
 	info *os.File // read end of the --info-fd pipe
-	// init receives a pidfd of the namespace's first process, or -1 when
-	// bwrap reported nothing (it died first) or the process is gone.
-	init chan int
+	// ready is closed once bwrap's report is read (or bwrap died first);
+	// then pid and fd are set and never change.
+	ready chan struct{}
+	// pid is the namespace's first process, 0 when bwrap reported none.
+	pid int
+	// fd is a pidfd of that process, or -1 when bwrap reported nothing
+	// or the process is gone.
+	fd int
 }
 
-// infoFD is the descriptor number bwrap writes its info to: the first of
-// exec.Cmd.ExtraFiles.
-const infoFD = "3"
+// The descriptors bwrap is given, in exec.Cmd.ExtraFiles order: it writes
+// its info to infoFD, waits for a byte on blockFD before it runs anything
+// of the command, and reads the seccomp filter from seccompFD.
+const (
+	infoFD    = "3"
+	blockFD   = "4"
+	seccompFD = "5"
+)
 
 // withInfoFD returns the bwrap command line argv with bwrap told to write its
 // info to infoFD.
@@ -45,28 +55,45 @@ func withInfoFD(argv []string) []string {
 	return slices.Concat(argv[:1], []string{"--info-fd", infoFD}, argv[1:])
 }
 
+// withBounds returns the bwrap command line argv with bwrap told to wait
+// on blockFD and to load the seccomp filter from seccompFD.
+func withBounds(argv []string) []string {
+	return slices.Concat(argv[:1], []string{"--block-fd", blockFD, "--seccomp", seccompFD}, argv[1:])
+}
+
 // followNamespace starts reading bwrap's info from r. The pidfd is opened as
 // soon as the pid is known, and kept only when, checked while it is open, it
 // is the first process of a nested namespace, so it cannot name a reused pid.
 func followNamespace(r *os.File) *pidNamespace {
-	ns := &pidNamespace{info: r, init: make(chan int, 1)}
+	ns := &pidNamespace{info: r, ready: make(chan struct{}), fd: -1}
 	go func() {
+		defer close(ns.ready)
 		var info struct {
 			ChildPid int `json:"child-pid"`
 		}
-		fd := -1
 		if json.NewDecoder(r).Decode(&info) == nil && info.ChildPid > 0 {
 			if f, err := unix.PidfdOpen(info.ChildPid, 0); err == nil {
 				if firstOfNamespace(info.ChildPid) && !exited(f) {
-					fd = f
+					ns.pid, ns.fd = info.ChildPid, f
 				} else {
 					unix.Close(f)
 				}
 			}
 		}
-		ns.init <- fd
 	}()
 	return ns
+}
+
+// first waits at most limit for bwrap's report and returns the pid of the
+// namespace's first process, or 0 when bwrap reported none (it failed
+// first) or the process is already gone.
+func (ns *pidNamespace) first(limit time.Duration) int {
+	select {
+	case <-ns.ready:
+		return ns.pid
+	case <-time.After(limit):
+		return 0
+	}
 }
 
 // firstOfNamespace reports whether process pid is the first process (pid 1)
@@ -99,17 +126,18 @@ func exited(fd int) bool {
 func (ns *pidNamespace) end(limit time.Duration) bool {
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
-	var fd int
 	select {
-	case fd = <-ns.init:
+	case <-ns.ready:
 	case <-timer.C:
 		ns.info.Close() // ends the read
-		if fd = <-ns.init; fd >= 0 {
-			unix.Close(fd)
+		<-ns.ready
+		if ns.fd >= 0 {
+			unix.Close(ns.fd)
 		}
 		return false
 	}
 	ns.info.Close()
+	fd := ns.fd
 	if fd < 0 {
 		return true
 	}

@@ -109,13 +109,15 @@ type Result struct {
 // ctx is done the whole group gets SIGTERM and, after Grace, SIGKILL; when the
 // main process ends, any process left in its group is killed, so nothing Run
 // starts outlives it; for a sandboxed command Run also waits (at most 30 s)
-// until every process of its PID namespace has exited. A non-zero exit, a timeout and a cancellation are
-// reported in the Result with a nil error; the error is non-nil only when the
-// command is malformed or cannot be started (it names the program and why;
-// for a sandboxed command whose sandbox cannot be set up it wraps
-// ErrSandboxUnavailable). The child's environment is filtered as described
-// in FilterEnv; the captured Output is scrubbed of secrets (Tee gets the raw
-// bytes). Run is safe for concurrent use.
+// until every process of its PID namespace has exited. A sandboxed command
+// is put under its Sandbox's Limits (proc.Confine) and proc.SeccompFilter
+// before anything of it runs. A non-zero exit, a timeout and a cancellation
+// are reported in the Result with a nil error; the error is non-nil only
+// when the command is malformed or cannot be started (it names the program
+// and why; for a sandboxed command whose sandbox cannot be set up or
+// bounded it wraps ErrSandboxUnavailable). The child's environment is
+// filtered as described in FilterEnv; the captured Output is scrubbed of
+// secrets (Tee gets the raw bytes). Run is safe for concurrent use.
 func Run(ctx context.Context, c Command) (Result, error) {
 	argv, err := c.argv()
 	if err != nil {
@@ -139,7 +141,12 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	defer pr.Close()
 
 	env := inheritedEnv(c.AllowEnv)
-	var infoR, infoW *os.File
+	// For a sandboxed command: bwrap names the first process of the
+	// command's PID namespace on info, so that Run can bound it and wait
+	// for the namespace to empty; it holds that process until a byte
+	// arrives on block, and reads the seccomp filter from filter.
+	var infoR, blockW *os.File
+	var bwrapFiles []*os.File
 	if c.Sandbox != nil {
 		var senv []string
 		if argv, senv, err = c.Sandbox.wrap(argv, c.Dir); err != nil {
@@ -147,14 +154,13 @@ func Run(ctx context.Context, c Command) (Result, error) {
 			return Result{}, err
 		}
 		env = append(env, senv...)
-		// bwrap names the first process of the command's PID namespace
-		// on this pipe, so that Run can wait for the namespace to empty.
-		if infoR, infoW, err = os.Pipe(); err != nil {
+		if bwrapFiles, infoR, blockW, err = sandboxFiles(); err != nil {
 			pw.Close()
-			return Result{}, fmt.Errorf("verifier: cannot start %s: creating sandbox info pipe: %w", argv[0], err)
+			return Result{}, fmt.Errorf("verifier: %w: cannot start %s: %v", ErrSandboxUnavailable, argv[0], err)
 		}
 		defer infoR.Close()
-		argv = withInfoFD(argv)
+		defer blockW.Close()
+		argv = withBounds(withInfoFD(argv))
 	}
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
@@ -163,9 +169,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if infoW != nil {
-		cmd.ExtraFiles = []*os.File{infoW}
-	}
+	cmd.ExtraFiles = bwrapFiles
 	var signalled atomic.Bool
 	var killTimer *time.Timer
 	cmd.Cancel = func() error {
@@ -180,8 +184,8 @@ func Run(ctx context.Context, c Command) (Result, error) {
 
 	start := time.Now()
 	err = cmd.Start()
-	if infoW != nil {
-		infoW.Close() // bwrap holds its own copy
+	for _, f := range bwrapFiles {
+		f.Close() // bwrap holds its own copies
 	}
 	if err != nil {
 		pw.Close()
@@ -200,6 +204,17 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		copyOutput(out, c.Tee, pr)
 	}()
 
+	// Nothing of a sandboxed command runs before it is bounded: should
+	// that fail, bwrap is killed while it holds the namespace's first
+	// process and Run reports why.
+	var release func() error
+	var confineErr error
+	if ns != nil {
+		if release, confineErr = confine(ns, c.Sandbox.Limits, blockW); confineErr != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
+
 	_ = cmd.Wait() // The exit status is read from ProcessState below.
 	pgid := cmd.Process.Pid
 	// The group's id cannot be reused while any member lives, so this reaches
@@ -213,12 +228,22 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		// processes are all gone when Run returns.
 		ns.end(nsDrain)
 	}
+	if release != nil {
+		// A cgroup that cannot be removed now (a process still exiting
+		// after 5 s) is removed by the next statgraph that uses its parent.
+		_ = release()
+	}
 	select {
 	case <-copied:
 	case <-time.After(grace):
 		// A process that left the group still holds the pipe; stop reading.
 		pr.Close()
 		<-copied
+	}
+	if confineErr != nil && !signalled.Load() {
+		return Result{}, fmt.Errorf("verifier: %w: cannot bound %q before it runs: %v (bwrap's output: %q); "+
+			"`statgraph sandbox check` shows what this machine can enforce, --no-sandbox runs checks and agent CLIs unprotected",
+			ErrSandboxUnavailable, c.String(), confineErr, headTail(secret.Scrub(out.String()), 500))
 	}
 
 	res := Result{

@@ -178,7 +178,9 @@ func baseArgs(network bool) []string {
 	if !network {
 		args = append(args, "--unshare-net")
 	}
-	return append(args, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	// The private /tmp (privateTmp) comes right after, before any mount
+	// under it.
+	return append(args, "--dev", "/dev", "--proc", "/proc")
 }
 
 // wrap returns the bwrap command line that runs argv in dir inside s, and
@@ -209,7 +211,7 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("verifier: sandbox workspace %s does not exist", s.Workspace)
 	}
-	mounts := hostFS(os.Getenv("PATH"))
+	mounts := hostFS(os.Getenv("PATH"), s.Limits.Resolved().TmpBytes)
 	env := []string{"TMPDIR=/tmp"}
 	if home, _ := os.UserHomeDir(); home != "" && s.Home == "" {
 		env = append(env, "HOME="+home)
@@ -262,7 +264,7 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 			"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"))
 	}
 	sortMounts(mounts)
-	args := append([]string{bwrap}, baseArgs(s.Network)...)
+	args := slices.Concat([]string{bwrap}, baseArgs(s.Network), privateTmp(s.Limits))
 	for _, m := range mounts {
 		args = append(args, m.args()...)
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -54,13 +55,20 @@ var CredentialPaths = []string{
 var toolchainRoots = []string{".cargo", ".rustup", ".pyenv", ".nvm", ".volta", ".sdkman", ".asdf", ".bun", ".deno", "sdk", ".local/bin", "go/bin"}
 
 // mount is one bwrap operation on path: a bind of src (path itself when
-// empty), a tmpfs, or a symbolic link to src.
-type mount struct{ op, src, path string }
+// empty), a tmpfs (of at most size bytes when size > 0), or a symbolic link
+// to src.
+type mount struct {
+	op, src, path string
+	size          int64
+}
 
 // args returns m as bwrap arguments.
 func (m mount) args() []string {
 	switch m.op {
 	case "--tmpfs", "--dir":
+		if m.size > 0 {
+			return []string{"--size", strconv.FormatInt(m.size, 10), m.op, m.path}
+		}
 		return []string{m.op, m.path}
 	case "--symlink":
 		return []string{m.op, m.src, m.path}
@@ -73,9 +81,10 @@ func (m mount) args() []string {
 }
 
 // hostFS builds the mounts of the allowlisted filesystem for a command
-// whose PATH is path: system directories, the user's empty home and the
-// toolchains in it. Writable and hidden parts are added by the caller.
-func hostFS(path string) []mount {
+// whose PATH is path: system directories, the user's empty home (a tmpfs of
+// at most homeBytes) and the toolchains in it. Writable and hidden parts are
+// added by the caller.
+func hostFS(path string, homeBytes int64) []mount {
 	var ms []mount
 	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
@@ -91,7 +100,7 @@ func hostFS(path string) []mount {
 	}
 	home, _ := os.UserHomeDir()
 	if home != "" && home != "/" {
-		ms = append(ms, mount{op: "--tmpfs", path: home})
+		ms = append(ms, mount{op: "--tmpfs", path: home, size: homeBytes})
 		for _, r := range toolchainRoots {
 			ms = appendVisible(ms, filepath.Join(home, r))
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -57,6 +58,14 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 			broken++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, verdict, detail)
+	}
+	fmt.Fprintln(tw, "\nBOUND\tENFORCED BY\tNOTE")
+	for _, b := range proc.Support() {
+		via := b.Via
+		if !b.Enforced() {
+			via = "not enforced"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Resource, via, b.Note)
 	}
 	tw.Flush()
 	if broken > 0 {
