@@ -44,12 +44,8 @@ import (
 //go:embed static
 var static embed.FS
 
-// Body caps: a task object may be large (details), the other bodies are
-// small.
-const (
-	maxTaskBody  = 1 << 20
-	maxSmallBody = 64 << 10
-)
+// maxSmallBody caps every body but a new task's (tasks.MaxNewTaskBytes).
+const maxSmallBody = 64 << 10
 
 // cookieName holds the token for the page's requests and EventSource.
 const cookieName = "statgraph_token"
@@ -267,7 +263,7 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) addTask(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxTaskBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, tasks.MaxNewTaskBytes))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -461,9 +457,11 @@ func writeErr(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body over %d bytes", mbe.Limit)
+	case errors.Is(err, tasks.ErrTooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, "%s", err)
 	case errors.As(err, &ve):
 		writeJSON(w, http.StatusUnprocessableEntity, ErrorResponse{Error: "the tasks file would not be valid; nothing was changed:\n" + err.Error(), Problems: ve.Problems})
-	case errors.Is(err, control.ErrBadAnswer), errors.Is(err, tasks.ErrBadTask):
+	case errors.Is(err, control.ErrBadAnswer), errors.Is(err, tasks.ErrBadTask), errors.Is(err, tasks.ErrRefusedTask):
 		writeError(w, http.StatusBadRequest, "%s", err)
 	case errors.Is(err, control.ErrRunning), errors.Is(err, control.ErrNoQuestion), errors.Is(err, tasks.ErrNotResettable):
 		writeError(w, http.StatusConflict, "%s", err)

@@ -159,6 +159,15 @@ func TestAddTaskAPI(t *testing.T) {
 	require.Contains(t, e.Problems[0].Message, "42")
 	w = do(h, "POST", "/api/tasks", host, `[1]`)
 	require.Equal(t, http.StatusBadRequest, w.Code)
+	// The caps and field checks MCP's add_task shares (control.AddTask).
+	w = do(h, "POST", "/api/tasks", host, `{"title": "x", "tset_cmd": ["go", "test"]}`)
+	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+	require.Contains(t, w.Body.String(), `unknown field \"tset_cmd\"`)
+	w = do(h, "POST", "/api/tasks", host, `{"title": "`+strings.Repeat("x", 2<<10)+`"}`)
+	require.Equal(t, http.StatusRequestEntityTooLarge, w.Code, w.Body.String())
+	w = do(h, "POST", "/api/tasks", host, `{"title": "x", "executor": {"command": ["agent"], "env": ["*"]}}`)
+	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+
 	w = do(h, "POST", "/api/tasks", host, `{"title": "three", "dependencies": [2]}`)
 	require.Equal(t, http.StatusCreated, w.Code, w.Body.String())
 	require.JSONEq(t, `{"id": "3"}`, w.Body.String())
