@@ -359,10 +359,17 @@ func (c *Control) Reset(ids ...string) ([]string, error) {
 }
 
 // AddTask adds the task given as a JSON object (see tasks.AddTask) to the
-// plan's tasks file, under its lock, and returns its id. On any validation
-// problem nothing is written and the error (a *tasks.ValidationError for
-// file problems) says what; ErrRunning while a run holds the lock.
+// plan's tasks file, under its lock, and returns its id. It is the front
+// doors' operation (the web API, MCP), so the object is first checked as a
+// client's (tasks.CheckNew: size caps, no unknown field, an executor env
+// within Run.AllowEnv). On any problem nothing is written and the error
+// says what: a *tasks.ValidationError for file problems, one wrapping
+// tasks.ErrTooLarge or tasks.ErrRefusedTask for CheckNew's; ErrRunning
+// while a run holds the lock.
 func (c *Control) AddTask(obj []byte) (string, error) {
+	if err := tasks.CheckNew(obj, c.o.Run.AllowEnv); err != nil {
+		return "", err
+	}
 	lock, err := c.lock()
 	if err != nil {
 		return "", err

@@ -25,17 +25,21 @@ func New(ctl *control.Control, version string) *mcp.Server {
 		&mcp.ServerOptions{Instructions: instructions})
 	h := &handlers{ctl: ctl}
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
-	no := false
+	no, yes := false, true
+	// Adding a task and running the pending ones change the repository's
+	// branches and start agents that reach model providers and run code:
+	// destructive and open-world, so a client asks its user first.
+	steer := &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes}
 	add(s, &mcp.Tool{Name: "list_tasks", Annotations: ro,
 		Description: "List the plan's tasks (id, title, status, reason, dependencies, and the node and attempt of a running task), optionally only those with one status."},
 		h.listTasks)
 	add(s, &mcp.Tool{Name: "get_task", Annotations: ro,
 		Description: "One task: its fields, every attempt with its verdict, errors and the feedback sent back, token use, and a summary of its diff."},
 		h.getTask)
-	add(s, &mcp.Tool{Name: "add_task", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
-		Description: "Append a task to tasks.json. The task is validated like the file (unique id, known dependencies, no cycle, known fields); on any problem nothing is written and the error lists each problem."},
+	add(s, &mcp.Tool{Name: "add_task", Annotations: steer,
+		Description: "Append a task to tasks.json. The task is validated like the file (unique id, known dependencies, no cycle, known fields); on any problem nothing is written and the error lists each problem. Unknown fields are refused, the title is at most 1 KiB, other strings 256 KiB, the task 1 MiB; an executor \"env\" may name only the variables the server was started to pass (statgraph mcp --allow-env)."},
 		h.addTask)
-	add(s, &mcp.Tool{Name: "run_pending", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
+	add(s, &mcp.Tool{Name: "run_pending", Annotations: steer,
 		Description: "Start a run of the pending tasks in the server's process and return at once. Progress: status, get_task. Refused while a run (this server's or a terminal's) holds the plan."},
 		h.runPending)
 	add(s, &mcp.Tool{Name: "stop_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},

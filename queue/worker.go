@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,9 +49,16 @@ type Worker struct {
 	// (Postgres) so that a rescued unit continues where it stopped. A
 	// unit's thread there is scoped by its job's remote (see Scoped).
 	Checkpointer statgraph.Checkpointer
-	// Configure sets the dispatcher's settings of this worker (model,
-	// sandbox, AllowEnv, GoCacheProg, Log) before a unit runs; nil keeps
-	// the defaults.
+	// AllowEnv names the environment variables of this worker passed to
+	// agent CLIs besides those their preset declares (its --allow-env: NAME,
+	// or PREFIX* for every variable starting with PREFIX). A unit whose
+	// executor "env" names anything else (tasks.EnvAllowed), "*" included,
+	// is refused: it ends failed with a reason naming the entries, without
+	// running (see refuseEnv).
+	AllowEnv []string
+	// Configure sets the dispatcher's other settings of this worker (model,
+	// sandbox, GoCacheProg, Log) before a unit runs; nil keeps the
+	// defaults. The dispatcher's AllowEnv is the Worker's.
 	Configure func(*tasks.Dispatcher)
 	// Log receives one line per unit taken, finished or refused; nil
 	// discards them.
@@ -176,10 +184,14 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	}
 	var deps []string
 	for _, u := range f.Units() {
-		if u.ID == a.Unit {
-			for _, d := range u.Deps {
-				deps = append(deps, "statgraph/"+a.Key+"/"+d)
-			}
+		if u.ID != a.Unit {
+			continue
+		}
+		if bad := tasks.EnvOutside(u.Task.Executor.Env, w.AllowEnv); len(bad) > 0 {
+			return w.refuseEnv(ctx, a, token, *u.Task, bad)
+		}
+		for _, d := range u.Deps {
+			deps = append(deps, "statgraph/"+a.Key+"/"+d)
 		}
 	}
 	plan, err := tasks.NewPlan(m.dir, f.Path, a.Tag)
@@ -207,6 +219,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	if w.Configure != nil {
 		w.Configure(d)
 	}
+	d.AllowEnv = w.AllowEnv
 	d.StartFrom = func(string) string { return startFrom }
 	// Push the workspace's commit to the remote after every step that
 	// made one, before the step's checkpoint is written (the dispatcher
@@ -292,6 +305,39 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		return err
 	}
 	w.logf("unit %s (%s): %s", a.Unit, a.Key, r.Status)
+	return nil
+}
+
+// refuseEnv records unit a failed, without running it, because its
+// executor's env names the entries bad, which this worker does not allow.
+//
+// Refused rather than run with those entries left out: the tasks file in
+// the queue may not be the user's own (a check that reached the queue's
+// Postgres can enqueue a file asking for "*"), and an agent run with less
+// than its task asks for fails for a reason nobody can see (a missing key
+// looks like a broken agent) or, worse, does other work than planned and
+// publishes it. A refusal runs nothing and its reason, written into the
+// coordinator's tasks.json as the task's status_reason, says which entries
+// and what to do.
+func (w *Worker) refuseEnv(ctx context.Context, a UnitArgs, token uuid.UUID, t tasks.Task, bad []string) error {
+	allowed := "none (it was started without --allow-env)"
+	if len(w.AllowEnv) > 0 {
+		allowed = strings.Join(w.AllowEnv, ",")
+	}
+	now := time.Now().UTC()
+	r := result{Status: tasks.StatusFailed, RetryCount: t.RetryCount, ErrorHistory: t.ErrorHistory, FailedAt: &now, Worker: w.ID.String(),
+		Reason: fmt.Sprintf("refused by worker %s: the executor's env names %s, which this worker does not pass to agent CLIs (its --allow-env: %s); "+
+			"start the workers with --allow-env naming what the task needs, or remove it from the task's env, then statgraph reset %s",
+			w.ID.String()[:8], strings.Join(bad, ", "), allowed, a.Unit)}
+	err := publish(ctx, w.Pool, a, token, w.ID, r, w.lease, nil)
+	if errors.Is(err, ErrFenced) {
+		w.logf("unit %s (%s): %v", a.Unit, a.Key, err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.logf("unit %s (%s): %s", a.Unit, a.Key, r.Reason)
 	return nil
 }
 

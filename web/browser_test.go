@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,59 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control/controltest"
+	"github.com/statgraph/statgraph/internal/browsertest"
 	"github.com/statgraph/statgraph/web"
 )
-
-// chromium returns the path of Debian's chromium. Without it the browser
-// tests skip, except under CI (CI=true), where they fail.
-func chromium(t testing.TB) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("web: the browser tests need Chromium under CI: apt-get install -y chromium (.ci/run does)")
-	}
-	t.Skip("web: browser tests skipped: install Debian's chromium (apt-get install -y chromium) to run them")
-	return ""
-}
-
-// browser starts a headless Chromium and returns a context driving one
-// tab. When the test fails, a screenshot of the page goes to
-// $STATGRAPH_TEST_ARTIFACTS (default: statgraph-test-artifacts in the
-// temporary directory), named after the test.
-func browser(t testing.TB, timeout time.Duration) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelTab := chromedp.NewContext(actx)
-	require.NoError(t, chromedp.Do(bctx), "start chromium")
-	ctx, cancel := context.WithTimeout(bctx, timeout)
-	t.Cleanup(func() {
-		if t.Failed() {
-			dir := os.Getenv("STATGRAPH_TEST_ARTIFACTS")
-			if dir == "" {
-				dir = filepath.Join(os.TempDir(), "statgraph-test-artifacts")
-			}
-			sctx, scancel := context.WithTimeout(bctx, 10*time.Second)
-			png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
-			scancel()
-			if err == nil && os.MkdirAll(dir, 0o755) == nil {
-				p := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png")
-				if os.WriteFile(p, png, 0o644) == nil {
-					t.Logf("screenshot of the page: %s", p)
-				}
-			}
-		}
-		cancel()
-		cancelTab()
-		cancelAlloc()
-	})
-	return ctx
-}
 
 // serveTest serves h until the test ends, cutting open event streams then.
 func serveTest(t testing.TB, h http.Handler) *httptest.Server {
@@ -78,6 +27,15 @@ func serveTest(t testing.TB, h http.Handler) *httptest.Server {
 		srv.Close()
 	})
 	return srv
+}
+
+// testToken is the token the browser tests' servers require; the browser
+// logs in through web.LoginURL, the address statgraph serve prints.
+const testToken = "browser-test-token-0123456789"
+
+// browser starts a headless Chromium (browsertest.Browser).
+func browser(t testing.TB, timeout time.Duration) context.Context {
+	return browsertest.Browser(t, timeout)
 }
 
 func card(id, status string) chromedp.CSS {
@@ -126,7 +84,7 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 	m := controltest.NewModel(t)
 	m.SetHold(300 * time.Millisecond)
 	c := newControl(t, controltest.AskPlan, m.Config())
-	srv := serveTest(t, web.Handler(c, ""))
+	srv := serveTest(t, web.Handler(c, testToken))
 	ctx := browser(t, 60*time.Second)
 
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -134,7 +92,7 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx, actions...), what)
 	}
 	run("the board lists the tasks",
-		chromedp.Navigate(srv.URL),
+		chromedp.Navigate(web.LoginURL(srv.URL, testToken)),
 		chromedp.WaitVisible(card("1", "pending")),
 		chromedp.WaitVisible(card("2", "pending")),
 		chromedp.WaitVisible(css(`#graph svg #sg-node-executor`)),
@@ -171,9 +129,9 @@ func TestBrowserRunAnswerRetry(t *testing.T) {
 // does not become elements.
 func TestBrowserEscapesText(t *testing.T) {
 	c := newControl(t, `{"tasks": [{"id": 1, "title": "<img src=x id=injected onerror=\"document.title='pwned'\">"}]}`, controltest.NewModel(t).Config())
-	srv := serveTest(t, web.Handler(c, ""))
+	srv := serveTest(t, web.Handler(c, testToken))
 	ctx := browser(t, 30*time.Second)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL), chromedp.WaitVisible(card("1", "pending"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(web.LoginURL(srv.URL, testToken)), chromedp.WaitVisible(card("1", "pending"))))
 	require.Contains(t, text(t, ctx, `#board .card[data-id="1"] .title`), "<img src=x")
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#injected").length`))
 	require.NoError(t, err)

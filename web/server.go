@@ -3,13 +3,18 @@
 // binary), the API under /api/ that the page and scripts use, and a
 // Server-Sent Events stream of the plan's changes.
 //
-// Access: a Handler made with a token requires it on every request, as
-// "Authorization: Bearer TOKEN", a "token" query parameter (which also
-// sets an HttpOnly cookie, so a page opened as /?token=... keeps working)
-// or that cookie; tokens are compared in constant time. Without a token,
-// only requests whose Host is a loopback name or address are served (so a
-// web page elsewhere cannot reach the API through DNS rebinding); the
-// caller binds a loopback address then (statgraph serve enforces both).
+// Access: a Handler made with a token requires it on every request, page,
+// API and event stream alike, as "Authorization: Bearer TOKEN" or in an
+// HttpOnly, SameSite=Strict cookie. The cookie is set by opening the page
+// once through LoginURL (/?token=TOKEN, as Jupyter does): the server sets
+// it and redirects to the same page without the token, so the token leaves
+// the address bar and the browser's history. Tokens are compared in
+// constant time. A loopback address is no exception: every program on the
+// machine (a check, an agent CLI, another user) can reach loopback.
+// Without a token (statgraph serve --no-token), only requests whose Host
+// is a loopback name or address are served (so a web page elsewhere cannot
+// reach the API through DNS rebinding); the caller binds a loopback
+// address then (statgraph serve enforces both).
 // Every request that changes something must be a POST with a JSON body
 // (Content-Type application/json) and, when it carries an Origin, one
 // matching its Host, so a cross-site form cannot post to it.
@@ -27,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -38,18 +44,14 @@ import (
 //go:embed static
 var static embed.FS
 
-// Body caps: a task object may be large (details), the other bodies are
-// small.
-const (
-	maxTaskBody  = 1 << 20
-	maxSmallBody = 64 << 10
-)
+// maxSmallBody caps every body but a new task's (tasks.MaxNewTaskBytes).
+const maxSmallBody = 64 << 10
 
 // cookieName holds the token for the page's requests and EventSource.
 const cookieName = "statgraph_token"
 
-// Handler serves the UI and API of c. token "" serves loopback Hosts
-// only; otherwise every request must carry token (see the package doc).
+// Handler serves the UI and API of c. Every request must carry token (see
+// the package doc); token "" serves loopback Hosts only, without one.
 // The handler is safe for concurrent use; an events stream ends when its
 // request's context does (the client leaves or the server shuts down).
 func Handler(c *control.Control, token string) http.Handler {
@@ -107,8 +109,10 @@ func (s *server) guard(next http.Handler) http.Handler {
 				writeError(w, http.StatusForbidden, "host %q refused: without a token this server answers only loopback names (127.0.0.1, localhost, [::1]); start statgraph serve with a token to serve other addresses", r.Host)
 				return
 			}
-		} else if !s.authorized(w, r) {
-			writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer TOKEN (or open the page as /?token=TOKEN); statgraph serve printed it at start")
+		} else if ok, answered := s.authorized(w, r); answered {
+			return
+		} else if !ok {
+			writeError(w, http.StatusUnauthorized, "a token is required: open the page through the address statgraph serve printed at start (/?token=...), or send Authorization: Bearer TOKEN")
 			return
 		}
 		if r.Method == http.MethodPost { // the only method that changes something
@@ -127,24 +131,45 @@ func (s *server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// authorized checks the token in the header, query or cookie, setting the
-// cookie when it came in the query.
-func (s *server) authorized(w http.ResponseWriter, r *http.Request) bool {
-	want := []byte(s.token)
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
-		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(a, "Bearer ")), want) == 1
-	}
-	if q := r.URL.Query().Get("token"); q != "" {
-		if subtle.ConstantTimeCompare([]byte(q), want) != 1 {
-			return false
+// authorized checks the token in the header or the cookie. A page request
+// (GET outside /api/) carrying the right token in its query is answered
+// here: the cookie is set and the browser sent to the same page without
+// the token; answered reports that.
+func (s *server) authorized(w http.ResponseWriter, r *http.Request) (ok, answered bool) {
+	if q := r.URL.Query(); q.Has("token") && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") {
+		if !s.is(q.Get("token")) {
+			return false, false
 		}
 		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		return true
+		q.Del("token")
+		u := url.URL{Path: path.Clean("/" + r.URL.Path), RawQuery: q.Encode()}
+		http.Redirect(w, r, u.String(), http.StatusSeeOther)
+		return true, true
+	}
+	if a, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found {
+		return s.is(a), false
 	}
 	if ck, err := r.Cookie(cookieName); err == nil {
-		return subtle.ConstantTimeCompare([]byte(ck.Value), want) == 1
+		return s.is(ck.Value), false
 	}
-	return false
+	return false, false
+}
+
+// is reports, in constant time, whether got is the token.
+func (s *server) is(got string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+}
+
+// LoginURL is the address that logs a browser in to a server at base
+// (scheme and host, e.g. "http://127.0.0.1:7777") made with token: its page
+// with the token in the query, which the server exchanges for the cookie
+// (see the package doc). token "" gives the page's address.
+func LoginURL(base, token string) string {
+	u := strings.TrimSuffix(base, "/") + "/"
+	if token == "" {
+		return u
+	}
+	return u + "?token=" + url.QueryEscape(token)
 }
 
 // loopbackHost reports whether host (a Host header, with or without a
@@ -238,7 +263,7 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) addTask(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxTaskBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, tasks.MaxNewTaskBytes))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -432,9 +457,11 @@ func writeErr(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, "request body over %d bytes", mbe.Limit)
+	case errors.Is(err, tasks.ErrTooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, "%s", err)
 	case errors.As(err, &ve):
 		writeJSON(w, http.StatusUnprocessableEntity, ErrorResponse{Error: "the tasks file would not be valid; nothing was changed:\n" + err.Error(), Problems: ve.Problems})
-	case errors.Is(err, control.ErrBadAnswer), errors.Is(err, tasks.ErrBadTask):
+	case errors.Is(err, control.ErrBadAnswer), errors.Is(err, tasks.ErrBadTask), errors.Is(err, tasks.ErrRefusedTask):
 		writeError(w, http.StatusBadRequest, "%s", err)
 	case errors.Is(err, control.ErrRunning), errors.Is(err, control.ErrNoQuestion), errors.Is(err, tasks.ErrNotResettable):
 		writeError(w, http.StatusConflict, "%s", err)

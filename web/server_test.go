@@ -40,29 +40,41 @@ func do(h http.Handler, method, target, host, body string, hdr ...string) *httpt
 	return w
 }
 
-// With a token (any non-loopback address), a request without it, or with
-// a wrong one, is refused; the header, the query (which sets a cookie) and
-// the cookie are each accepted.
+// With a token, on a loopback Host as on any other, a request without it,
+// or with a wrong one, is refused: page, API and event stream alike. The
+// header and the cookie are accepted; the token in the page's query sets
+// the cookie (HttpOnly, SameSite=Strict) and redirects to the page without
+// it, and is not accepted on the API.
 func TestTokenRequired(t *testing.T) {
 	c := newControl(t, twoTasks, llm.Config{})
 	h := web.Handler(c, "s3cret-token")
-	const host = "10.0.0.5:7777"
-	for _, hdr := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "s3cret-token"}, {"Cookie", "statgraph_token=nope"}} {
-		w := do(h, "GET", "/api/tasks", host, "", hdr...)
-		require.Equal(t, http.StatusUnauthorized, w.Code, "%v", hdr)
-		require.NotContains(t, w.Body.String(), `"title"`)
+	for _, host := range []string{"127.0.0.1:7777", "localhost:7777", "10.0.0.5:7777"} {
+		for _, hdr := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "s3cret-token"}, {"Cookie", "statgraph_token=nope"}} {
+			w := do(h, "GET", "/api/tasks", host, "", hdr...)
+			require.Equal(t, http.StatusUnauthorized, w.Code, "%s %v", host, hdr)
+			require.NotContains(t, w.Body.String(), `"title"`)
+		}
+		for _, target := range []string{"/", "/app.js", "/api/events", "/api/graph.svg", "/api/tasks/1", "/api/tasks?token=s3cret-token", "/?token=wrong"} {
+			require.Equal(t, http.StatusUnauthorized, do(h, "GET", target, host, "").Code, "%s %s", host, target)
+		}
+		for _, target := range []string{"/api/run", "/api/stop", "/api/reset", "/api/tasks", "/api/tasks/1/answer"} {
+			require.Equal(t, http.StatusUnauthorized, do(h, "POST", target, host, "{}").Code, "%s %s", host, target)
+		}
 	}
-	require.Equal(t, http.StatusUnauthorized, do(h, "GET", "/api/tasks?token=wrong", host, "").Code)
-	require.Equal(t, http.StatusUnauthorized, do(h, "GET", "/", host, "").Code, "the page too")
-	require.Equal(t, http.StatusUnauthorized, do(h, "POST", "/api/run", host, "{}").Code)
-
+	const host = "127.0.0.1:7777"
 	require.Equal(t, http.StatusOK, do(h, "GET", "/api/tasks", host, "", "Authorization", "Bearer s3cret-token").Code)
 	w := do(h, "GET", "/?token=s3cret-token", host, "")
-	require.Equal(t, http.StatusOK, w.Code)
+	require.Equal(t, http.StatusSeeOther, w.Code)
+	require.Equal(t, "/", w.Header().Get("Location"), "the token leaves the address bar")
 	ck := w.Result().Cookies()
 	require.Len(t, ck, 1)
 	require.True(t, ck[0].HttpOnly)
+	require.Equal(t, http.SameSiteStrictMode, ck[0].SameSite)
 	require.Equal(t, http.StatusOK, do(h, "GET", "/api/tasks", host, "", "Cookie", "statgraph_token=s3cret-token").Code)
+	require.Equal(t, http.StatusOK, do(h, "GET", "/", host, "", "Cookie", "statgraph_token=s3cret-token").Code)
+	w = do(h, "GET", "//evil.example/?token=s3cret-token", host, "")
+	require.Equal(t, "/evil.example", w.Header().Get("Location"), "the redirect stays on this server")
+	require.Equal(t, "http://127.0.0.1:7777/?token=a+b%26c", web.LoginURL("http://127.0.0.1:7777", "a b&c"))
 }
 
 // Without a token only loopback Host names are served (DNS rebinding).
@@ -147,6 +159,14 @@ func TestAddTaskAPI(t *testing.T) {
 	require.Contains(t, e.Problems[0].Message, "42")
 	w = do(h, "POST", "/api/tasks", host, `[1]`)
 	require.Equal(t, http.StatusBadRequest, w.Code)
+	// The caps and field checks MCP's add_task shares (control.AddTask).
+	w = do(h, "POST", "/api/tasks", host, `{"title": "x", "tset_cmd": ["go", "test"]}`)
+	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+	require.Contains(t, w.Body.String(), `unknown field \"tset_cmd\"`)
+	w = do(h, "POST", "/api/tasks", host, `{"title": "`+strings.Repeat("x", 2<<10)+`"}`)
+	require.Equal(t, http.StatusRequestEntityTooLarge, w.Code, w.Body.String())
+	w = do(h, "POST", "/api/tasks", host, `{"title": "x", "executor": {"command": ["agent"], "env": ["*"]}}`)
+	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
 
 	w = do(h, "POST", "/api/tasks", host, `{"title": "three", "dependencies": [2]}`)
 	require.Equal(t, http.StatusCreated, w.Code, w.Body.String())
@@ -202,15 +222,29 @@ func (s *sse) next(t *testing.T) (kind string, ev control.Event) {
 // while it runs is refused with 409.
 func TestRunThroughAPI(t *testing.T) {
 	c := newControl(t, controltest.AskPlan, controltest.NewModel(t).Config())
-	srv := httptest.NewServer(web.Handler(c, ""))
+	const token = "run-through-api-token"
+	srv := httptest.NewServer(web.Handler(c, token))
 	defer srv.Close()
-	post := func(path, body string) *http.Response {
-		res, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+	send := func(method, path, body, auth string) *http.Response {
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, err := http.NewRequest(method, srv.URL+path, rd)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		t.Cleanup(func() { res.Body.Close() })
 		return res
 	}
-	res, err := http.Get(srv.URL + "/api/events")
+	post := func(path, body string) *http.Response { return send("POST", path, body, token) }
+	get := func(path string) (*http.Response, error) { return send("GET", path, "", token), nil }
+	require.Equal(t, http.StatusUnauthorized, send("GET", "/api/events", "", "").StatusCode)
+	res, err := get("/api/events")
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
@@ -233,6 +267,11 @@ func TestRunThroughAPI(t *testing.T) {
 		}
 	}
 	require.True(t, sawRunning)
+	// What a check on this machine could send: without the token, the
+	// answer is refused and the task still waits for one.
+	require.Equal(t, http.StatusUnauthorized, send("POST", "/api/tasks/1/answer", `{"answer": "skip"}`, "").StatusCode)
+	require.Equal(t, http.StatusUnauthorized, send("POST", "/api/stop", `{}`, "").StatusCode)
+	require.True(t, c.Run().Running, "the run goes on")
 	require.Equal(t, http.StatusOK, post("/api/tasks/1/answer", `{"answer": "retry"}`).StatusCode)
 	for {
 		require.True(t, time.Now().Before(deadline), "task 2 never done")
@@ -242,7 +281,7 @@ func TestRunThroughAPI(t *testing.T) {
 		}
 	}
 	require.NoError(t, c.Wait(t.Context()))
-	r, err := http.Get(srv.URL + "/api/tasks/1")
+	r, err := get("/api/tasks/1")
 	require.NoError(t, err)
 	defer r.Body.Close()
 	var h control.History
@@ -251,7 +290,7 @@ func TestRunThroughAPI(t *testing.T) {
 	require.NotEmpty(t, h.Attempts[0].Feedback)
 	require.Contains(t, h.Attempts[0].Log, "→ finish", "the agent's log tail")
 	require.Contains(t, h.Attempts[1].Diff, "+fixed")
-	r2, err := http.Get(srv.URL + "/api/tasks/1/diff")
+	r2, err := get("/api/tasks/1/diff")
 	require.NoError(t, err)
 	defer r2.Body.Close()
 	var d web.DiffResponse

@@ -68,9 +68,9 @@ Usage:
   statgraph history [--file tasks.json] [--store F] [--queue URL] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot|svg]
-  statgraph serve [--addr 127.0.0.1:7777] [--token-file F] [run flags] [tasks.json]   web UI and JSON API (README, Web UI)
+  statgraph serve [--addr 127.0.0.1:7777] [--token-file F | --no-token] [run flags] [tasks.json]   web UI and JSON API (README, Web UI)
   statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [--queue URL] [tasks.json]
-  statgraph worker --queue URL [--concurrency N] [--lease D]   take tasks that run --queue URL enqueues
+  statgraph worker --queue URL [--concurrency N] [--lease D] [--allow-env A,B]   take tasks that run --queue URL enqueues
   statgraph migrate --queue URL                                set up River's and statgraph's tables
   statgraph mcp [run flags] [tasks.json]       serve the plan to a coding assistant: MCP over stdin/stdout
   statgraph version

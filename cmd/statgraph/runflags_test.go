@@ -47,9 +47,9 @@ func TestServeAndMCPTakeRunFlags(t *testing.T) {
 	fs.VisitAll(func(f *flag.Flag) { shared = append(shared, f.Name) })
 
 	runs := without(flagNames(t, "run"), "plain", "json", "retry-failed", "wait-for-answers", "integrate", "queue", "remote")
-	serves := without(flagNames(t, "serve"), "addr", "token-file")
+	serves := without(flagNames(t, "serve"), "addr", "token-file", "no-token")
 	mcps := without(flagNames(t, "mcp"))
-	require.Equal(t, runs, serves, "serve's flags besides --addr and --token-file")
+	require.Equal(t, runs, serves, "serve's flags besides --addr, --token-file and --no-token")
 	require.Equal(t, runs, mcps, "mcp's flags")
 	for _, name := range shared {
 		require.Contains(t, runs, name)

@@ -24,8 +24,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("serve", stderr)
 	var c common
 	c.register(fs)
-	addr := fs.String("addr", "127.0.0.1:7777", "address to listen on; any address but loopback requires the token")
-	tokenFile := fs.String("token-file", "", "file holding the token every request must carry (default: a new random token, printed at start, when --addr is not loopback)")
+	addr := fs.String("addr", "127.0.0.1:7777", "address to listen on")
+	tokenFile := fs.String("token-file", "", "file holding the token every request must carry (default: a new random token, printed at start in the address to open)")
+	noToken := fs.Bool("no-token", false, "serve without a token, loopback --addr only: every program on this machine (a check, an agent, another user) can then read and steer the plan")
 	var rf runFlags
 	rf.register(fs)
 	pos, err := parse(fs, args, 1)
@@ -39,7 +40,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := load(file, c.tag, stderr); err != nil {
 		return err
 	}
-	token, err := serveToken(*addr, *tokenFile)
+	token, err := serveToken(*addr, *tokenFile, *noToken)
 	if err != nil {
 		return err
 	}
@@ -69,11 +70,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx }, // ends event streams on shutdown
 	}
-	url := "http://" + ln.Addr().String() + "/"
+	base := "http://" + ln.Addr().String()
 	if token != "" {
-		fmt.Fprintf(stdout, "statgraph: serving %s on %s\ntoken: %s\nopen %s?token=%s (API: Authorization: Bearer TOKEN)\n", file, url, token, url, token)
+		fmt.Fprintf(stdout, "statgraph: serving %s on %s/ (Ctrl-C to stop)\nopen %s\nscripts: Authorization: Bearer %s\n", file, base, web.LoginURL(base, token), token)
 	} else {
-		fmt.Fprintf(stdout, "statgraph: serving %s on %s (loopback only; Ctrl-C to stop)\n", file, url)
+		fmt.Fprintf(stderr, "warning: --no-token: any program on this machine (a check, an agent CLI, another user) can read and steer this plan through %s/\n", base)
+		fmt.Fprintf(stdout, "statgraph: serving %s on %s/ (loopback only, no token; Ctrl-C to stop)\n", file, base)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -92,10 +94,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // serveToken returns the token requests must carry: the content of
-// tokenFile when given, else a new random one when addr is not loopback,
-// else "" (none).
-func serveToken(addr, tokenFile string) (string, error) {
-	if tokenFile != "" {
+// tokenFile when given, else a new random one, or "" (none) with noToken,
+// which only a loopback addr may have.
+func serveToken(addr, tokenFile string, noToken bool) (string, error) {
+	switch {
+	case noToken && tokenFile != "":
+		return "", usagef("serve: --no-token and --token-file contradict each other; give one")
+	case noToken && !web.IsLoopback(addr):
+		return "", usagef("serve: --no-token serves loopback only, and --addr %s is not loopback; leave --no-token out (a token is printed at start)", addr)
+	case noToken:
+		return "", nil
+	case tokenFile != "":
 		b, err := os.ReadFile(tokenFile)
 		if err != nil {
 			return "", usagef("serve: --token-file: %v", err)
@@ -105,9 +114,6 @@ func serveToken(addr, tokenFile string) (string, error) {
 			return "", usagef("serve: the token in %s is %d characters; use at least 16 (e.g. openssl rand -hex 16 > %s)", tokenFile, len(t), tokenFile)
 		}
 		return t, nil
-	}
-	if web.IsLoopback(addr) {
-		return "", nil
 	}
 	var b [24]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -50,7 +50,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	lease := fs.Duration("lease", queue.DefaultLease, "longest a task may run on a worker: past it the task is cancelled and continues later from its checkpoint; a worker that died is replaced this long (plus 5s, plus up to 30s) after it took the task")
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
-	allowEnv := fs.String("allow-env", "", "comma-separated environment variables to pass to agent CLIs (see run --allow-env)")
+	allowEnv := fs.String("allow-env", "", "comma-separated environment variables (NAME or PREFIX*) of this worker passed to agent CLIs besides those their preset declares; a task whose executor env names anything else is refused (ends failed, nothing run)")
 	if _, err := parse(fs, args, 0); err != nil {
 		return exitUsage, err
 	}
@@ -109,7 +109,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	defer flush()
 	exe, _ := os.Executable()
 	w := &queue.Worker{
-		Pool: pool, ID: uuid.New(), Root: dir, Checkpointer: st, Log: stderr,
+		Pool: pool, ID: uuid.New(), Root: dir, Checkpointer: st, Log: stderr, AllowEnv: allow,
 		LastAttempt: func(ctx context.Context, thread string) (string, bool, error) {
 			snap, err := reader.State(ctx, thread)
 			if errors.Is(err, statgraph.ErrNoCheckpoint) {
@@ -125,7 +125,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return commit, true, nil
 		},
 		Configure: func(d *tasks.Dispatcher) {
-			d.Model, d.NoSandbox, d.AllowEnv, d.Tracer = mc, *noSandbox, allow, tp
+			d.Model, d.NoSandbox, d.Tracer = mc, *noSandbox, tp
 			if exe != "" {
 				d.GoCacheProg = []string{exe, goCacheProgCmd}
 				d.SandboxProbe = []string{exe, sandboxProbeCmd}

@@ -1,0 +1,106 @@
+package mcpserver_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
+	"github.com/statgraph/statgraph/mcpserver"
+)
+
+// add_task and run_pending change the repository and start agents that
+// reach model providers: a client sees them as destructive and
+// open-world, so it asks its user before calling them.
+func TestSteeringToolsAreDestructiveAndOpenWorld(t *testing.T) {
+	cs := connect(t, control.Options{File: controltest.NewPlan(t, controltest.AskPlan)})
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	seen := 0
+	for _, tool := range res.Tools {
+		if tool.Name != "add_task" && tool.Name != "run_pending" {
+			continue
+		}
+		seen++
+		a := tool.Annotations
+		require.NotNil(t, a, tool.Name)
+		assert.False(t, a.ReadOnlyHint, tool.Name)
+		require.NotNil(t, a.DestructiveHint, tool.Name)
+		assert.True(t, *a.DestructiveHint, tool.Name)
+		require.NotNil(t, a.OpenWorldHint, tool.Name)
+		assert.True(t, *a.OpenWorldHint, tool.Name)
+	}
+	assert.Equal(t, 2, seen)
+}
+
+// add_task refuses what the web API refuses, through the same code
+// (control.AddTask): a 12 MiB title, an unknown field in the task or a
+// subtask, a string over its cap, an argument the tool does not have;
+// nothing is written.
+func TestAddTaskCapsAndUnknownFields(t *testing.T) {
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	cs := connect(t, control.Options{File: file})
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+
+	msg := refused(t, cs, "add_task", map[string]any{"task": map[string]any{"title": strings.Repeat("x", 12<<20)}})
+	assert.Contains(t, msg, "too large")
+	msg = refused(t, cs, "add_task", map[string]any{"task": map[string]any{"title": strings.Repeat("x", 2<<10)}})
+	assert.Contains(t, msg, `"title" is 2048 bytes; at most 1024`)
+	msg = refused(t, cs, "add_task", map[string]any{"task": map[string]any{"title": "x", "details": strings.Repeat("d", 300<<10)}})
+	assert.Contains(t, msg, `"details"`)
+	msg = refused(t, cs, "add_task", map[string]any{"task": map[string]any{"title": "x", "tset_cmd": "go test ./..."}})
+	assert.Contains(t, msg, `unknown field "tset_cmd"`)
+	assert.Contains(t, msg, "test_cmd", "the known fields are listed")
+	msg = refused(t, cs, "add_task", map[string]any{"task": map[string]any{"title": "x",
+		"subtasks": []any{map[string]any{"id": 1, "title": "s", "sneaky": true}}}})
+	assert.Contains(t, msg, `subtasks[0]: unknown field "sneaky"`)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_task",
+		Arguments: map[string]any{"task": map[string]any{"title": "x"}, "also": 1}})
+	if err == nil {
+		require.True(t, res.IsError, "an argument add_task does not have: %s", text(res))
+	}
+
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "nothing was written")
+}
+
+// An MCP client cannot give a task more of the server's environment than
+// the server passes to agent CLIs (statgraph mcp --allow-env): "*", the
+// server's OPENAI_API_KEY, a prefix or a NAME=VALUE outside the list are
+// refused with the list. A task naming an allowed variable runs, and its
+// agent (a command that writes its environment to a file) gets that
+// variable and not the key.
+func TestAddTaskEnvWithinAllowEnv(t *testing.T) {
+	const key = "sk-doors-test-server-key-0123456789"
+	t.Setenv("OPENAI_API_KEY", key)
+	t.Setenv("MY_AGENT_VAR", "agent-setting")
+	file := controltest.NewPlan(t, `{"tasks": [{"id": 1, "title": "one", "status": "done"}]}`)
+	cs := connect(t, control.Options{File: file, Run: control.RunOptions{Jobs: 1, NoSandbox: true, AllowEnv: []string{"MY_AGENT_VAR"}}})
+	out := filepath.Join(t.TempDir(), "agent-env.txt")
+	task := func(env ...string) map[string]any {
+		return map[string]any{"task": map[string]any{"title": "print the environment",
+			"executor": map[string]any{"command": []string{"sh", "-c", "env > " + out}, "env": env}}}
+	}
+	for _, env := range []string{"*", "OPENAI_API_KEY", "OPENAI_*", "MY_*", "OPENAI_BASE_URL=http://127.0.0.1:9/v1"} {
+		msg := refused(t, cs, "add_task", task("MY_AGENT_VAR", env))
+		assert.Contains(t, msg, "env[1] \""+env+"\"", env)
+		assert.Contains(t, msg, "it passes only MY_AGENT_VAR (its --allow-env)", env)
+	}
+	added := call[mcpserver.Added](t, cs, "add_task", task("MY_AGENT_VAR", "MY_AGENT_VAR=overridden"))
+	call[mcpserver.RunState](t, cs, "run_pending", nil)
+	eventually(t, cs, 90*time.Second, "the run's end", func(s mcpserver.Status) bool { return !s.Run.Running })
+	env, err := os.ReadFile(out)
+	require.NoError(t, err, "the agent of task %s ran", added.ID)
+	assert.Contains(t, string(env), "MY_AGENT_VAR=")
+	assert.NotContains(t, string(env), key, "the server's key reached the agent")
+}
