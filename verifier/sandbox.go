@@ -227,6 +227,9 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 			args = append(args, m.op, m.path, m.path)
 		}
 	}
+	if args, argv, err = s.network(args, argv); err != nil {
+		return nil, nil, err
+	}
 	if d, err := filepath.Abs(dir); err == nil {
 		dir = d
 	}
