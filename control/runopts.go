@@ -41,6 +41,9 @@ type RunOptions struct {
 	// GoCacheProg serves the sandbox's go build cache (see
 	// tasks.Dispatcher.GoCacheProg); nil gives each task a fresh one.
 	GoCacheProg []string
+	// SandboxHelper carries the allowlisting proxy into sandboxes (see
+	// tasks.Dispatcher.SandboxHelper).
+	SandboxHelper []string
 	// KeepWorkspaces keeps each finished task's workspace.
 	KeepWorkspaces bool
 	// Tracer, when set, traces each run as OpenTelemetry spans (run, task,
@@ -108,7 +111,7 @@ func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpoi
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: o.Jobs, Model: o.Model,
 		Log: o.Log, TaskTimeout: o.TaskTimeout, NoSandbox: o.NoSandbox,
-		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, KeepWorkspaces: o.KeepWorkspaces,
+		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, SandboxHelper: o.SandboxHelper, KeepWorkspaces: o.KeepWorkspaces,
 		Tracer: o.Tracer,
 	}
 	if o.Budget > 0 {

@@ -128,6 +128,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			d.Model, d.NoSandbox, d.AllowEnv, d.Tracer = mc, *noSandbox, allow, tp
 			if exe != "" {
 				d.GoCacheProg = []string{exe, goCacheProgCmd}
+				d.SandboxHelper = []string{exe, sandboxInitCmd}
 			}
 		},
 	}
