@@ -55,6 +55,7 @@ func parseRule(rule string) (hostRule, error) {
 	if rest, ok := strings.CutPrefix(host, "*."); ok {
 		r.wildcard, host = true, rest
 	}
+	host = strings.TrimSuffix(host, ".") // the root's dot: "example.com." is example.com
 	if !validName(host) {
 		return hostRule{}, fmt.Errorf("host %q is not a valid host name; %s", rule, want)
 	}
@@ -68,7 +69,7 @@ func validName(s string) bool {
 	if s == "" || len(s) > 253 {
 		return false
 	}
-	for l := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+	for l := range strings.SplitSeq(s, ".") {
 		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
 			return false
 		}

@@ -141,7 +141,6 @@ func newProxy(allow allowlist) *proxy {
 	tr := &http.Transport{
 		Proxy:                  nil, // the proxy reaches targets directly
 		DialContext:            p.dial,
-		ForceAttemptHTTP2:      false,
 		MaxIdleConns:           64,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    proxyDialTimeout,

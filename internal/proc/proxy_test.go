@@ -234,3 +234,31 @@ func TestBridgeEnvAndMirror(t *testing.T) {
 	assert.Contains(t, string(out), "will not be reachable inside the sandbox")
 	assert.True(t, strings.HasSuffix(string(out), "model"), "%s", out)
 }
+
+// FuzzCheckHost: a rule CheckHost accepts has a canonical form that parses
+// to the same rule, and matches the host it names on its port.
+func FuzzCheckHost(f *testing.F) {
+	for _, s := range []string{"example.com", "*.golang.org", "127.0.0.1:8080", "[::1]:1", "localhost", "a:b:c", "*.", "x:65536"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := parseRule(s)
+		if err != nil {
+			return
+		}
+		again, err := parseRule(r.String())
+		if err != nil || again != r {
+			t.Fatalf("%q parses to %+v, whose form %q parses to %+v, %v", s, r, r.String(), again, err)
+		}
+		host, port := r.host, r.port
+		if r.wildcard {
+			host = "sub." + host
+		}
+		if port == 0 {
+			port = 443
+		}
+		if _, ok := (allowlist{r}).match(host, port); !ok {
+			t.Fatalf("rule %q does not match %s:%d", s, host, port)
+		}
+	})
+}
