@@ -104,8 +104,10 @@ const maxArgLen = 128 << 10
 // ok is false when the output holds no usage.
 type UsageFunc func(output string) (u llm.Usage, final string, ok bool)
 
-// proxyEnv is passed to every agent CLI: they reach their model endpoint
-// through the same proxy as statgraph.
+// proxyEnv is passed to every agent CLI: with the host's network they
+// reach their model endpoint through the same proxy as statgraph; in a
+// closed sandbox the bridge sets them to statgraph's allowlisting proxy
+// instead (see verifier.Sandbox.AllowHosts).
 var proxyEnv = []string{
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
 	"http_proxy", "https_proxy", "no_proxy", "all_proxy",
