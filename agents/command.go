@@ -80,7 +80,18 @@ type CommandExecutor struct {
 	// relative to HOME (".qwen", ".claude.json", ".config/opencode"), that
 	// its private HOME starts with, so its login and settings work.
 	HomeConfig []string
+	// Hosts are the hosts the agent reaches its model at (the preset's
+	// providers), allowed in its sandbox's network besides the Sandbox's
+	// own AllowHosts, as is the host:port of each base URL variable in the
+	// agent's environment (BaseURLVars). The checks' sandbox gets neither.
+	Hosts []string
 }
+
+// BaseURLVars are the variables agent CLIs take their model server's URL
+// from; the host:port each names in an agent's environment is allowed in
+// its sandbox (http://127.0.0.1:11434/v1 gives "127.0.0.1:11434", which
+// the sandbox also serves at that address inside).
+var BaseURLVars = []string{"OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "OLLAMA_API_BASE", "GOOGLE_GEMINI_BASE_URL"}
 
 // maxArgLen is Linux's limit on one argument (MAX_ARG_STRLEN, 32 pages),
 // which a long prompt given as {prompt} can reach.
@@ -93,8 +104,10 @@ const maxArgLen = 128 << 10
 // ok is false when the output holds no usage.
 type UsageFunc func(output string) (u llm.Usage, final string, ok bool)
 
-// proxyEnv is passed to every agent CLI: they reach their model endpoint
-// through the same proxy as statgraph.
+// proxyEnv is passed to every agent CLI: with the host's network they
+// reach their model endpoint through the same proxy as statgraph; in a
+// closed sandbox the bridge sets them to statgraph's allowlisting proxy
+// instead (see verifier.Sandbox.AllowHosts).
 var proxyEnv = []string{
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
 	"http_proxy", "https_proxy", "no_proxy", "all_proxy",
@@ -151,11 +164,12 @@ func (c CommandExecutor) execute(ctx context.Context, s TaskState) (string, veri
 		timeout = DefaultCommandTimeout
 	}
 	before := c.tree()
-	sb, err := c.sandbox()
+	env := c.environ()
+	sb, err := c.sandbox(env)
 	if err != nil {
 		return "", none, err
 	}
-	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: c.environ(), MaxOutput: 64 << 10, Sandbox: sb}
+	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: env, MaxOutput: 64 << 10, Sandbox: sb}
 	var lines jsonLines
 	if c.Usage != nil {
 		cmd.Tee = &lines

@@ -5,27 +5,67 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/verifier"
 )
 
-// sandbox returns the sandbox the agent CLI runs in: c.Sandbox (shared with
-// the checks, which keep the user's HOME, read-only) plus, when it has a
-// cache directory, the agent's private home, made and seeded on first use.
-func (c CommandExecutor) sandbox() (*verifier.Sandbox, error) {
-	if c.Sandbox == nil || c.Sandbox.CacheDir == "" {
-		return c.Sandbox, nil
-	}
-	home := filepath.Join(c.Sandbox.CacheDir, "home")
-	if err := seedHome(home, c.HomeConfig); err != nil {
-		return nil, fmt.Errorf("command executor: private home for the agent: %w", err)
+// sandbox returns the sandbox the agent CLI runs in: a copy of c.Sandbox
+// (shared with the checks, which keep the user's HOME, read-only, and only
+// the task's hosts) allowing also c.Hosts and the model server each base
+// URL variable of env (the agent's environment, KEY=VALUE) names, plus,
+// when it has a cache directory, the agent's private home, made and
+// seeded on first use.
+func (c CommandExecutor) sandbox(env []string) (*verifier.Sandbox, error) {
+	if c.Sandbox == nil {
+		return nil, nil
 	}
 	sb := *c.Sandbox
-	sb.Home = home
+	if !sb.Network {
+		sb.AllowHosts = slices.Clone(sb.AllowHosts)
+		for _, h := range append(slices.Clone(c.Hosts), baseURLHosts(env)...) {
+			if !slices.Contains(sb.AllowHosts, h) {
+				sb.AllowHosts = append(sb.AllowHosts, h)
+			}
+		}
+	}
+	if sb.CacheDir != "" {
+		sb.Home = filepath.Join(sb.CacheDir, "home")
+		if err := seedHome(sb.Home, c.HomeConfig); err != nil {
+			return nil, fmt.Errorf("command executor: private home for the agent: %w", err)
+		}
+	}
 	return &sb, nil
+}
+
+// baseURLHosts returns host:port of each BaseURLVars entry of env that is
+// a URL with a host (the port from the scheme when it names none).
+func baseURLHosts(env []string) []string {
+	var out []string
+	for _, e := range env {
+		name, val, _ := strings.Cut(e, "=")
+		if !slices.Contains(BaseURLVars, name) {
+			continue
+		}
+		u, err := url.Parse(strings.TrimSpace(val))
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		if h := net.JoinHostPort(u.Hostname(), port); port != "" && proc.CheckHost(h) == nil && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // seedHome makes home, unless it exists, holding copies of the paths of

@@ -75,3 +75,24 @@ echo agent done`
 	assert.Equal(t, 0, res.ExitCode, res.Output)
 	assert.NoFileExists(t, filepath.Join(realHome, ".x"))
 }
+
+// TestAgentSandboxHosts: an agent CLI's sandbox allows its preset's model
+// hosts and its base URL's host:port besides the task's hosts; the
+// sandbox the checks share is not changed, and a sandbox with the host's
+// network is left as it is.
+func TestAgentSandboxHosts(t *testing.T) {
+	c, ok := Preset("qwen")
+	require.True(t, ok)
+	shared := &verifier.Sandbox{Workspace: t.TempDir(), AllowHosts: []string{"proxy.golang.org"}}
+	c.Sandbox = shared
+	sb, err := c.sandbox([]string{"OPENAI_BASE_URL=http://127.0.0.1:18080/v1", "OPENAI_API_KEY=k", "ANTHROPIC_BASE_URL=https://gw.example.com/anthropic",
+		"OTHER_URL=http://10.0.0.1:9/"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"proxy.golang.org", "dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "portal.qwen.ai", "chat.qwen.ai",
+		"127.0.0.1:18080", "gw.example.com:443"}, sb.AllowHosts)
+	assert.Equal(t, []string{"proxy.golang.org"}, shared.AllowHosts, "the checks get only the task's hosts")
+	c.Sandbox = &verifier.Sandbox{Workspace: t.TempDir(), Network: true}
+	sb, err = c.sandbox([]string{"OPENAI_BASE_URL=http://127.0.0.1:18080/v1"})
+	require.NoError(t, err)
+	assert.Empty(t, sb.AllowHosts)
+}

@@ -28,7 +28,9 @@ import (
 // `run --format json` prints JSON Lines whose "step_finish" parts carry
 // "tokens" (sst/opencode docs, cli run). HomeConfig names where each keeps
 // its login and settings under HOME, copied into its private home in the
-// sandbox.
+// sandbox; Hosts the API and login hosts of its providers (opencode's
+// also models.dev, where it reads its model list), the only ones its
+// sandbox reaches besides its base URL's.
 var presets = map[string]CommandExecutor{
 	"claude": {
 		Argv:       []string{"claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"},
@@ -36,6 +38,7 @@ var presets = map[string]CommandExecutor{
 		Env:        []string{"ANTHROPIC_*", "CLAUDE_*", "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_REGION"},
 		Usage:      claudeUsage,
 		HomeConfig: []string{".claude", ".claude.json"},
+		Hosts:      []string{"api.anthropic.com", "statsig.anthropic.com", "console.anthropic.com", "claude.ai"},
 	},
 	"codex": {
 		Argv:       []string{"codex", "exec", "--json", "--full-auto", "--skip-git-repo-check", "-"},
@@ -43,18 +46,21 @@ var presets = map[string]CommandExecutor{
 		Env:        []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_*"},
 		Usage:      codexUsage,
 		HomeConfig: []string{".codex"},
+		Hosts:      []string{"api.openai.com", "chatgpt.com", "auth.openai.com"},
 	},
 	"aider": {
 		Argv: []string{"aider", "--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "{prompt_file}"},
 		Env: []string{"AIDER_*", "OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
 			"GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_BASE"},
 		HomeConfig: []string{".aider.conf.yml"},
+		Hosts:      []string{"api.openai.com", "api.anthropic.com", "openrouter.ai", "generativelanguage.googleapis.com", "api.deepseek.com"},
 	},
 	"gemini": {
 		Argv:       []string{"gemini", "--yolo", "--output-format", "json", "--prompt", "{prompt}"},
 		Env:        []string{"GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
 		Usage:      geminiUsage,
 		HomeConfig: []string{".gemini"},
+		Hosts:      []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"},
 	},
 	"qwen": {
 		Argv:       []string{"qwen", "--yolo", "--output-format", "json"},
@@ -62,12 +68,14 @@ var presets = map[string]CommandExecutor{
 		Env:        []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "QWEN_*", "DASHSCOPE_API_KEY"},
 		Usage:      claudeUsage,
 		HomeConfig: []string{".qwen"},
+		Hosts:      []string{"dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "portal.qwen.ai", "chat.qwen.ai"},
 	},
 	"opencode": {
 		Argv:       []string{"opencode", "run", "--format", "json", "{prompt}"},
 		Env:        []string{"OPENCODE_*", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY"},
 		Usage:      opencodeUsage,
 		HomeConfig: []string{".config/opencode", ".local/share/opencode"},
+		Hosts:      []string{"models.dev", "opencode.ai", "api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com", "openrouter.ai", "api.groq.com"},
 	},
 }
 
@@ -90,7 +98,7 @@ func PresetNames() []string {
 // calls' results.
 func Preset(name string) (CommandExecutor, bool) {
 	p, ok := presets[name]
-	p.Argv, p.Env, p.HomeConfig = slices.Clone(p.Argv), slices.Clone(p.Env), slices.Clone(p.HomeConfig)
+	p.Argv, p.Env, p.HomeConfig, p.Hosts = slices.Clone(p.Argv), slices.Clone(p.Env), slices.Clone(p.HomeConfig), slices.Clone(p.Hosts)
 	return p, ok
 }
 

@@ -44,6 +44,9 @@ type RunOptions struct {
 	// SandboxProbe attacks the sandbox from inside before the first task
 	// (see tasks.Dispatcher.SandboxProbe); nil checks only that it starts.
 	SandboxProbe []string
+	// SandboxHelper carries the allowlisting proxy into sandboxes (see
+	// tasks.Dispatcher.SandboxHelper).
+	SandboxHelper []string
 	// KeepWorkspaces keeps each finished task's workspace.
 	KeepWorkspaces bool
 	// Tracer, when set, traces each run as OpenTelemetry spans (run, task,
@@ -111,8 +114,9 @@ func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpoi
 	d := &tasks.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: o.Jobs, Model: o.Model,
 		Log: o.Log, TaskTimeout: o.TaskTimeout, NoSandbox: o.NoSandbox,
-		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, SandboxProbe: o.SandboxProbe, KeepWorkspaces: o.KeepWorkspaces,
-		Tracer: o.Tracer,
+		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, SandboxProbe: o.SandboxProbe, SandboxHelper: o.SandboxHelper,
+		KeepWorkspaces: o.KeepWorkspaces,
+		Tracer:         o.Tracer,
 	}
 	if o.Budget > 0 {
 		d.Budget = llm.NewBudget(o.Budget, nil)

@@ -190,9 +190,7 @@ func (s Defaults) merge(base Defaults) Defaults {
 	if s.Review == nil {
 		s.Review = base.Review
 	}
-	if s.Sandbox.Network == nil {
-		s.Sandbox.Network = base.Sandbox.Network
-	}
+	s.Sandbox = s.Sandbox.merge(base.Sandbox)
 	if s.Workdir == "" {
 		s.Workdir = base.Workdir
 	}
@@ -465,24 +463,4 @@ func (d *decoder) boolean(obj *node, key, id string) *bool {
 	}
 	b := string(v.raw) == "true"
 	return &b
-}
-
-// sandbox decodes the sandbox field: {"network": true|false}.
-func (d *decoder) sandbox(obj *node, id string) SandboxSettings {
-	const want = `want {"network": true} or {"network": false}`
-	v := obj.get("sandbox")
-	if v == nil || v.kind == kindNull {
-		return SandboxSettings{}
-	}
-	if v.kind != kindObject {
-		d.add(v.off, id, `"sandbox" is %s; %s`, describe(v), want)
-		return SandboxSettings{}
-	}
-	d.uniqueKeys(v, id)
-	for _, m := range v.members {
-		if m.key != "network" {
-			d.add(m.keyOff, id, "unknown sandbox field %q; %s", m.key, want)
-		}
-	}
-	return SandboxSettings{Network: d.boolean(v, "network", id)}
 }

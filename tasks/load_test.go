@@ -160,22 +160,44 @@ func TestExecutorString(t *testing.T) {
 	assert.Equal(t, "llm", Executor{}.String())
 }
 
-// TestSandboxNetworkSetting: network is on unless the defaults or the task
-// turn it off; a task's own setting wins over the defaults, and subtasks
-// inherit their parent's.
+// TestSandboxNetworkSetting: the network is closed unless the defaults or
+// the task open it; a task's own true or false wins over the defaults, a
+// task's hosts add to the defaults' (a subtask's to its parent's), false
+// drops the inherited hosts, and read and hide paths add up the same way.
 func TestSandboxNetworkSetting(t *testing.T) {
-	f, err := Parse("tasks.json", []byte(`{"defaults": {"sandbox": {"network": false}}, "tasks": [
-  {"id": 1, "title": "inherits off"},
-  {"id": 2, "title": "on", "sandbox": {"network": true}, "subtasks": [{"id": 1, "title": "inherits on"}]}
+	f, err := Parse("tasks.json", []byte(`{"defaults": {"sandbox": {"network": ["proxy.golang.org"], "read": ["~/.m2"], "hide": ["/srv/secret"]}}, "tasks": [
+  {"id": 1, "title": "inherits the list"},
+  {"id": 2, "title": "on", "sandbox": {"network": true}, "subtasks": [{"id": 1, "title": "inherits on"}]},
+  {"id": 3, "title": "adds", "sandbox": {"network": ["*.npmjs.org", "proxy.golang.org"], "read": ["/opt/sdk"]},
+   "subtasks": [{"id": 1, "title": "adds more", "sandbox": {"network": ["127.0.0.1:8080"]}}]},
+  {"id": 4, "title": "off", "sandbox": {"network": false, "hide": ["~/notes"]}}
 ]}`), "")
 	require.NoError(t, err)
-	for id, want := range map[string]bool{"1": false, "2": true, "2.1": true} {
-		task, ok := f.Task(id)
-		require.True(t, ok, id)
-		assert.Equal(t, want, task.Sandbox.NetworkOn(), "task %s", id)
+	for _, tc := range []struct {
+		id         string
+		on         bool
+		hosts      []string
+		read, hide []string
+	}{
+		{"1", false, []string{"proxy.golang.org"}, []string{"~/.m2"}, []string{"/srv/secret"}},
+		{"2", true, nil, []string{"~/.m2"}, []string{"/srv/secret"}},
+		{"2.1", true, nil, []string{"~/.m2"}, []string{"/srv/secret"}},
+		{"3", false, []string{"proxy.golang.org", "*.npmjs.org"}, []string{"~/.m2", "/opt/sdk"}, []string{"/srv/secret"}},
+		{"3.1", false, []string{"proxy.golang.org", "*.npmjs.org", "127.0.0.1:8080"}, []string{"~/.m2", "/opt/sdk"}, []string{"/srv/secret"}},
+		{"4", false, nil, []string{"~/.m2"}, []string{"/srv/secret", "~/notes"}},
+	} {
+		task, ok := f.Task(tc.id)
+		require.True(t, ok, tc.id)
+		assert.Equal(t, tc.on, task.Sandbox.NetworkOn(), "task %s", tc.id)
+		assert.Equal(t, tc.hosts, task.Sandbox.Hosts, "task %s", tc.id)
+		assert.Equal(t, tc.read, task.Sandbox.Read, "task %s", tc.id)
+		assert.Equal(t, tc.hide, task.Sandbox.Hide, "task %s", tc.id)
 	}
 	f, err = Parse("tasks.json", []byte(`{"tasks": [{"id": 1, "title": "default"}]}`), "")
 	require.NoError(t, err)
 	task, _ := f.Task("1")
-	assert.True(t, task.Sandbox.NetworkOn(), "network is on by default")
+	assert.False(t, task.Sandbox.NetworkOn(), "the network is closed by default")
+	assert.Empty(t, task.Sandbox.Hosts)
+	assert.Equal(t, "/home/u/.m2", HomePath("~/.m2", "/home/u"))
+	assert.Equal(t, "/opt/sdk", HomePath("/opt/sdk", "/home/u"))
 }

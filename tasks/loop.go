@@ -46,6 +46,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			return Summary{}, err
 		}
 	}
+	d.noteOpenNetwork()
 	plan, err := d.plan()
 	if err != nil {
 		return Summary{}, err

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,4 +97,41 @@ func TestDispatcherWithoutBwrap(t *testing.T) {
 	_, log, err := runDispatcher(t, true)
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(log, "warning: --no-sandbox"), "warned once: %s", log)
+}
+
+// TestDispatcherNetwork: through the dispatcher, a check cannot reach a
+// service on the host's 127.0.0.1 by default; it can when the task lists
+// it ("network": ["127.0.0.1:PORT"], served at the same address inside
+// through statgraph's proxy) or opens the network ("network": true),
+// which the run notes once.
+func TestDispatcherNetwork(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "reached") }))
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	dir := t.TempDir()
+	gitRepo(t, dir, map[string]string{"tasks.json": fmt.Sprintf(`{"tasks": [
+  {"id": 1, "title": "closed", "max_retries": 1, "executor": {"command": ["true"]}, "test_cmd": "curl -sSf http://%[1]s/"},
+  {"id": 2, "title": "listed", "max_retries": 1, "executor": {"command": ["true"]}, "test_cmd": "curl -sSf http://%[1]s/",
+   "sandbox": {"network": ["%[1]s"]}},
+  {"id": 3, "title": "open", "max_retries": 1, "executor": {"command": ["true"]}, "test_cmd": "curl -sSf http://%[1]s/",
+   "sandbox": {"network": true}}
+]}`, addr)})
+	f, err := tasks.Load(filepath.Join(dir, "tasks.json"), "")
+	require.NoError(t, err)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	self, err := filepath.Abs(os.Args[0])
+	require.NoError(t, err)
+	var log bytes.Buffer
+	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 3, Log: &log, SandboxHelper: []string{self, "sandbox-init"}}
+	sum, err := d.Run(ctx)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, u := range sum.Units {
+		got[u.ID] = u.Status
+	}
+	assert.Equal(t, map[string]string{"1": tasks.StatusFailed, "2": tasks.StatusDone, "3": tasks.StatusDone}, got, log.String())
+	assert.Equal(t, 1, strings.Count(log.String(), `note: task 3: "sandbox": {"network": true}`), log.String())
 }

@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -123,20 +125,68 @@ type Defaults struct {
 	Limits                  Limits
 }
 
-// SandboxSettings is a task's "sandbox" object: how its checks and agent
-// CLI are confined. In JSON:
+// SandboxSettings is a task's "sandbox" object: how its checks, setup_cmd
+// and agent CLI are confined. In JSON:
 //
-//	"sandbox": {"network": false}
+//	"sandbox": {"network": ["proxy.golang.org", "*.npmjs.org"], "read": ["~/.m2"], "hide": ["~/work/notes"]}
 //
-// network false leaves the sandbox only a private loopback interface; nil
-// (absent) means true, since agent CLIs need their model endpoint and
-// checks may fetch dependencies.
+// network false, or absent: the sandbox has a network namespace of its
+// own, reaching no host but those an agent CLI's preset declares for its
+// model (the agent's only); an array of hosts ("example.com",
+// "*.example.com" for the names under it, "host:port", "127.0.0.1:8080"):
+// those too, through statgraph's allowlisting HTTP(S) proxy; true: the
+// host's network, unconfined. A task's array adds to its defaults'
+// (and a subtask's to its parent's); a task's true or false replaces
+// them. setup_cmd always has the network, as it installs dependencies.
+// read lists more paths (absolute, or "~/..." under the user's home) a
+// sandbox may read; hide lists paths it never sees; both add to the
+// defaults'.
 type SandboxSettings struct {
+	// Network is the "network" boolean: nil when absent or an array, then
+	// taken from the defaults (closed when they say nothing either).
 	Network *bool
+	// Hosts is the "network" array, with the inherited hosts.
+	Hosts []string
+	// Read and Hide are "read" and "hide" as written, with the inherited
+	// paths; HomePath expands their "~/".
+	Read, Hide []string
 }
 
-// NetworkOn reports whether the sandbox keeps the host's network.
-func (s SandboxSettings) NetworkOn() bool { return s.Network == nil || *s.Network }
+// NetworkOn reports whether the sandbox keeps the host's network
+// ("network": true).
+func (s SandboxSettings) NetworkOn() bool { return s.Network != nil && *s.Network }
+
+// merge returns s with what it leaves out taken from base: its network
+// setting and hosts when it gives no boolean (hosts added to base's), and
+// base's read and hide paths added to its own.
+func (s SandboxSettings) merge(base SandboxSettings) SandboxSettings {
+	if s.Network == nil {
+		s.Network = base.Network
+		s.Hosts = union(base.Hosts, s.Hosts)
+	}
+	s.Read, s.Hide = union(base.Read, s.Read), union(base.Hide, s.Hide)
+	return s
+}
+
+// union returns a followed by the entries of b not in a; nil when both
+// are empty.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, e := range b {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// HomePath returns p with a leading "~/" replaced by home.
+func HomePath(p, home string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}
 
 // Task is one entry of tasks.json, or one of its subtasks.
 //

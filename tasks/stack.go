@@ -74,10 +74,15 @@ func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task, deps []strin
 
 // setupFunc returns the workspace setup running t's setup_cmd through the
 // verifier's process runner, in the task's workdir and in sandbox sb (nil:
-// none); nil without one.
+// none) with the host's network; nil without one.
 func setupFunc(t Task, sb *verifier.Sandbox) func(context.Context, string) error {
 	if t.SetupCmd.IsZero() {
 		return nil
+	}
+	if sb != nil { // setup_cmd installs dependencies: it has the network, as Codex's setup phase does
+		open := *sb
+		open.Network = true
+		sb = &open
 	}
 	return func(ctx context.Context, dir string) error {
 		setup := t.SetupCmd

@@ -75,9 +75,15 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:8:7: task 1: checks[3] is a string ("go vet"); want an array of {"name": ..., "cmd": ..., "kind": "test|lint|other", "mode": "blocking|advisory|informational", "timeout": "10m"}`,
 		}},
 		{"sandbox", []string{
-			`tasks.json:2:27: "sandbox" is a string ("off"); want {"network": true} or {"network": false}`,
-			`tasks.json:4:52: task 1: "network" is a string ("no"); want true or false`,
-			`tasks.json:5:41: task 2: unknown sandbox field "net"; want {"network": true} or {"network": false}`,
+			`tasks.json:2:27: "sandbox" is a string ("off"); want an object such as {"network": ["proxy.golang.org"], "read": ["~/.m2"], "hide": ["~/notes"]}`,
+			`tasks.json:4:52: task 1: "sandbox.network" is a string ("no"); want false (closed), true (the host's network) or an array of hosts such as ["proxy.golang.org", "*.npmjs.org"]`,
+			`tasks.json:5:41: task 2: unknown sandbox field "net" (known: network, read, hide)`,
+			`tasks.json:6:73: task 3: sandbox.network[1]: host "https://x.org/" is not a host; want a host name ("example.com"), "*.example.com", an IP address, or one of them with ":port" (no scheme or path)`,
+			`tasks.json:6:91: task 3: sandbox.network[2] is a number (443); want a host such as "proxy.golang.org"`,
+			`tasks.json:6:96: task 3: sandbox.network[3]: host "a:99999" has port "99999"; want a number from 1 to 65535`,
+			`tasks.json:7:59: task 4: sandbox.read[1] "rel/path" is not an absolute path; give one such as "/opt/sdk" or "~/.m2" (under your home)`,
+			`tasks.json:7:71: task 4: sandbox.read[2] "/" is the whole filesystem (or home); name the directories themselves, such as "~/.m2"`,
+			`tasks.json:7:85: task 4: "hide" is a string ("~/.ssh"); want an array of strings`,
 		}},
 		{"syntax_subtask", []string{
 			`tasks.json:5:30: task 2.1: invalid JSON: unexpected character '"' after object member "title", expecting ',' or '}'`,

@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -144,19 +146,50 @@ func probeSandbox(probe []string) error {
 // repository is read-only (and visible even under /tmp), the state
 // directory (run store, other units' workspaces) is hidden except the
 // prompt files, and the unit's tool caches live in <stateDir>/cache/<id>.
+// The network is the task's: closed but for its hosts (an agent CLI adds
+// its model's), or the host's with "network": true; sandbox.read and
+// sandbox.hide add to what is read-only and hidden.
 // One Sandbox is shared by the unit's commands; Run only reads it.
 func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox {
 	if d.NoSandbox {
 		return nil
 	}
+	home, _ := os.UserHomeDir()
+	paths := func(list []string) []string {
+		out := make([]string, 0, len(list))
+		for _, p := range list {
+			out = append(out, HomePath(p, home))
+		}
+		return out
+	}
 	return &verifier.Sandbox{
-		Workspace: wsDir,
-		ReadOnly:  []string{plan.Repo, filepath.Join(wsDir, ".git"), plan.PromptDir()},
-		Hide:      hiddenState(plan),
-		CacheDir:  filepath.Join(plan.Dir, "cache", t.ID),
-		Network:   t.Sandbox.NetworkOn(),
+		Workspace:  wsDir,
+		ReadOnly:   append([]string{plan.Repo, filepath.Join(wsDir, ".git"), plan.PromptDir()}, paths(t.Sandbox.Read)...),
+		Hide:       append(hiddenState(plan), paths(t.Sandbox.Hide)...),
+		CacheDir:   filepath.Join(plan.Dir, "cache", t.ID),
+		Network:    t.Sandbox.NetworkOn(),
+		AllowHosts: slices.Clone(t.Sandbox.Hosts),
+		Helper:     d.SandboxHelper,
 
 		GoCacheProg: d.GoCacheProg,
+	}
+}
+
+// noteOpenNetwork writes to Log, once, which of the units that may run
+// keep the host's network in their sandbox ("network": true).
+func (d *Dispatcher) noteOpenNetwork() {
+	if d.Log == nil || d.NoSandbox { // --no-sandbox's warning says it already
+		return
+	}
+	var ids []string
+	for _, u := range d.File.Units() {
+		if t, ok := d.File.Task(u.ID); ok && t.Sandbox.NetworkOn() && !IsDone(t.Status) {
+			ids = append(ids, u.ID)
+		}
+	}
+	if len(ids) > 0 {
+		fmt.Fprintf(d.Log, "note: task %s: \"sandbox\": {\"network\": true} gives checks and agent CLIs the host's whole network, "+
+			"this machine's own services included; list the hosts they need instead\n", strings.Join(ids, ", "))
 	}
 }
 

@@ -186,9 +186,13 @@ func TestAgentPresets(t *testing.T) {
 				}
 			}
 			vars := strings.Split(read("env"), "\n")
-			for _, want := range append(pc.env, "HTTPS_PROXY=http://proxy.example:3128", "no_proxy=localhost") {
+			for _, want := range append(pc.env, "no_proxy=localhost,127.0.0.1,::1", "NODE_USE_ENV_PROXY=1") {
 				assert.Contains(t, vars, want)
 			}
+			// The user's proxy is out of the closed sandbox's reach: the
+			// agent's way out is statgraph's allowlisting proxy.
+			assert.NotContains(t, vars, "HTTPS_PROXY=http://proxy.example:3128")
+			assert.Regexp(t, `(?m)^HTTPS_PROXY=http://127\.0\.0\.1:\d+$`, read("env"))
 			for _, kv := range vars {
 				n, _, _ := strings.Cut(kv, "=")
 				assert.NotContains(t, append(pc.noEnv, "UNRELATED_SECRET_TOKEN"), n, "%s must not reach %s", n, name)

@@ -268,6 +268,9 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	for _, m := range mounts {
 		args = append(args, m.args()...)
 	}
+	if args, argv, err = s.network(args, argv); err != nil {
+		return nil, nil, err
+	}
 	if d, err := filepath.Abs(dir); err == nil {
 		dir = d
 	}

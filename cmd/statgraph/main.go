@@ -34,6 +34,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -84,7 +85,18 @@ Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server
 Exit codes: 0 all done, 1 a task failed or is blocked, 2 bad input or usage, 130 interrupted.
 `
 
+// sandboxInitCmd is the hidden command that runs inside the sandbox as the
+// parent of a check or agent CLI whose network is allowlisted: the bridge
+// to statgraph's proxy (see proc.RunBridge and verifier.Sandbox.Helper).
+const sandboxInitCmd = "sandbox-init"
+
 func main() {
+	// The bridge hands the command it starts its own environment, the
+	// secrets an agent CLI is given included, so it skips Isolate, which
+	// would take them out.
+	if len(os.Args) > 1 && os.Args[1] == sandboxInitCmd {
+		os.Exit(proc.RunBridge(os.Args[2:], os.Stderr))
+	}
 	// Secrets (OPENAI_API_KEY, ...) leave the process environment before
 	// anything else runs: Isolate re-executes statgraph (same pid, streams
 	// and terminal) with them handed over through a pipe, so no process

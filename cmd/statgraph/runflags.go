@@ -37,7 +37,7 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 
 // options returns the run settings the flags give: the model from the
 // environment (llm.ConfigFromEnv) unless --model names one, and this
-// binary as the sandbox's build-cache server. A negative duration or size
+// binary as the sandbox's build-cache server and network bridge. A negative duration or size
 // is a usage error. Tracer and Log are the caller's to set.
 func (r *runFlags) options() (control.RunOptions, error) {
 	switch {
@@ -58,6 +58,7 @@ func (r *runFlags) options() (control.RunOptions, error) {
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
 		o.SandboxProbe = []string{exe, sandboxProbeCmd}
+		o.SandboxHelper = []string{exe, sandboxInitCmd}
 	}
 	for _, name := range strings.Split(r.allow, ",") {
 		if name = strings.TrimSpace(name); name != "" {

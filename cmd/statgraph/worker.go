@@ -129,6 +129,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			if exe != "" {
 				d.GoCacheProg = []string{exe, goCacheProgCmd}
 				d.SandboxProbe = []string{exe, sandboxProbeCmd}
+				d.SandboxHelper = []string{exe, sandboxInitCmd}
 			}
 		},
 	}

@@ -1,0 +1,223 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The bridge runs inside a sandbox's own network namespace, as the parent
+// of the sandboxed command, and carries statgraph's allowlisting proxy
+// into it: it listens on 127.0.0.1 (a port of its own choosing, which the
+// proxy variables it gives the command name) and forwards every
+// connection to the proxy's unix socket, bound into the sandbox. For each
+// allowed loopback endpoint ("127.0.0.1:8080", "localhost:11434") it also
+// listens on that same port inside and tunnels each connection there with
+// CONNECT, so a program told to use http://127.0.0.1:8080 (a local model
+// server) reaches it without knowing about proxies.
+
+// BridgeArgs returns the arguments, after the helper program's own, that
+// make RunBridge carry the proxy at sock (as the sandbox sees it) and
+// mirror the loopback endpoints allow names, followed by "--" and the
+// command's argv.
+func BridgeArgs(sock string, allow []string, argv []string) []string {
+	args := []string{"--proxy", sock}
+	for _, m := range loopbackMirrors(allow) {
+		args = append(args, "--mirror", m)
+	}
+	return append(append(args, "--"), argv...)
+}
+
+// loopbackMirrors returns the rules of allow that name a loopback address
+// (or localhost) with a port, as host:port.
+func loopbackMirrors(allow []string) []string {
+	var out []string
+	for _, s := range allow {
+		r, err := parseRule(s)
+		if err != nil || !r.literal || r.port == 0 {
+			continue
+		}
+		if ip, err := netip.ParseAddr(r.host); err == nil && !ip.IsLoopback() {
+			continue
+		}
+		out = append(out, net.JoinHostPort(r.host, strconv.Itoa(r.port)))
+	}
+	return out
+}
+
+// ProxyVars returns the environment that points HTTP clients at a proxy
+// listening at addr (host:port): both spellings of HTTP_PROXY, HTTPS_PROXY
+// and ALL_PROXY, NO_PROXY for loopback (where mirrored endpoints are
+// reached directly), and NODE_USE_ENV_PROXY=1, without which Node's fetch
+// ignores the others.
+func ProxyVars(addr string) []string {
+	u := "http://" + addr
+	return []string{
+		"HTTP_PROXY=" + u, "HTTPS_PROXY=" + u, "ALL_PROXY=" + u,
+		"http_proxy=" + u, "https_proxy=" + u, "all_proxy=" + u,
+		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+		"NODE_USE_ENV_PROXY=1",
+	}
+}
+
+// RunBridge runs the bridge with args as BridgeArgs makes them and returns
+// the command's exit status (128+n when a signal n ended it; 127 when it
+// cannot be started, 2 for malformed args), writing what went wrong to
+// stderr. It starts the command with the proxy variables (ProxyVars) set
+// over the environment's, forwards SIGTERM, SIGINT, SIGHUP and SIGQUIT to
+// it, and returns once it has exited; connections still open are the
+// caller's to end (by exiting, as statgraph's sandbox-init does).
+func RunBridge(args []string, stderr io.Writer) int {
+	sock, mirrors, argv, err := parseBridgeArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "statgraph sandbox-init: %v; it is run by statgraph inside the sandbox, not by hand\n", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintf(stderr, "statgraph sandbox-init: listen on the sandbox's loopback: %v\n", err)
+		return 127
+	}
+	go acceptLoop(ln, func(c net.Conn) { forward(c, sock, "") })
+	for _, m := range mirrors {
+		host, _, _ := net.SplitHostPort(m)
+		addrs := []string{m}
+		if host == "localhost" {
+			_, port, _ := net.SplitHostPort(m)
+			addrs = []string{net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port)}
+		}
+		for i, a := range addrs {
+			mln, err := net.Listen("tcp", a)
+			if err != nil {
+				if i == 0 { // ::1 may not exist in the namespace
+					fmt.Fprintf(stderr, "statgraph sandbox-init: %s will not be reachable inside the sandbox: %v\n", m, err)
+				}
+				continue
+			}
+			go acceptLoop(mln, func(c net.Conn) { forward(c, sock, m) })
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), ProxyVars(ln.Addr().String())...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "statgraph sandbox-init: cannot run %s: %v\n", argv[0], err)
+		return 127
+	}
+	waited := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s)
+			case <-waited:
+				return
+			}
+		}
+	}()
+	_ = cmd.Wait() // the status is read from ProcessState
+	close(waited)
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// parseBridgeArgs reads --proxy SOCK, any number of --mirror HOST:PORT,
+// "--" and the command.
+func parseBridgeArgs(args []string) (sock string, mirrors, argv []string, err error) {
+	for len(args) > 0 {
+		switch a := args[0]; {
+		case a == "--":
+			if len(args) < 2 || args[1] == "" {
+				return "", nil, nil, errors.New("no command after --")
+			}
+			if sock == "" {
+				return "", nil, nil, errors.New("no --proxy SOCKET")
+			}
+			return sock, mirrors, args[1:], nil
+		case (a == "--proxy" || a == "--mirror") && len(args) > 1:
+			if a == "--proxy" {
+				sock = args[1]
+			} else {
+				mirrors = append(mirrors, args[1])
+			}
+			args = args[2:]
+		default:
+			return "", nil, nil, fmt.Errorf("unexpected argument %q; want --proxy SOCKET [--mirror HOST:PORT]... -- COMMAND...", a)
+		}
+	}
+	return "", nil, nil, errors.New("no -- COMMAND")
+}
+
+// acceptLoop hands each connection ln accepts to handle, in a goroutine
+// of its own, until ln fails.
+func acceptLoop(ln net.Listener, handle func(net.Conn)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		go handle(c)
+	}
+}
+
+// forward connects c to the proxy at sock: as it is when target is "",
+// else through a CONNECT tunnel to target.
+func forward(c net.Conn, sock, target string) {
+	defer c.Close()
+	p, err := net.DialTimeout("unix", sock, proxyDialTimeout)
+	if err != nil {
+		return
+	}
+	defer p.Close()
+	if target != "" {
+		pending, err := connect(p, target)
+		if err != nil {
+			return
+		}
+		if _, err := c.Write(pending); err != nil {
+			return
+		}
+	}
+	Splice(c, p, ProxyIdleTimeout)
+}
+
+// connect asks the proxy on p for a tunnel to target and returns what the
+// target sent that was read with the proxy's answer (a server that speaks
+// first).
+func connect(p net.Conn, target string) ([]byte, error) {
+	_ = p.SetDeadline(time.Now().Add(ProxyHeaderTimeout + proxyDialTimeout))
+	if _, err := fmt.Fprintf(p, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target); err != nil {
+		return nil, err
+	}
+	br := bufio.NewReader(io.LimitReader(p, ProxyMaxHeaderBytes))
+	res, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("proxy refused CONNECT %s: %s", target, strings.TrimSpace(res.Status))
+	}
+	_ = p.SetDeadline(time.Time{})
+	pending, _ := br.Peek(br.Buffered())
+	return pending, nil
+}

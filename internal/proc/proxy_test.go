@@ -1,0 +1,264 @@
+package proc
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain runs the bridge when the test binary is started as
+// `proc.test sandbox-init ARGS`, as statgraph's hidden command does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "sandbox-init" {
+		os.Exit(RunBridge(os.Args[2:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestCheckHost(t *testing.T) {
+	for _, tc := range []struct {
+		rule, err string
+	}{
+		{"example.com", ""}, {"*.Example.COM", ""}, {"proxy.golang.org:443", ""}, {"127.0.0.1:8080", ""},
+		{"[::1]:11434", ""}, {"::1", ""}, {"localhost:11434", ""},
+		{"", "is empty"}, {"https://example.com", "not a host"}, {"example.com/path", "not a host"},
+		{"example.com:0", "port"}, {"example.com:http", "port"}, {"exa mple.com", "not a host"},
+		{"*", "not a valid host name"}, {"-bad.com", "not a valid host name"}, {"a..b", "not a valid host name"},
+	} {
+		err := CheckHost(tc.rule)
+		if tc.err == "" {
+			assert.NoError(t, err, tc.rule)
+		} else if assert.Error(t, err, tc.rule) {
+			assert.Contains(t, err.Error(), tc.err, tc.rule)
+		}
+	}
+}
+
+func TestAllowlistMatch(t *testing.T) {
+	list, key, err := parseAllowlist([]string{"Example.com", "*.golang.org", "api.host:8443", "127.0.0.1:8080", "example.com"})
+	require.NoError(t, err)
+	assert.Equal(t, "*.golang.org,127.0.0.1:8080,api.host:8443,example.com", key, "sorted, lower case, once each")
+	for _, tc := range []struct {
+		host string
+		port int
+		want bool
+	}{
+		{"example.com", 443, true}, {"EXAMPLE.com.", 80, true}, {"www.example.com", 443, false},
+		{"proxy.golang.org", 443, true}, {"golang.org", 443, false}, {"evilgolang.org", 443, false},
+		{"api.host", 8443, true}, {"api.host", 443, false},
+		{"127.0.0.1", 8080, true}, {"127.0.0.1", 8081, false}, {"::ffff:127.0.0.1", 8080, true}, {"localhost", 8080, false},
+	} {
+		_, ok := list.match(tc.host, tc.port)
+		assert.Equal(t, tc.want, ok, "%s:%d", tc.host, tc.port)
+	}
+}
+
+// TestAllowedAddr: a host name that resolves to loopback, link-local (the
+// cloud metadata service) or an unspecified address is not followed there;
+// a rule naming the address, or localhost, is.
+func TestAllowedAddr(t *testing.T) {
+	name, _ := parseRule("example.com")
+	literal, _ := parseRule("127.0.0.1:8080")
+	local, _ := parseRule("localhost:11434")
+	for _, tc := range []struct {
+		rule hostRule
+		ip   string
+		want bool
+	}{
+		{name, "93.184.215.14", true}, {name, "10.1.2.3", true}, {name, "127.0.0.1", false}, {name, "::1", false},
+		{name, "169.254.169.254", false}, {name, "0.0.0.0", false}, {name, "::ffff:127.0.0.1", false},
+		{literal, "127.0.0.1", true}, {local, "::1", true},
+	} {
+		assert.Equal(t, tc.want, allowedAddr(tc.rule, netip.MustParseAddr(tc.ip)), "%s -> %s", tc.rule, tc.ip)
+	}
+}
+
+// rawRequest sends req on a new connection to the proxy at sock and
+// returns the response's status and body.
+func rawRequest(t *testing.T, sock, req string) (int, string) {
+	t.Helper()
+	c, err := net.Dial("unix", sock)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, req)
+	require.NoError(t, err)
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// TestProxy talks to the proxy on its socket: an allowed host is
+// forwarded to, tunnelled to, another refused with a 403 saying how to
+// allow it, headers past the bound refused, a request that is not a
+// proxy's refused, and a list in another order shares the socket.
+func TestProxy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello %s", r.URL.Path)
+	}))
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	sock, err := ProxySocket([]string{addr, "example.com"})
+	require.NoError(t, err)
+	again, err := ProxySocket([]string{"EXAMPLE.com", addr})
+	require.NoError(t, err)
+	assert.Equal(t, sock, again)
+	st, err := os.Stat(sock)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o666), st.Mode().Perm())
+	parent, err := os.Stat(filepath.Dir(filepath.Dir(sock)))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), parent.Mode().Perm(), "no other user reaches the sockets by path")
+
+	status, body := rawRequest(t, sock, "GET http://"+addr+"/x HTTP/1.1\r\nHost: "+addr+"\r\nConnection: close\r\n\r\n")
+	assert.Equal(t, 200, status)
+	assert.Equal(t, "hello /x", body)
+
+	status, body = rawRequest(t, sock, "GET http://other.example/ HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n")
+	assert.Equal(t, 403, status)
+	assert.Contains(t, body, "other.example (port 80) is not in this sandbox's network allowlist")
+	assert.Contains(t, body, `"sandbox": {"network": ["other.example"]}`)
+
+	status, _ = rawRequest(t, sock, "CONNECT other.example:443 HTTP/1.1\r\nHost: other.example:443\r\n\r\n")
+	assert.Equal(t, 403, status)
+
+	status, _ = rawRequest(t, sock, "GET /local HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	assert.Equal(t, 400, status)
+
+	status, _ = rawRequest(t, sock, "GET http://"+addr+"/ HTTP/1.1\r\nHost: "+addr+"\r\nX-Big: "+strings.Repeat("a", 2*ProxyMaxHeaderBytes)+"\r\n\r\n")
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, status)
+
+	// CONNECT: the tunnel carries a request of its own.
+	c, err := net.Dial("unix", sock)
+	require.NoError(t, err)
+	defer c.Close()
+	pending, err := connect(c, addr)
+	require.NoError(t, err)
+	assert.Empty(t, pending)
+	_, err = io.WriteString(c, "GET /tunnel HTTP/1.1\r\nHost: "+addr+"\r\nConnection: close\r\n\r\n")
+	require.NoError(t, err)
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	assert.Equal(t, "hello /tunnel", string(b))
+}
+
+// TestSpliceIdle: a tunnel where nothing moves is closed after the idle
+// time, both ends.
+func TestSpliceIdle(t *testing.T) {
+	a1, a2 := net.Pipe()
+	b1, b2 := net.Pipe()
+	start := time.Now()
+	done := make(chan struct{})
+	go func() { Splice(a2, b1, 200*time.Millisecond); close(done) }()
+	_, err := a1.Write([]byte("x"))
+	require.NoError(t, err)
+	buf := make([]byte, 1)
+	_, err = io.ReadFull(b2, buf)
+	require.NoError(t, err)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an idle tunnel was not closed")
+	}
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
+	_, err = a1.Read(buf)
+	assert.Error(t, err, "closed")
+}
+
+// bridge starts this test binary as the bridge in front of sh -c script,
+// with a proxy for allow.
+func bridge(t *testing.T, script string, allow ...string) *exec.Cmd {
+	t.Helper()
+	sock, err := ProxySocket(append(allow, "example.com"))
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], append([]string{"sandbox-init"}, BridgeArgs(sock, allow, []string{"sh", "-c", script})...)...)
+	return cmd
+}
+
+// TestBridgeExitStatus: the bridge exits with its command's status, a
+// signal death as 128+n, and forwards SIGTERM to the command.
+func TestBridgeExitStatus(t *testing.T) {
+	for script, want := range map[string]int{"exit 7": 7, "kill -KILL $$": 128 + 9, "true": 0} {
+		err := bridge(t, script).Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		assert.Equal(t, want, code, script)
+	}
+	cmd := bridge(t, `trap 'exit 42' TERM; echo ready; while :; do sleep 0.05; done`)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	require.Equal(t, "ready\n", line)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 42, ee.ExitCode())
+}
+
+// TestBridgeEnvAndMirror: the command gets the proxy variables, reaches an
+// allowed loopback endpoint through the proxy at the bridge's port, and at
+// its own address through the mirror (here the bridge runs in the host's
+// namespace, so the mirror's port is taken by the server itself and the
+// bridge says it cannot listen there).
+func TestBridgeEnvAndMirror(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "model") }))
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	cmd := bridge(t, `env | grep -E '^(HTTPS_PROXY|NODE_USE_ENV_PROXY|no_proxy)=' | sort; curl -sS --proxy "$HTTP_PROXY" http://`+addr+`/`, addr)
+	cmd.Env = append(os.Environ(), "HTTPS_PROXY=http://users.own.proxy:3128")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `(?m)^HTTPS_PROXY=http://127\.0\.0\.1:\d+$`, string(out), "the bridge's proxy, over the user's")
+	assert.Contains(t, string(out), "NODE_USE_ENV_PROXY=1\n")
+	assert.Contains(t, string(out), "no_proxy=localhost,127.0.0.1,::1\n")
+	assert.Contains(t, string(out), "will not be reachable inside the sandbox")
+	assert.True(t, strings.HasSuffix(string(out), "model"), "%s", out)
+}
+
+// FuzzCheckHost: a rule CheckHost accepts has a canonical form that parses
+// to the same rule, and matches the host it names on its port.
+func FuzzCheckHost(f *testing.F) {
+	for _, s := range []string{"example.com", "*.golang.org", "127.0.0.1:8080", "[::1]:1", "localhost", "a:b:c", "*.", "x:65536"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := parseRule(s)
+		if err != nil {
+			return
+		}
+		again, err := parseRule(r.String())
+		if err != nil || again != r {
+			t.Fatalf("%q parses to %+v, whose form %q parses to %+v, %v", s, r, r.String(), again, err)
+		}
+		host, port := r.host, r.port
+		if r.wildcard {
+			host = "sub." + host
+		}
+		if port == 0 {
+			port = 443
+		}
+		if _, ok := (allowlist{r}).match(host, port); !ok {
+			t.Fatalf("rule %q does not match %s:%d", s, host, port)
+		}
+	})
+}
