@@ -182,9 +182,31 @@ func TestBoundsFileSize(t *testing.T) {
 	}
 }
 
+// withoutPrivilegeDrop returns the bwrap command line argv without the
+// layers the seccomp filter backs up (the user namespace's unprivileged
+// uid, --cap-drop ALL and --disable-userns), so that a control run shows
+// what the filter alone stops.
+func withoutPrivilegeDrop(argv []string) []string {
+	var out []string
+	for i := 0; i < len(argv); i++ {
+		switch argv[i] {
+		case "--uid", "--gid", "--cap-drop":
+			i++
+		case "--unshare-user", "--disable-userns":
+		default:
+			out = append(out, argv[i])
+		}
+		if argv[i] == "--" {
+			return append(out, argv[i+1:]...)
+		}
+	}
+	return out
+}
+
 // TestSeccompDeniesAttacks: each attack works in the sandbox without the
-// seccomp filter (bwrap run as Run runs it, less --seccomp) and fails
-// with EPERM through Run. Mounts work without the filter only for root
+// seccomp filter and the privilege drop it backs up (bwrap run as Run runs
+// it, less --seccomp and withoutPrivilegeDrop) and fails with EPERM
+// through Run. Mounts work without the filter only for root
 // (bwrap as a user drops every capability); the rest work for both.
 func TestSeccompDeniesAttacks(t *testing.T) {
 	t.Parallel()
@@ -203,6 +225,7 @@ func TestSeccompDeniesAttacks(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			argv, env, err := sb.wrap([]string{"sh", "-c", a.script}, ws)
 			require.NoError(t, err)
+			argv = withoutPrivilegeDrop(argv)
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Dir, cmd.Env = ws, append(os.Environ(), env...)
 			out, _ := cmd.CombinedOutput()
