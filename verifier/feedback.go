@@ -91,7 +91,7 @@ func (v Verification) RenderFeedback(maxBytes int) string {
 	if v.Passed() {
 		w.line("All checks passed.")
 	} else {
-		w.line(fmt.Sprintf("Verification failed: tests %s, lint %s.", verdict(v.TestsPassed), verdict(v.LintPassed)))
+		w.line(v.verdictLine())
 	}
 	for _, e := range v.Errors {
 		w.line("- " + e)
@@ -146,6 +146,23 @@ func (v Verification) failedChecks() []CheckResult {
 		}
 	}
 	return append(blocking, advisory...)
+}
+
+// verdictLine says which blocking checks failed and which passed, naming
+// only the checks the verification ran ("tests FAILED, lint passed" only
+// when there is a lint check). A Verification without Checks (one read
+// from a checkpoint) names none; its Errors list the failures.
+func (v Verification) verdictLine() string {
+	var parts []string
+	for _, r := range v.Checks {
+		if r.Mode == Blocking || r.Mode == "" {
+			parts = append(parts, r.Name+" "+verdict(r.Passed))
+		}
+	}
+	if len(parts) == 0 {
+		return "Verification failed."
+	}
+	return "Verification failed: " + strings.Join(parts, ", ") + "."
 }
 
 func verdict(ok bool) string {
