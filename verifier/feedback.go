@@ -13,8 +13,17 @@ const DefaultFeedbackBytes = 8 << 10
 const maxNamesInSummary = 5
 
 // Summary returns one line saying how the check ended, such as
-// "tests: 2 failed (TestParse, TestEmpty)" or "lint: passed".
+// "tests: 2 failed (TestParse, TestEmpty)" or "lint: passed", followed by
+// the Note, if any.
 func (r CheckResult) Summary() string {
+	s := r.summary()
+	if r.Note != "" && !r.Passed {
+		s += " (note: " + r.Note + ")"
+	}
+	return s
+}
+
+func (r CheckResult) summary() string {
 	switch {
 	case r.Passed:
 		return r.Name + ": passed"
