@@ -71,7 +71,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 		}}
 	} else {
 		c := commandExecutor(t.Executor, d.AllowEnv)
-		c.Workdir, c.PromptDir = workdir, plan.PromptDir()
+		c.Workdir, c.PromptDir, c.HomeDir = workdir, plan.UnitPromptDir(t.ID), plan.HomeDir(t.ID)
 		c.Budget, c.Workspace, c.Sandbox = budget, ws, sb
 		cfg.Executor = c
 	}
@@ -106,18 +106,20 @@ func (d *Dispatcher) checkSandbox() error {
 // sandbox returns the sandbox of unit t's checks and agent CLI, or nil with
 // NoSandbox: the workspace is writable and its .git read-only, the user's
 // repository is read-only (and visible even under /tmp), the state
-// directory (run store, other units' workspaces) is hidden except the
-// prompt files, and the unit's tool caches live in <stateDir>/cache/<id>.
-// One Sandbox is shared by the unit's commands; Run only reads it.
+// directory (run store, other units' workspaces, prompts and the agents'
+// private homes) is hidden, and the unit's tool caches live in
+// plan.CacheDir. One Sandbox is shared by the unit's commands; Run only
+// reads it. The agent CLI's sandbox adds the unit's own prompt directory
+// and private home (agents.CommandExecutor), which the checks never see.
 func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox {
 	if d.NoSandbox {
 		return nil
 	}
 	return &verifier.Sandbox{
 		Workspace: wsDir,
-		ReadOnly:  []string{plan.Repo, filepath.Join(wsDir, ".git"), plan.PromptDir()},
+		ReadOnly:  []string{plan.Repo, filepath.Join(wsDir, ".git")},
 		Hide:      hiddenState(plan),
-		CacheDir:  filepath.Join(plan.Dir, "cache", t.ID),
+		CacheDir:  plan.CacheDir(t.ID),
 		Network:   t.Sandbox.NetworkOn(),
 
 		GoCacheProg: d.GoCacheProg,
