@@ -1,6 +1,8 @@
 package secret
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,4 +39,23 @@ func TestAddCredentialsScrubs(t *testing.T) {
 	n := AddCredentials([]byte("API_TOKEN=canary-token-0042\n"))
 	assert.Equal(t, 1, n)
 	assert.Equal(t, "got "+Marker, Scrub("got canary-token-0042"))
+}
+
+// BenchmarkScrubWithCredentials: Scrub of 1.2 MB of test output with the
+// API key alone and with 20 more values from credential files registered.
+func BenchmarkScrubWithCredentials(b *testing.B) {
+	out := []byte(strings.Repeat("--- FAIL: TestSomething (0.00s)\n    x_test.go:12: got 3, want 4\n", 1<<14))
+	for _, n := range []int{0, 20} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			reset(b)
+			Register("OPENAI_API_KEY", key)
+			for i := range n {
+				AddCredentials(fmt.Appendf(nil, "TOKEN_%d=Tok%dCanaryValue0123456789\n", i, i))
+			}
+			b.SetBytes(int64(len(out)))
+			for b.Loop() {
+				_ = ScrubBytes(out)
+			}
+		})
+	}
 }
