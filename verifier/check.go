@@ -86,7 +86,7 @@ type CheckResult struct {
 	// Note, for a failed sandboxed check whose command or output names a
 	// path of this machine the sandbox hides (under the host's /tmp), says
 	// so (see Sandbox.HiddenNote); Summary ends with it.
-	Note string `json:",omitempty"`
+	Note string
 }
 
 // Verification is the verdict of a set of checks. It is also the
