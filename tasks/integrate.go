@@ -109,6 +109,7 @@ func (d *Dispatcher) Integrate(ctx context.Context, branch string) (Integration,
 		return out, fmt.Errorf("integrate into %s: %w", branch, err)
 	}
 	defer ws.Remove()
+	defer removeAll(plan.CacheDir(scratch)) // its checks' caches go with the scratch workspace
 	for _, n := range names[len(existing):] {
 		out.Units[index[n]].Merged = true
 	}
