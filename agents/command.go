@@ -70,15 +70,23 @@ type CommandExecutor struct {
 	// CrashWindow: 0 means DefaultCrashWindow.
 	CrashWindow time.Duration
 	// Sandbox confines the agent CLI (see verifier.Sandbox); nil runs it
-	// unconfined. The prompt file must be readable inside it. When it has
-	// a CacheDir, the agent gets a private HOME, <CacheDir>/home, writable
-	// and kept across attempts, seeded on first use with copies of the
-	// HomeConfig paths of the user's HOME (see seedHome); nothing in it is
-	// ever copied back, so the agent cannot change the user's dotfiles.
+	// unconfined. PromptDir is bound read-only into it, for the agent only
+	// (the checks sharing Sandbox do not see it).
 	Sandbox *verifier.Sandbox
+	// HomeDir, with a Sandbox, is where the agent's private HOMEs are made:
+	// each attempt gets a new one, writable, holding fresh copies of the
+	// HomeConfig paths of the user's HOME (see newHome), and removed when
+	// the attempt ends, however it ends; nothing in it is ever copied back,
+	// so the agent cannot change the user's dotfiles. Keep it in a
+	// directory the checks' sandbox hides (statgraph's state directory);
+	// RemoveStaleHomes removes what a killed process left. "" keeps the
+	// user's HOME, read-only.
+	HomeDir string
 	// HomeConfig lists the agent's configuration files and directories,
 	// relative to HOME (".qwen", ".claude.json", ".config/opencode"), that
-	// its private HOME starts with, so its login and settings work.
+	// its private HOME starts with, so its login and settings work. The
+	// values in them that look like credentials are scrubbed from
+	// everything statgraph keeps or shows (see secret.AddCredentials).
 	HomeConfig []string
 	// Hosts are the hosts the agent reaches its model at (the preset's
 	// providers), allowed in its sandbox's network besides the Sandbox's
@@ -145,6 +153,28 @@ func (c CommandExecutor) execute(ctx context.Context, s TaskState) (string, veri
 		return "", none, fmt.Errorf("command executor: prompt directory: %w", err)
 	}
 	n := s.RetryCount + 1
+	// The home first: the values of the credentials copied into it are
+	// then scrubbed from the prompt too.
+	sb, removeHome, err := c.sandbox(dir, n)
+	if err != nil {
+		return "", none, err
+	}
+	summary, res, err := c.attempt(ctx, s, dir, sb)
+	if rerr := removeHome(); rerr != nil {
+		// The copies of the agent's credentials must not outlive the attempt:
+		// an attempt whose home stays fails (and the next run sweeps it).
+		if err == nil {
+			return "", res, rerr
+		}
+		err = errors.Join(err, rerr)
+	}
+	return summary, res, err
+}
+
+// attempt writes the prompt into dir and runs the agent CLI once in sb.
+func (c CommandExecutor) attempt(ctx context.Context, s TaskState, dir string, sb *verifier.Sandbox) (string, verifier.Result, error) {
+	var none verifier.Result
+	n := s.RetryCount + 1
 	text := secret.Scrub(llm.BuildExecutorPrompt(execRequest(s, 0)))
 	prompt := filepath.Join(dir, fmt.Sprintf("task-%s-attempt-%d.md", s.Task.ID, n))
 	if err := os.WriteFile(prompt, []byte(text), 0o600); err != nil {
@@ -163,13 +193,13 @@ func (c CommandExecutor) execute(ctx context.Context, s TaskState) (string, veri
 	if timeout <= 0 {
 		timeout = DefaultCommandTimeout
 	}
-	before := c.tree()
-	env := c.environ()
-	sb, err := c.sandbox(env)
-	if err != nil {
-		return "", none, err
-	}
-	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: env, MaxOutput: 64 << 10, Sandbox: sb}
+	return c.run(ctx, s, argv, text, timeout, c.tree(), sb)
+}
+
+// run runs the agent CLI once, with its arguments and prompt ready.
+func (c CommandExecutor) run(ctx context.Context, s TaskState, argv []string, text string, timeout time.Duration, before string, sb *verifier.Sandbox) (string, verifier.Result, error) {
+	n := s.RetryCount + 1
+	cmd := verifier.Command{Argv: argv, Dir: c.Workdir, Timeout: timeout, Env: c.environ(), MaxOutput: 64 << 10, Sandbox: sb}
 	var lines jsonLines
 	if c.Usage != nil {
 		cmd.Tee = &lines
@@ -195,7 +225,8 @@ func (c CommandExecutor) execute(ctx context.Context, s TaskState) (string, veri
 	end(err, done...)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-			return "", res, &InfraError{Reason: fmt.Sprintf("agent CLI %s cannot be started: install it or put it on PATH, or fix executor in tasks.json", argv[0]), Err: err}
+			return "", res, &InfraError{Reason: fmt.Sprintf("agent CLI %s cannot be started: install it or put it on PATH, or fix executor in tasks.json", argv[0]) +
+				withNote(sb.HiddenNote(argv[0], err.Error())), Err: err}
 		}
 		return "", res, fmt.Errorf("command executor: %w", err)
 	}
@@ -206,9 +237,10 @@ func (c CommandExecutor) execute(ctx context.Context, s TaskState) (string, veri
 		return fmt.Sprintf("%s timed out after %s", argv[0], timeout), res, nil
 	case res.ExitCode != 0:
 		if ie := c.crashed(argv[0], res, before); ie != nil {
+			ie.Reason += withNote(sb.HiddenNote(argv[0], res.Output))
 			return "", res, ie
 		}
-		return fmt.Sprintf("%s exited with code %d: %s", argv[0], res.ExitCode, lastLine(res.Output)), res, nil
+		return fmt.Sprintf("%s exited with code %d: %s", argv[0], res.ExitCode, lastLine(res.Output)) + withNote(sb.HiddenNote(argv[0], res.Output)), res, nil
 	}
 	if l := lastLine(final); l != "" {
 		return l, res, nil
@@ -266,6 +298,14 @@ func (c CommandExecutor) crashed(program string, res verifier.Result, before str
 	}
 	return &InfraError{Reason: fmt.Sprintf("agent CLI %s failed on start: %s (exit code %d after %s, nothing changed); "+
 		"check its installation, key and model endpoint by running it by hand in the workspace", program, why, res.ExitCode, res.Duration.Round(time.Millisecond))}
+}
+
+// withNote returns "; note: " and note, or "" for no note.
+func withNote(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "; note: " + note
 }
 
 // fatalMarkers are lower-case fragments of the errors agent CLIs print when

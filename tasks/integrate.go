@@ -109,6 +109,7 @@ func (d *Dispatcher) Integrate(ctx context.Context, branch string) (Integration,
 		return out, fmt.Errorf("integrate into %s: %w", branch, err)
 	}
 	defer ws.Remove()
+	defer removeAll(plan.CacheDir(scratch)) // its checks' caches go with the scratch workspace
 	for _, n := range names[len(existing):] {
 		out.Units[index[n]].Merged = true
 	}
@@ -177,20 +178,25 @@ type Cleaned struct {
 	// Workspaces maps each unit whose workspace was removed to the bytes
 	// freed.
 	Workspaces map[string]int64
+	// Caches maps each unit whose tool caches or prompts were removed to
+	// the bytes freed; "" stands for those of units no longer in the file.
+	Caches map[string]int64
 	// Threads lists the units whose checkpoints were deleted.
 	Threads []string
 	// Pruned maps each unit whose thread was pruned (CleanKeeping with
 	// keep > 0) to the number of checkpoints deleted.
 	Pruned map[string]int
-	// Bytes is the sum of Workspaces.
+	// Bytes is the sum of Workspaces and Caches.
 	Bytes int64
 }
 
-// Clean removes the workspaces and the checkpoints (the run store's
-// threads) of every finished unit: one whose status is neither pending,
-// in-progress nor interrupted. Published branches and what tasks.json
-// records (status, retry_count, error_history) stay. A unit still to run
-// keeps both, so it can continue. The caller holds the file's lock, so no
+// Clean removes the workspaces, tool caches, prompts and the checkpoints
+// (the run store's threads) of every finished unit: one whose status is
+// neither pending, in-progress nor interrupted; and the caches and
+// prompts of units no longer in the file and the agents' private homes a
+// killed run left. Published branches and what tasks.json records
+// (status, retry_count, error_history) stay. A unit still to run keeps
+// its workspace and checkpoints, so it can continue. The caller holds the file's lock, so no
 // run uses the workspaces.
 func (d *Dispatcher) Clean(ctx context.Context) (Cleaned, error) {
 	return d.CleanKeeping(ctx, 0)
@@ -209,8 +215,20 @@ func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error
 	if err != nil {
 		return Cleaned{}, err
 	}
-	out := Cleaned{Workspaces: map[string]int64{}, Pruned: map[string]int{}}
+	out := Cleaned{Workspaces: map[string]int64{}, Caches: map[string]int64{}, Pruned: map[string]int{}}
 	status := d.File.Statuses()
+	units := make(map[string]bool, len(status))
+	for id := range status {
+		units[id] = true
+	}
+	n, err := removeLeftovers(plan, units)
+	if n > 0 {
+		out.Caches[""] = n
+		out.Bytes += n
+	}
+	if err != nil {
+		return out, err
+	}
 	for _, id := range slices.Sorted(maps.Keys(status)) {
 		if Runnable(status[id]) {
 			continue
@@ -221,6 +239,13 @@ func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error
 		}
 		if n > 0 {
 			out.Workspaces[id] = n
+			out.Bytes += n
+		}
+		if n, err = removeUnitState(plan, id); err != nil {
+			return out, err
+		}
+		if n > 0 {
+			out.Caches[id] = n
 			out.Bytes += n
 		}
 		cps, err := d.Checkpointer.Range(ctx, plan.Thread(id), 0, 0, 1)

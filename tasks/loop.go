@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/statgraph/statgraph/agents"
 )
 
 // loop.go is the dispatch loop: it starts ready units, records what they
@@ -55,6 +57,11 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	removeStaleTemps(d.File.Path)
+	// A killed run may have left its agents' private homes, which hold
+	// copies of their credentials.
+	if err := agents.RemoveStaleHomes(plan.HomesDir()); err != nil {
+		return Summary{}, err
+	}
 	jr := &journal{path: journalPath(plan.Dir)}
 	defer jr.close()
 	applied, entries, err := replayJournal(jr.path, d.File)

@@ -24,7 +24,7 @@ type Plan struct {
 	Key string
 	// Dir is the plan's state directory, unique for (Repo, File, Tag):
 	// workspace.StateRoot()/plans/<repo>-<Key>-<hash>. It holds runs.db,
-	// work/ and prompts/.
+	// work/, prompts/, cache/ and homes/, one directory per unit in each.
 	Dir string
 }
 
@@ -73,8 +73,26 @@ func (p Plan) Journal() string { return journalPath(p.Dir) }
 // WorkDir is the directory holding the plan's workspaces, one per unit.
 func (p Plan) WorkDir() string { return filepath.Join(p.Dir, "work") }
 
-// PromptDir is the directory holding the prompt files of command executors.
+// PromptDir is the directory holding the prompt directories of the plan's
+// units (see UnitPromptDir).
 func (p Plan) PromptDir() string { return filepath.Join(p.Dir, "prompts") }
+
+// UnitPromptDir is the directory holding the prompt files of a unit's
+// command executor: bound into that unit's agent sandbox only.
+func (p Plan) UnitPromptDir(unit string) string { return filepath.Join(p.PromptDir(), unit) }
+
+// CacheDir is the directory of a unit's tool caches (its sandbox's
+// CacheDir), removed with the unit's workspace.
+func (p Plan) CacheDir(unit string) string { return filepath.Join(p.Dir, "cache", unit) }
+
+// HomesDir is the directory holding the agent CLIs' private homes, one
+// directory per unit (see HomeDir).
+func (p Plan) HomesDir() string { return filepath.Join(p.Dir, "homes") }
+
+// HomeDir is where a unit's agent CLI gets a private home per attempt
+// (agents.CommandExecutor.HomeDir): outside CacheDir, which the unit's
+// checks see, and removed when the attempt ends.
+func (p Plan) HomeDir(unit string) string { return filepath.Join(p.HomesDir(), unit) }
 
 // Thread returns the checkpoint thread of a unit of the plan,
 // "<Key>/task-<unit>", unique even in a run store two plans share.
@@ -93,7 +111,7 @@ func (p Plan) Check() error {
 	if err := workspace.RefuseSymlink(filepath.Join(p.Repo, ".statgraph")); err != nil {
 		return fmt.Errorf("%w; this repository may try to redirect statgraph's files: remove .statgraph from it (git rm .statgraph) and run again", err)
 	}
-	paths := []string{filepath.Dir(p.Dir), p.Dir, p.WorkDir(), p.PromptDir(), p.Store()}
+	paths := []string{filepath.Dir(p.Dir), p.Dir, p.WorkDir(), p.PromptDir(), p.HomesDir(), filepath.Join(p.Dir, "cache"), p.Store()}
 	if os.Getenv("STATGRAPH_HOME") == "" { // a root the user named may be a link; the default one is statgraph's own
 		paths = append([]string{filepath.Dir(filepath.Dir(p.Dir))}, paths...)
 	}

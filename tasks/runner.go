@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/statgraph/statgraph/agents"
 )
 
 // Runner runs ready units somewhere else than in the dispatcher's process,
@@ -50,6 +52,9 @@ func (d *Dispatcher) RunOne(ctx context.Context, id string) (UnitResult, Result,
 		return UnitResult{}, Result{}, err
 	}
 	if err := plan.Ensure(); err != nil {
+		return UnitResult{}, Result{}, err
+	}
+	if err := agents.RemoveStaleHomes(plan.HomeDir(id)); err != nil {
 		return UnitResult{}, Result{}, err
 	}
 	if _, ok := d.File.Task(id); !ok {

@@ -26,7 +26,11 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	var ws *workspace.Workspace
 	finish := func(r Result, branch string) UnitResult {
 		if ws != nil && branch != "" && r.Status != StatusInterrupted && !d.KeepWorkspaces {
-			if _, err := ws.Remove(); err != nil && d.Log != nil {
+			_, err := ws.Remove()
+			if err == nil {
+				_, err = removeUnitState(plan, id)
+			}
+			if err != nil && d.Log != nil {
 				fmt.Fprintf(d.Log, "task %s: %v\n", id, err)
 			}
 		}

@@ -75,7 +75,7 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 		}}
 	} else {
 		c := commandExecutor(t.Executor, d.AllowEnv)
-		c.Workdir, c.PromptDir = workdir, plan.PromptDir()
+		c.Workdir, c.PromptDir, c.HomeDir = workdir, plan.UnitPromptDir(t.ID), plan.HomeDir(t.ID)
 		c.Budget, c.Workspace, c.Sandbox = budget, ws, sb
 		cfg.Executor = c
 	}
@@ -144,12 +144,15 @@ func probeSandbox(probe []string) error {
 // sandbox returns the sandbox of unit t's checks and agent CLI, or nil with
 // NoSandbox: the workspace is writable and its .git read-only, the user's
 // repository is read-only (and visible even under /tmp), the state
-// directory (run store, other units' workspaces) is hidden except the
-// prompt files, and the unit's tool caches live in <stateDir>/cache/<id>.
-// The network is the task's: closed but for its hosts (an agent CLI adds
-// its model's), or the host's with "network": true; sandbox.read and
-// sandbox.hide add to what is read-only and hidden.
-// One Sandbox is shared by the unit's commands; Run only reads it.
+// directory (run store, other units' workspaces, prompts and the agents'
+// private homes) is hidden, the user's repository is not shown at all, and
+// the unit's tool caches live in plan.CacheDir. The network is the task's:
+// closed but for its hosts (an agent CLI adds its model's), or the host's
+// with "network": true; sandbox.read and sandbox.hide add to what is
+// read-only and hidden. One Sandbox is shared by the unit's commands; Run
+// only reads it. The agent CLI's sandbox adds the unit's own prompt
+// directory and private home (agents.CommandExecutor), which the checks
+// never see.
 func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox {
 	if d.NoSandbox {
 		return nil
@@ -164,9 +167,9 @@ func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox 
 	}
 	return &verifier.Sandbox{
 		Workspace:  wsDir,
-		ReadOnly:   append([]string{plan.Repo, filepath.Join(wsDir, ".git"), plan.PromptDir()}, paths(t.Sandbox.Read)...),
+		ReadOnly:   append([]string{filepath.Join(wsDir, ".git")}, paths(t.Sandbox.Read)...),
 		Hide:       append(hiddenState(plan), paths(t.Sandbox.Hide)...),
-		CacheDir:   filepath.Join(plan.Dir, "cache", t.ID),
+		CacheDir:   plan.CacheDir(t.ID),
 		Network:    t.Sandbox.NetworkOn(),
 		AllowHosts: slices.Clone(t.Sandbox.Hosts),
 		Helper:     d.SandboxHelper,

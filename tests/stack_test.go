@@ -265,7 +265,8 @@ func quote(s string) string {
 // TestIntegrationChecksSandboxed: the checks --integrate runs on the merged
 // branch run model-written code too, so they are sandboxed like a task's:
 // a default test_cmd that plants a hook in the user's repository (by
-// absolute path) plants nothing, in the task's run or in the integration's.
+// absolute path) plants nothing, in the task's run or in the integration's;
+// neither leaves its tool caches behind.
 func TestIntegrationChecksSandboxed(t *testing.T) {
 	t.Parallel()
 	dir := newRepo(t, map[string]string{"tasks.json": "{}\n"})
@@ -280,4 +281,6 @@ func TestIntegrationChecksSandboxed(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "integration check tests: passed")
 	assert.NoFileExists(t, hook, "a check planted a hook in the user's repository")
+	caches, _ := os.ReadDir(filepath.Join(planOf(t, dir, "tasks.json", "").Dir, "cache"))
+	assert.Empty(t, caches, "the task's and the integration's caches go with their workspaces")
 }

@@ -83,6 +83,10 @@ type CheckResult struct {
 	// Diagnostics are file:line:col findings, for output that is not go
 	// test output.
 	Diagnostics []Diagnostic
+	// Note, for a failed sandboxed check whose command or output names a
+	// path of this machine the sandbox hides (under the host's /tmp), says
+	// so (see Sandbox.HiddenNote); Summary ends with it.
+	Note string
 }
 
 // Verification is the verdict of a set of checks. It is also the
@@ -219,12 +223,16 @@ func runCheck(ctx context.Context, workdir string, c Check) (r CheckResult, err 
 	if err != nil {
 		r.ExitCode = -1
 		r.StartError = err.Error()
+		r.Note = cmd.Sandbox.HiddenNote(cmd.String(), r.StartError)
 		return r, fmt.Errorf("check %q: %w", r.Name, err)
 	}
 	r.ExitCode, r.Duration, r.TimedOut, r.Canceled = res.ExitCode, res.Duration, res.TimedOut, res.Canceled
 	r.Output, r.Dropped = res.Output, res.Dropped
 	r.Failures, r.Diagnostics = analyzer.finish()
 	r.Passed = res.ExitCode == 0 && !res.TimedOut && !res.Canceled && len(r.Failures) == 0
+	if !r.Passed && !r.Canceled {
+		r.Note = cmd.Sandbox.HiddenNote(cmd.String(), r.Output)
+	}
 	return r, nil
 }
 

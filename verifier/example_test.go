@@ -59,7 +59,7 @@ func ExampleVerification_RenderFeedback() {
 	}
 	fmt.Print(v.RenderFeedback(200))
 	// Output:
-	// Verification failed: tests FAILED, lint passed.
+	// Verification failed: tests FAILED.
 	// - tests: 1 failed (TestParse)
 	//
 	// Failing tests:

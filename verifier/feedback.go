@@ -13,8 +13,17 @@ const DefaultFeedbackBytes = 8 << 10
 const maxNamesInSummary = 5
 
 // Summary returns one line saying how the check ended, such as
-// "tests: 2 failed (TestParse, TestEmpty)" or "lint: passed".
+// "tests: 2 failed (TestParse, TestEmpty)" or "lint: passed", followed by
+// the Note, if any.
 func (r CheckResult) Summary() string {
+	s := r.summary()
+	if r.Note != "" && !r.Passed {
+		s += " (note: " + r.Note + ")"
+	}
+	return s
+}
+
+func (r CheckResult) summary() string {
 	switch {
 	case r.Passed:
 		return r.Name + ": passed"
@@ -91,7 +100,7 @@ func (v Verification) RenderFeedback(maxBytes int) string {
 	if v.Passed() {
 		w.line("All checks passed.")
 	} else {
-		w.line(fmt.Sprintf("Verification failed: tests %s, lint %s.", verdict(v.TestsPassed), verdict(v.LintPassed)))
+		w.line(v.verdictLine())
 	}
 	for _, e := range v.Errors {
 		w.line("- " + e)
@@ -146,6 +155,23 @@ func (v Verification) failedChecks() []CheckResult {
 		}
 	}
 	return append(blocking, advisory...)
+}
+
+// verdictLine says which blocking checks failed and which passed, naming
+// only the checks the verification ran ("tests FAILED, lint passed" only
+// when there is a lint check). A Verification without Checks (one read
+// from a checkpoint) names none; its Errors list the failures.
+func (v Verification) verdictLine() string {
+	var parts []string
+	for _, r := range v.Checks {
+		if r.Mode == Blocking || r.Mode == "" {
+			parts = append(parts, r.Name+" "+verdict(r.Passed))
+		}
+	}
+	if len(parts) == 0 {
+		return "Verification failed."
+	}
+	return "Verification failed: " + strings.Join(parts, ", ") + "."
 }
 
 func verdict(ok bool) string {

@@ -132,3 +132,20 @@ func TestSummary(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedbackNamesOnlyTheChecksThatRan: a task without a lint check is
+// never told "lint passed", and a task whose only check is a build is not
+// told about tests.
+func TestFeedbackNamesOnlyTheChecksThatRan(t *testing.T) {
+	t.Parallel()
+	tests := CheckResult{Name: "tests", Kind: KindTest, Mode: Blocking, ExitCode: 1, Output: "FAIL\n"}
+	fb := combine([]CheckResult{tests}).RenderFeedback(0)
+	assert.True(t, strings.HasPrefix(fb, "Verification failed: tests FAILED.\n"), fb)
+	assert.NotContains(t, fb, "lint")
+
+	build := CheckResult{Name: "build", Kind: KindOther, Mode: Blocking, ExitCode: 2, Output: "undefined: x\n"}
+	lint := CheckResult{Name: "lint", Kind: KindLint, Mode: Blocking, Passed: true}
+	fb = combine([]CheckResult{build, lint}).RenderFeedback(0)
+	assert.True(t, strings.HasPrefix(fb, "Verification failed: build FAILED, lint passed.\n"), fb)
+	assert.NotContains(t, fb, "tests")
+}

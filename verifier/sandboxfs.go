@@ -136,11 +136,6 @@ func visibleAlready(ms []mount, p string) bool {
 	return false
 }
 
-// within reports whether p is dir or inside it.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && filepath.IsLocal(rel)
-}
 
 // masks returns the mounts that blank each secret path (secretPaths, the
 // credential stores under $HOME and extra) lying inside something ms makes

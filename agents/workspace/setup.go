@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+
+	"github.com/statgraph/statgraph/internal/secret"
 )
 
 // setupMarker, inside a workspace's .git, records that Options.CopyFiles
@@ -25,6 +27,9 @@ func (w *Workspace) setup(ctx context.Context, o Options) error {
 	if len(o.CopyFiles) == 0 && o.Setup == nil {
 		return nil
 	}
+	// Every time, also for a workspace set up by an earlier process: the
+	// scrubber must know the values before the agent or a check prints one.
+	w.registerCopyFiles(o.CopyFiles)
 	marker := filepath.Join(w.dir, git.GitDirName, setupMarker)
 	if _, err := os.Stat(marker); err == nil {
 		return nil
@@ -43,10 +48,40 @@ func (w *Workspace) setup(ctx context.Context, o Options) error {
 	return nil
 }
 
+// registerCopyFiles adds the values of the named files of the source that
+// look like secrets (see secret.AddCredentials) to the scrubber's set, so
+// they are replaced in command output, feedback, the run store, prompts and
+// committed files (a commit that held one says so). Files that cannot be
+// read are skipped: copyFiles reports them.
+func (w *Workspace) registerCopyFiles(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	src, err := os.OpenRoot(w.source)
+	if err != nil {
+		return
+	}
+	defer src.Close()
+	for _, p := range paths {
+		if CheckCopyPath(p) != nil {
+			continue
+		}
+		f, err := src.Open(filepath.FromSlash(p))
+		if err != nil {
+			continue
+		}
+		data, _ := io.ReadAll(io.LimitReader(f, secret.MaxCredentialFile))
+		f.Close()
+		secret.AddCredentials(data)
+	}
+}
+
 // copyFiles copies the named files of the source into the working tree and
 // lists them in .git/info/exclude, so no commit records them (they are
 // typically secrets such as .env). Paths are opened through os.Root, so a
-// path or a symbolic link leading out of either tree is refused.
+// path or a symbolic link leading out of either tree is refused, and
+// nothing is written through a symbolic link inside the workspace either
+// (see checkNoLink).
 func (w *Workspace) copyFiles(paths []string) error {
 	if len(paths) == 0 {
 		return nil
@@ -117,6 +152,9 @@ func copyOne(src, dst *os.Root, p string) error {
 	if !fi.Mode().IsRegular() {
 		return errors.New("not a regular file; copy_files copies files, not directories")
 	}
+	if err := checkNoLink(dst, p); err != nil {
+		return err
+	}
 	if dir := filepath.Dir(p); dir != "." {
 		if err := dst.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -131,6 +169,32 @@ func copyOne(src, dst *os.Root, p string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// checkNoLink returns an error when p, or a directory on the way to it,
+// is a symbolic link in the workspace root: a committed link (a
+// dependency's ".env -> ../src/main.go") would make the copy overwrite
+// the file it points to, which is then committed. The workspace is
+// statgraph's own while it is set up (no agent or check runs yet), so
+// nothing can plant a link between this check and the write.
+func checkNoLink(root *os.Root, p string) error {
+	parts := strings.Split(p, string(filepath.Separator))
+	for i := range parts {
+		sub := filepath.Join(parts[:i+1]...)
+		fi, err := root.Lstat(sub)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := root.Readlink(sub)
+			return fmt.Errorf("%s in the workspace is a symbolic link (to %s) from the branch it starts from; copy_files never writes through a link: "+
+				"remove the link from the repository or its dependencies' branches, or drop this path from copy_files", filepath.ToSlash(sub), target)
+		}
+	}
+	return nil
 }
 
 // escapeIgnore escapes the characters gitignore patterns treat specially.

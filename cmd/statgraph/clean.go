@@ -13,7 +13,8 @@ import (
 	"github.com/statgraph/statgraph/tasks"
 )
 
-// cmdClean removes the workspaces and checkpoints of finished tasks.
+// cmdClean removes the workspaces, caches, prompts and checkpoints of
+// finished tasks, and what a killed run left (see tasks.Dispatcher.Clean).
 func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("clean", stderr)
 	var c common
@@ -79,6 +80,12 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if n, ok := res.Workspaces[u.ID]; ok {
 			fmt.Fprintf(stdout, "task %s: removed its workspace (%s)\n", u.ID, humanBytes(n))
 		}
+		if n, ok := res.Caches[u.ID]; ok {
+			fmt.Fprintf(stdout, "task %s: removed its tool caches and prompts (%s)\n", u.ID, humanBytes(n))
+		}
+	}
+	if n, ok := res.Caches[""]; ok {
+		fmt.Fprintf(stdout, "removed the caches and prompts of tasks no longer in %s (%s)\n", file, humanBytes(n))
 	}
 	if len(res.Threads) > 0 {
 		fmt.Fprintf(stdout, "deleted the checkpoints of %d finished task(s): %s\n", len(res.Threads), strings.Join(res.Threads, ", "))
