@@ -89,6 +89,17 @@ type Options struct {
 	// AuthorName and AuthorEmail sign the attempt commits; "" means
 	// "statgraph" and "statgraph@localhost".
 	AuthorName, AuthorEmail string
+	// MaxFileBytes caps the size of one file a Commit records; a larger
+	// file is refused (ErrRefused) before anything reads it. 0 means
+	// DefaultMaxFileBytes (100 MiB).
+	MaxFileBytes int64
+	// MaxCommitFiles and MaxCommitBytes cap the files one Commit adds or
+	// changes against the last commit and the bytes of their content;
+	// more is refused (ErrRefused) naming the file that passed the cap.
+	// 0 means DefaultMaxCommitFiles (2,000) and DefaultMaxCommitBytes
+	// (50 MiB).
+	MaxCommitFiles int
+	MaxCommitBytes int64
 }
 
 // Workspace is an isolated clone of the source repository in which one task
@@ -104,6 +115,7 @@ type Workspace struct {
 	name     string // author name
 	email    string // author email
 	fs       *FS
+	limits   commitLimits
 	mu       sync.Mutex // guards repo, isClosed, scan and lastScrubbed
 	repo     *git.Repository
 	isClosed bool
@@ -165,6 +177,7 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 		branch: plumbing.NewBranchReferenceName(cmp.Or(o.Branch, BranchName(o.Plan, o.TaskID))),
 		name:   cmp.Or(o.AuthorName, "statgraph"),
 		email:  cmp.Or(o.AuthorEmail, "statgraph@localhost"),
+		limits: limitsOf(o),
 	}
 	defer holdSource(source)() // a merge of statgraph's packs waits until this workspace has linked them
 	src, err := openSource(source)
