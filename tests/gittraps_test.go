@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -158,4 +159,38 @@ func TestHistoryShowsEveryNameAndEscapesTerminalSequences(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
 	assert.Contains(t, doc.Uncommitted, "+++ \"b/ctl\\001name.txt\"\n@@ -0,0 +1 @@\n+new\n")
+}
+
+// TestIntegrateLeftOutSaysWhy: task 1's published branch holds a name the
+// integration cannot check out (a control character, as a branch
+// published before statgraph refused them did), so --integrate publishes
+// nothing; every task it leaves out says why. The old code printed
+// "left out: " with nothing after it.
+func TestIntegrateLeftOutSaysWhy(t *testing.T) {
+	repo := agentRepo(t, `echo work > work.txt`)
+	r := statgraph(t, repo, "run", "--plain", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	branch := planOf(t, repo, "tasks.json", "").Branch("1")
+	clone := filepath.Join(t.TempDir(), "clone")
+	git(t, repo, "clone", "-q", "-b", branch, repo, clone)
+	git(t, clone, "commit", "-q", "--allow-empty", "-m", "x")
+	git(t, clone, "rm", "-q", "work.txt")
+	require.NoError(t, os.WriteFile(filepath.Join(clone, "ctl\x01name"), []byte("x\n"), 0o644))
+	git(t, clone, "add", "-A")
+	git(t, clone, "commit", "-q", "-m", "a name with a control character")
+	git(t, clone, "push", "-q", "origin", branch)
+
+	r = statgraph(t, repo, "run", "--plain", "--integrate", "integrated", "tasks.json")
+	assert.NotEqual(t, 0, r.code)
+	assert.NotContains(t, r.stdout, "\x01")
+	var left []string
+	for l := range strings.Lines(r.stdout) {
+		if _, reason, ok := strings.Cut(l, "left out:"); ok {
+			left = append(left, strings.TrimSpace(reason))
+		}
+	}
+	require.Len(t, left, 1, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, left[0], "not integrated, nothing was published: ")
+	assert.Contains(t, left[0], `ctl\x01name`)
+	assert.NotContains(t, git(t, repo, "branch", "--list", "integrated"), "integrated")
 }
