@@ -27,6 +27,14 @@ import (
 // recorded tree differs from the one it holds, so git status in the
 // workspace stays clean.
 //
+// Commit refuses (ErrRefused, naming the path) a working tree or a commit
+// an agent made on the branch itself that holds what git refuses to check
+// out or fsck refuses (a .git alias, a .gitmodules that is a link or whose
+// submodule url or path starts with '-'), a name with a control
+// character, a file over Options.MaxFileBytes, or more new or changed
+// files or bytes than MaxCommitFiles and MaxCommitBytes; it then records
+// nothing.
+//
 // A changed file that holds a secret or an encoding of one (package
 // internal/secret) is committed with it replaced by secret.Marker, and the
 // commit message ends with a warning naming the file; [Workspace.Scrubbed]
@@ -46,6 +54,9 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 	defer scan.abandon()
 	ref, tip, err := w.tip()
 	if err != nil {
+		return "", false, err
+	}
+	if err := w.checkHistory(ctx, tip); err != nil {
 		return "", false, err
 	}
 	tipTree, err := w.treeOf(tip)
@@ -87,6 +98,10 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 		return "", false, fmt.Errorf("workspace: move %s to attempt %d in %s: %w; did something else commit there meanwhile?", ref.Short(), attempt, w.dir, err)
 	}
 	w.scan.commit, w.scan.commitTree = h, tree
+	if w.checked == nil {
+		w.checked = map[plumbing.Hash]bool{}
+	}
+	w.checked[h] = true
 	scan.committed()
 	if err := w.syncIndex(tree, scan.files); err != nil {
 		return "", false, err

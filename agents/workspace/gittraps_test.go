@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -163,4 +164,45 @@ func TestCommitCaps(t *testing.T) {
 	_, changed, err = w.Commit(ctx, 2, "three more, the first three unchanged")
 	require.NoError(t, err)
 	require.True(t, changed)
+}
+
+// TestAgentCommitsAreChecked: an agent CLI that commits a trap with git
+// itself and removes it from the working tree leaves it in the branch's
+// history; Commit and Finish refuse the branch naming the path and the
+// commit, and nothing reaches the source. Before, the commit was
+// published and the source failed git fsck.
+func TestAgentCommitsAreChecked(t *testing.T) {
+	ctx := context.Background()
+	src := newSource(t)
+	w := prepare(t, Options{Source: src, TaskID: "t", Root: t.TempDir()})
+	_, _, err := w.Commit(ctx, 1, "nothing yet")
+	require.NoError(t, err)
+	writeFiles(t, w.Dir(), map[string]string{"ok.txt": "fine\n"})
+	gitRun(t, w.Dir(), "add", "-A")
+	gitRun(t, w.Dir(), "commit", "-q", "-m", "a clean commit of the agent")
+	writeFiles(t, w.Dir(), map[string]string{".gitmodules": "[submodule \"x\"]\n\tpath = x\n\turl = --upload-pack=touch /tmp/statgraph-gittrap\n"})
+	gitRun(t, w.Dir(), "add", "-A")
+	gitRun(t, w.Dir(), "commit", "-q", "-m", "the agent's trap")
+	gitRun(t, w.Dir(), "rm", "-q", ".gitmodules")
+	gitRun(t, w.Dir(), "commit", "-q", "-m", "hide it")
+
+	_, _, err = w.Commit(ctx, 2, "attempt")
+	require.ErrorIs(t, err, ErrRefused)
+	assert.Contains(t, err.Error(), `".gitmodules": submodule "x" has url "--upload-pack=touch /tmp/statgraph-gittrap"`)
+	assert.Contains(t, err.Error(), `"the agent's trap", made in the workspace`)
+	require.ErrorIs(t, w.Finish(ctx), ErrRefused)
+	assert.Empty(t, gitRunAllowFail(src, "branch", "--list", w.Branch()), "nothing published")
+	gitRun(t, src, "fsck", "--full", "--strict")
+}
+
+// gitRunAllowFail runs git in dir and returns its trimmed output, "" when
+// it fails.
+func gitRunAllowFail(dir string, args ...string) string {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

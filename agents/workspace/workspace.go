@@ -116,7 +116,7 @@ type Workspace struct {
 	email    string // author email
 	fs       *FS
 	limits   commitLimits
-	mu       sync.Mutex // guards repo, isClosed, scan and lastScrubbed
+	mu       sync.Mutex // guards repo, isClosed, scan, lastScrubbed and checked
 	repo     *git.Repository
 	isClosed bool
 	scan     scanState // what the last scans of the working tree saw
@@ -124,6 +124,9 @@ type Workspace struct {
 	// replaced (see Scrubbed).
 	lastScrubbed []string
 	merged       mergeInfo // how the base was merged, read from its commit
+	// checked holds the commits on the branch known to hold nothing
+	// Commit refuses: those Commit made and those checkHistory read.
+	checked map[plumbing.Hash]bool
 }
 
 // Prepare makes the workspace for o.TaskID under o.Root (or reopens it when it
