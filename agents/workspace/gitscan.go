@@ -109,6 +109,9 @@ func (w *Workspace) scanTree() (*gitScan, plumbing.Hash, error) {
 	}
 	if err != nil {
 		w.scan = scanState{} // it may name objects that will not be written
+		if errors.Is(err, ErrRefused) {
+			return nil, plumbing.ZeroHash, err // it names the path already
+		}
 		return nil, plumbing.ZeroHash, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
 	}
 	return s, h, nil
@@ -218,7 +221,9 @@ func (s *gitScan) file(abs, rel string, fi fs.FileInfo) (*fileEntry, error) {
 	if e == nil || !e.stored || modules {
 		var data []byte
 		var err error
-		if e, data, err = s.st.stat.hash(abs, rel, fi, s.stamp, s.w.limits.fileBytes); err != nil {
+		// checkName let through only files under the cap and files the
+		// last commit holds as they are (the user's own large files).
+		if e, data, err = s.st.stat.hash(abs, rel, fi, s.stamp, max(s.w.limits.fileBytes, fi.Size())); err != nil {
 			return nil, err
 		}
 		if modules {
@@ -246,13 +251,17 @@ func (s *gitScan) file(abs, rel string, fi fs.FileInfo) (*fileEntry, error) {
 
 // checkName refuses the file p (base name name, mode fm, lstat fi) when
 // git would refuse its name (see nameProblem), when its path holds a
-// control character, or when it is over the cap per file.
+// control character, or when it is over the cap per file, unless the last
+// commit holds it as it is (a large file of the user's repository).
 func (s *gitScan) checkName(p, name string, fm filemode.FileMode, fi fs.FileInfo) error {
 	if why := nameProblem(name, fm); why != "" {
 		return refuse(p, why, "remove or rename it")
 	}
 	if hasControl(p) {
 		return refuse(p, "the name holds a control character, which makes it unsafe to show in a terminal", "rename it")
+	}
+	if e := s.st.stat.files[p]; e != nil && e.key == keyOf(fi) && !e.blob.IsZero() && e.blob == e.committed {
+		return nil
 	}
 	return s.checkSize(p, fi)
 }

@@ -206,3 +206,23 @@ func gitRunAllowFail(dir string, args ...string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// TestCommitKeepsTheUsersLargeFile: a file over the cap that the base
+// already holds is not refused while it stays as it is; changed, it is.
+func TestCommitKeepsTheUsersLargeFile(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	gitRun(t, src, "init", "-q", "-b", "main")
+	writeFiles(t, src, map[string]string{"big.dat": strings.Repeat("x", 4096), "a.txt": "a\n"})
+	gitRun(t, src, "add", "-A")
+	gitRun(t, src, "commit", "-q", "-m", "initial")
+	w := prepare(t, Options{Source: src, TaskID: "t", Root: t.TempDir(), MaxFileBytes: 1024})
+	writeFiles(t, w.Dir(), map[string]string{"a.txt": "b\n"})
+	_, changed, err := w.Commit(ctx, 1, "small change")
+	require.NoError(t, err)
+	require.True(t, changed)
+	writeFiles(t, w.Dir(), map[string]string{"big.dat": strings.Repeat("y", 4096)})
+	_, _, err = w.Commit(ctx, 2, "big change")
+	require.ErrorIs(t, err, ErrRefused)
+	assert.Contains(t, err.Error(), `"big.dat": the file is 4.0 KiB, over the cap of 1.0 KiB per file`)
+}
