@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -290,7 +291,12 @@ func changes(diff string) []FileChange {
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
 			path := line[len("diff --git "):]
-			if i := strings.LastIndex(path, " b/"); i >= 0 {
+			if i := strings.LastIndex(path, ` "b/`); i >= 0 && strings.HasSuffix(path, `"`) {
+				// A name git quotes (core.quotePath): "b/ctl\001name".
+				if p, err := strconv.Unquote(path[i+1:]); err == nil {
+					path = p[2:]
+				}
+			} else if i := strings.LastIndex(path, " b/"); i >= 0 {
 				path = path[i+3:]
 			}
 			out = append(out, FileChange{Path: path})

@@ -63,14 +63,16 @@ func (in Integration) Failed() bool {
 // and publishes it as branch in the repository, whatever the checks say.
 // The scratch workspace is removed afterwards. It fails when the branch
 // cannot be published (e.g. it exists and holds commits the integration
-// does not). The caller holds the file's lock.
-func (d *Dispatcher) Integrate(ctx context.Context, branch string) (Integration, error) {
+// does not); every unit is then reported left out with that error as its
+// note. Every unit left out has a reason: its conflicts or its Note. The
+// caller holds the file's lock.
+func (d *Dispatcher) Integrate(ctx context.Context, branch string) (out Integration, err error) {
+	defer func() { out.explain(err) }()
 	plan, err := d.plan()
 	if err != nil {
 		return Integration{}, err
 	}
 	repo := plan.Repo
-	var out Integration
 	var names []string
 	index := map[string]int{}
 	for _, id := range doneInOrder(d.File) {
@@ -141,6 +143,25 @@ func (d *Dispatcher) Integrate(ctx context.Context, branch string) (Integration,
 	}
 	out.Branch = branch
 	return out, nil
+}
+
+// explain makes sure every unit left out says why: when err stopped the
+// integration nothing was published, so no unit is merged and each not
+// already explained gets err as its note; a branch git left out without
+// naming a conflicting path says so.
+func (in *Integration) explain(err error) {
+	for i := range in.Units {
+		u := &in.Units[i]
+		if err != nil {
+			u.Merged = false
+			if u.Note == "" && len(u.Conflicts) == 0 {
+				u.Note = "not integrated, nothing was published: " + oneLine(err.Error())
+			}
+		}
+		if !u.Merged && u.Note == "" && len(u.Conflicts) == 0 {
+			u.Note = "git could not merge it with the tasks merged before it (a conflict it names no path for); merge the branch by hand to see why"
+		}
+	}
 }
 
 // doneInOrder returns the ids of the done units, each after the units it

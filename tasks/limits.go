@@ -9,26 +9,32 @@ import (
 	"time"
 )
 
-// Limits caps what one attempt of the LLM executor may cost. In JSON, in a
-// task or in defaults:
+// Limits caps what one attempt may cost. In JSON, in a task or in
+// defaults:
 //
 //	"limits": {"response_bytes": 4194304, "conversation_bytes": 1048576,
-//	           "tool_calls_per_turn": 64, "write_bytes": 52428800, "write_files": 2000}
+//	           "tool_calls_per_turn": 64, "write_bytes": 52428800, "write_files": 2000,
+//	           "file_bytes": 104857600}
 //
 // A zero (or absent) field means the built-in default: 4 MiB for one model
 // response, 1 MiB of conversation kept (older tool results are elided past
-// it), 64 tool calls run per turn, 50 MiB and 2,000 files written per
-// attempt. A task's field overrides the defaults object's, field by field.
+// it), 64 tool calls run per turn (those three bound the LLM executor),
+// 50 MiB and 2,000 files written per attempt, and 100 MiB for one file.
+// The last three bound every executor: the LLM executor's writes, and the
+// attempt's commit whoever wrote the files (an agent CLI too), which is
+// refused, naming the file, past them. A task's field overrides the
+// defaults object's, field by field.
 type Limits struct {
 	ResponseBytes     int
 	ConversationBytes int
 	ToolCallsPerTurn  int
 	WriteBytes        int
 	WriteFiles        int
+	FileBytes         int
 }
 
 // limitKeys are the members of a limits object.
-var limitKeys = []string{"response_bytes", "conversation_bytes", "tool_calls_per_turn", "write_bytes", "write_files"}
+var limitKeys = []string{"response_bytes", "conversation_bytes", "tool_calls_per_turn", "write_bytes", "write_files", "file_bytes"}
 
 // limits decodes the "limits" object of obj.
 func (d *decoder) limits(obj *node, id string) Limits {
@@ -58,6 +64,7 @@ func (d *decoder) limits(obj *node, id string) Limits {
 		ToolCallsPerTurn:  get("tool_calls_per_turn"),
 		WriteBytes:        get("write_bytes"),
 		WriteFiles:        get("write_files"),
+		FileBytes:         get("file_bytes"),
 	}
 }
 
@@ -75,6 +82,7 @@ func (l Limits) merge(base Limits) Limits {
 		ToolCallsPerTurn:  pick(l.ToolCallsPerTurn, base.ToolCallsPerTurn),
 		WriteBytes:        pick(l.WriteBytes, base.WriteBytes),
 		WriteFiles:        pick(l.WriteFiles, base.WriteFiles),
+		FileBytes:         pick(l.FileBytes, base.FileBytes),
 	}
 }
 

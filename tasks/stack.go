@@ -48,7 +48,8 @@ func (d *Dispatcher) plan() (Plan, error) {
 // dependencies, or dependencies done before statgraph ran them).
 func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task, deps []string) (workspace.Options, error) {
 	o := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir(), CopyFiles: t.CopyFiles,
-		Setup: setupFunc(t, d.sandbox(t, filepath.Join(plan.WorkDir(), id), plan))}
+		Setup:        setupFunc(t, d.sandbox(t, filepath.Join(plan.WorkDir(), id), plan)),
+		MaxFileBytes: int64(t.Limits.FileBytes), MaxCommitFiles: t.Limits.WriteFiles, MaxCommitBytes: int64(t.Limits.WriteBytes)}
 	if d.StartFrom != nil {
 		// The workspace's files continue from there; its base (where a
 		// reset goes, what the review's diff starts from) is the

@@ -98,7 +98,7 @@ func (w *Workspace) checkout(ctx context.Context, repo *git.Repository, dir stri
 		key := keyOf(fi)
 		racy := key.mtime >= stamp
 		if f.mode != filemode.Submodule {
-			st.stat.files[f.path] = &fileEntry{key: key, blob: f.blob, sum: f.sum, stored: true, racy: racy}
+			st.stat.files[f.path] = &fileEntry{key: key, blob: f.blob, committed: f.blob, sum: f.sum, stored: true, racy: racy}
 		}
 		recorded[i] = scanned{path: f.path, mode: f.mode, blob: f.blob, info: fi, racy: racy}
 	}

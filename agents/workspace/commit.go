@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // Commit records the working tree (tracked changes, deletions and new files
@@ -25,6 +26,14 @@ import (
 // unchanged tree costs one lstat per file. The index is rewritten when the
 // recorded tree differs from the one it holds, so git status in the
 // workspace stays clean.
+//
+// Commit refuses (ErrRefused, naming the path) a working tree or a commit
+// an agent made on the branch itself that holds what git refuses to check
+// out or fsck refuses (a .git alias, a .gitmodules that is a link or whose
+// submodule url or path starts with '-'), a name with a control
+// character, a file over Options.MaxFileBytes, or more new or changed
+// files or bytes than MaxCommitFiles and MaxCommitBytes; it then records
+// nothing.
 //
 // A changed file that holds a secret or an encoding of one (package
 // internal/secret) is committed with it replaced by secret.Marker, and the
@@ -47,6 +56,9 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 	if err != nil {
 		return "", false, err
 	}
+	if err := w.checkHistory(ctx, tip); err != nil {
+		return "", false, err
+	}
 	tipTree, err := w.treeOf(tip)
 	if err != nil {
 		return "", false, err
@@ -56,6 +68,7 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 		if err := scan.write(); err != nil {
 			return "", false, err
 		}
+		scan.committed()
 		if err := w.syncIndex(tree, scan.files); err != nil {
 			return "", false, err
 		}
@@ -85,6 +98,11 @@ func (w *Workspace) Commit(ctx context.Context, attempt int, summary string) (ha
 		return "", false, fmt.Errorf("workspace: move %s to attempt %d in %s: %w; did something else commit there meanwhile?", ref.Short(), attempt, w.dir, err)
 	}
 	w.scan.commit, w.scan.commitTree = h, tree
+	if w.checked == nil {
+		w.checked = map[plumbing.Hash]bool{}
+	}
+	w.checked[h] = true
+	scan.committed()
 	if err := w.syncIndex(tree, scan.files); err != nil {
 		return "", false, err
 	}
@@ -205,15 +223,7 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace: working tree: %w", err)
 	}
-	changes, err := object.DiffTreeWithOptions(ctx, from, to, nil)
-	if err != nil {
-		return "", fmt.Errorf("workspace: diff: %w", err)
-	}
-	patch, err := changes.PatchContext(ctx)
-	if err != nil {
-		return "", fmt.Errorf("workspace: diff: %w", err)
-	}
-	return patch.String(), nil
+	return diffTrees(ctx, w.repo.Storer, from, to, "of the working tree")
 }
 
 // DiffCommit returns the unified diff that commit hash made against its
@@ -250,19 +260,20 @@ func diffCommit(ctx context.Context, repo *git.Repository, hash string) (string,
 			return "", fmt.Errorf("workspace: parent of %s: %w", hash, err)
 		}
 	}
-	return diffTrees(ctx, from, to, hash)
+	return diffTrees(ctx, repo.Storer, from, to, hash)
 }
 
 // diffTrees returns the unified diff from one tree to another (nil: the
-// empty tree); what names the diff in errors.
-func diffTrees(ctx context.Context, from, to *object.Tree, what string) (string, error) {
+// empty tree) of st, every name shown (see patchText); what names the diff
+// in errors.
+func diffTrees(ctx context.Context, st storer.EncodedObjectStorer, from, to *object.Tree, what string) (string, error) {
 	changes, err := object.DiffTreeWithOptions(ctx, from, to, nil)
 	if err != nil {
 		return "", fmt.Errorf("workspace: diff %s: %w", what, err)
 	}
-	patch, err := changes.PatchContext(ctx)
+	text, err := patchText(ctx, st, changes)
 	if err != nil {
 		return "", fmt.Errorf("workspace: diff %s: %w", what, err)
 	}
-	return patch.String(), nil
+	return text, nil
 }

@@ -48,6 +48,13 @@ var (
 	ErrNotRepository = errors.New("workspace: not a git repository")
 	// ErrNoCommit: the source repository has no HEAD commit to start from.
 	ErrNoCommit = errors.New("workspace: the repository has no commit yet")
+	// ErrRefused: Commit (or Diff) refused the working tree, recording
+	// nothing: a path git would refuse to check out or fsck refuses (a
+	// .git alias, a .gitmodules that is a link or names an option, a new
+	// control character in a name), a file over the cap per file, or more
+	// new or changed files or bytes than the caps per commit. The error
+	// names the path.
+	ErrRefused = errors.New("workspace: commit refused")
 )
 
 // PathError records a file operation that failed, the path it was given and

@@ -31,6 +31,10 @@ import (
 // the same source in this process and other statgraph processes, and a
 // failed merge does not fail Finish.
 //
+// Finish publishes nothing, failing with ErrRefused, when a commit on the
+// branch that Commit did not make (an agent CLI's own git commit) holds
+// what Commit refuses (see checkHistory).
+//
 // Finish never touches the source's checked-out branch, index or working
 // tree: it fails with ErrBranchCheckedOut if the source (or one of its
 // worktrees) has the task branch checked out, and with ErrDiverged if that
@@ -40,7 +44,8 @@ import (
 // other branches are not read at all, so the cost does not grow with their
 // number. Calling Finish again after more commits moves the branch
 // forward. Cancelling ctx stops it between steps; the source stays
-// consistent. It needs no git program.
+// consistent. It needs no git program unless the branch holds commits
+// Commit did not make.
 func (w *Workspace) Finish(ctx context.Context) error {
 	if err := w.lock(ctx); err != nil {
 		return err
@@ -52,6 +57,9 @@ func (w *Workspace) Finish(ctx context.Context) error {
 	tip, err := w.repo.Head()
 	if err != nil {
 		return fmt.Errorf("workspace: %s: %w", w.dir, err)
+	}
+	if err := w.checkHistory(ctx, tip.Hash()); err != nil {
+		return err
 	}
 	return w.publish(ctx, tip.Hash())
 }

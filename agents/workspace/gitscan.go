@@ -33,14 +33,15 @@ type scanState struct {
 	// its tree at the last scan, so an unchanged directory is not encoded
 	// or hashed again.
 	trees map[string]cachedTree
-	// tracked holds the files of the index and trackedDirs the directories
-	// above them: an ignored path is still recorded when it is tracked, as
-	// git does. gitlinks holds the index's submodule entries, which are
+	// tracked maps the files of the index to their blobs and trackedDirs
+	// holds the directories above them: an ignored path is still recorded
+	// when it is tracked, as git does. gitlinks holds the index's submodule entries, which are
 	// recorded as they are (the workspace never checks submodules out).
 	// All three are nil until loaded from the index by the first scan
 	// after Prepare's checkout, a reopen or a Reset.
-	tracked, trackedDirs map[string]bool
-	gitlinks             map[string]plumbing.Hash
+	tracked     map[string]plumbing.Hash
+	trackedDirs map[string]bool
+	gitlinks    map[string]plumbing.Hash
 	// indexTree is the tree the index was last written for by Commit; zero
 	// when unknown (the index was written by someone else).
 	indexTree plumbing.Hash
@@ -74,6 +75,10 @@ type gitScan struct {
 	pending []plumbing.EncodedObject
 	queued  map[plumbing.Hash]bool
 	written bool // write succeeded
+	// newFiles and newBytes count the files the scan records that differ
+	// from the last commit, and their sizes, against the workspace's caps.
+	newFiles int
+	newBytes int64
 }
 
 // scanTree records the working tree (tracked files, and untracked files
@@ -104,6 +109,9 @@ func (w *Workspace) scanTree() (*gitScan, plumbing.Hash, error) {
 	}
 	if err != nil {
 		w.scan = scanState{} // it may name objects that will not be written
+		if errors.Is(err, ErrRefused) {
+			return nil, plumbing.ZeroHash, err // it names the path already
+		}
 		return nil, plumbing.ZeroHash, fmt.Errorf("workspace: scan %s: %w", w.dir, err)
 	}
 	return s, h, nil
@@ -159,6 +167,9 @@ func (s *gitScan) dir(rel string, parts []string, ps []gitignore.Pattern, ignore
 			if ign && !s.st.trackedDirs[p] {
 				continue
 			}
+			if why := nameProblem(name, filemode.Dir); why != "" {
+				return plumbing.ZeroHash, false, refuse(p+"/", why, "remove or rename it")
+			}
 			h, ok, err := s.dir(p, sub, ps, ign)
 			if err != nil {
 				return plumbing.ZeroHash, false, err
@@ -167,15 +178,8 @@ func (s *gitScan) dir(rel string, parts []string, ps []gitignore.Pattern, ignore
 				entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 			}
 		case mode.IsRegular() || mode&fs.ModeSymlink != 0:
-			if ign && !s.st.tracked[p] {
+			if _, tracked := s.st.tracked[p]; ign && !tracked {
 				continue
-			}
-			e, err := s.file(filepath.Join(abs, name), p, fi)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return plumbing.ZeroHash, false, err
 			}
 			fm := filemode.Regular
 			switch {
@@ -183,6 +187,16 @@ func (s *gitScan) dir(rel string, parts []string, ps []gitignore.Pattern, ignore
 				fm = filemode.Symlink
 			case mode&0o100 != 0: // the owner's execute bit, as git and go-git read it
 				fm = filemode.Executable
+			}
+			if err := s.checkName(p, name, fm, fi); err != nil {
+				return plumbing.ZeroHash, false, err
+			}
+			e, err := s.file(filepath.Join(abs, name), p, fi)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return plumbing.ZeroHash, false, err
 			}
 			entries = append(entries, object.TreeEntry{Name: name, Mode: fm, Hash: e.blob})
 			s.files = append(s.files, scanned{path: p, mode: fm, blob: e.blob, info: fi, racy: e.racy})
@@ -197,21 +211,69 @@ func (s *gitScan) dir(rel string, parts []string, ps []gitignore.Pattern, ignore
 
 // file returns the hashes of the file at abs, reading it only when its
 // stat changed or its entry is racy, and makes sure its blob is stored.
+//
+// It counts the file against the caps per commit when its blob differs
+// from the last commit's, and reads a .gitmodules afresh every time to
+// check its submodules.
 func (s *gitScan) file(abs, rel string, fi fs.FileInfo) (*fileEntry, error) {
-	if e := s.st.stat.lookup(rel, fi); e != nil && e.stored {
-		return e, nil
-	}
-	e, data, err := s.st.stat.hash(abs, rel, fi, s.stamp)
-	if err != nil {
-		return nil, err
-	}
-	if !e.stored {
-		if err := s.store(plumbing.BlobObject, data, e.blob); err != nil {
+	modules := fi.Mode().IsRegular() && isGitmodules(path.Base(rel))
+	e := s.st.stat.lookup(rel, fi)
+	if e == nil || !e.stored || modules {
+		var data []byte
+		var err error
+		// checkName let through only files under the cap and files the
+		// last commit holds as they are (the user's own large files).
+		if e, data, err = s.st.stat.hash(abs, rel, fi, s.stamp, max(s.w.limits.fileBytes, fi.Size())); err != nil {
 			return nil, err
 		}
-		e.stored = true
+		if modules {
+			if why := gitmodulesProblem(data); why != "" {
+				return nil, refuse(rel, why, "remove the submodule or correct it")
+			}
+		}
+		if !e.stored {
+			if err := s.store(plumbing.BlobObject, data, e.blob); err != nil {
+				return nil, err
+			}
+			e.stored = true
+		}
+	}
+	if e.committed.IsZero() {
+		e.committed = s.st.tracked[rel]
+	}
+	if e.blob != e.committed {
+		if err := s.count(rel, fi.Size()); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
+}
+
+// checkName refuses the file p (base name name, mode fm, lstat fi) when
+// git would refuse its name (see nameProblem), when its path holds a
+// control character, or when it is over the cap per file, unless the last
+// commit holds it as it is (a large file of the user's repository).
+func (s *gitScan) checkName(p, name string, fm filemode.FileMode, fi fs.FileInfo) error {
+	if why := nameProblem(name, fm); why != "" {
+		return refuse(p, why, "remove or rename it")
+	}
+	if hasControl(p) {
+		return refuse(p, "the name holds a control character, which makes it unsafe to show in a terminal", "rename it")
+	}
+	if e := s.st.stat.files[p]; e != nil && e.key == keyOf(fi) && !e.blob.IsZero() && e.blob == e.committed {
+		return nil
+	}
+	return s.checkSize(p, fi)
+}
+
+// committed records that the last commit holds the scanned files as
+// scanned, so the next scan counts only what changes after it.
+func (s *gitScan) committed() {
+	for _, f := range s.files {
+		if e := s.st.stat.files[f.path]; e != nil {
+			e.committed = e.blob
+		}
+	}
 }
 
 // storeTree sorts entries as git does (a directory compares as "name/"),

@@ -28,11 +28,11 @@ func (s *gitScan) loadTracked() {
 
 // setTracked makes files the tracked files and submodules.
 func (st *scanState) setTracked(files []scanned) {
-	st.tracked = make(map[string]bool, len(files))
+	st.tracked = make(map[string]plumbing.Hash, len(files))
 	st.trackedDirs = map[string]bool{}
 	st.gitlinks = map[string]plumbing.Hash{}
 	for _, f := range files {
-		st.tracked[f.path] = true
+		st.tracked[f.path] = f.blob
 		if f.mode == filemode.Submodule {
 			st.gitlinks[f.path] = f.blob
 		}

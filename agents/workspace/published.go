@@ -67,5 +67,5 @@ func (p *Published) Diff(ctx context.Context, first string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace: tip of %s: %w", p.branch, err)
 	}
-	return diffTrees(ctx, from, to, p.branch)
+	return diffTrees(ctx, p.repo.Storer, from, to, p.branch)
 }

@@ -139,7 +139,7 @@ func TestRacyEntriesAreNotTrusted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c statCache
-			e, data, err := c.hash(p, "f.txt", fi, tc.stamp)
+			e, data, err := c.hash(p, "f.txt", fi, tc.stamp, DefaultMaxFileBytes)
 			require.NoError(t, err)
 			assert.Equal(t, "same size\n", string(data))
 			assert.Equal(t, !tc.trusted, e.racy)

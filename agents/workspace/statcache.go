@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -26,6 +28,9 @@ type fileEntry struct {
 	key  statKey
 	blob plumbing.Hash // git blob id of the content (of the target for links)
 	sum  [32]byte      // SHA-256 of the same bytes, for TreeHash
+	// committed is the blob the last commit holds at this path, zero when
+	// unknown (the scan then takes the index's) or when it holds none.
+	committed plumbing.Hash
 	// stored says the blob is known to be in the workspace's object store.
 	stored bool
 	// racy says the file's content was last changed (mtime) in the same
@@ -64,7 +69,12 @@ func (c *statCache) lookup(rel string, fi fs.FileInfo) *fileEntry {
 // holding a secret or an encoding of one (package internal/secret) is
 // hashed, and so committed, with it replaced by secret.Marker; the file on
 // disk is left as it is.
-func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEntry, []byte, error) {
+//
+// A file of more than max bytes is never read whole: its SHA-256 is taken
+// as it streams by, for TreeHash, and its entry has no blob and is not
+// stored (Commit refuses such a file before it calls hash). A file that
+// grew past max since its lstat is an error naming it.
+func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp, max int64) (*fileEntry, []byte, error) {
 	c.reads++
 	var data []byte
 	if fi.Mode()&fs.ModeSymlink != 0 {
@@ -73,8 +83,10 @@ func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEnt
 			return nil, nil, err
 		}
 		data = []byte(target)
+	} else if fi.Size() > max {
+		return c.streamed(abs, rel, fi, stamp)
 	} else {
-		b, err := os.ReadFile(abs)
+		b, err := readAtMost(abs, rel, max)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -91,14 +103,60 @@ func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEnt
 		sum:  sha256.Sum256(data),
 		racy: key.mtime >= stamp,
 	}
-	if old := c.files[rel]; old != nil && old.blob == e.blob {
-		e.stored = old.stored
+	c.put(rel, e)
+	return e, data, nil
+}
+
+// put records e under rel, keeping what the old entry knew of the store
+// and of the last commit.
+func (c *statCache) put(rel string, e *fileEntry) {
+	if old := c.files[rel]; old != nil {
+		e.committed = old.committed
+		if old.blob == e.blob {
+			e.stored = old.stored
+		}
 	}
 	if c.files == nil {
 		c.files = map[string]*fileEntry{}
 	}
 	c.files[rel] = e
-	return e, data, nil
+}
+
+// streamed is hash for a file over the cap: only its SHA-256, read as a
+// stream.
+func (c *statCache) streamed(abs, rel string, fi fs.FileInfo, stamp int64) (*fileEntry, []byte, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, nil, err
+	}
+	key := keyOf(fi)
+	e := &fileEntry{key: key, racy: key.mtime >= stamp}
+	h.Sum(e.sum[:0])
+	c.put(rel, e)
+	return e, nil, nil
+}
+
+// readAtMost reads the file at abs (rel in the workspace), failing when
+// it holds more than max bytes (it grew since its size was checked).
+func readAtMost(abs, rel string, max int64) ([]byte, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%w: %q: the file grew past the cap of %s per file while it was read (limits.file_bytes in tasks.json); stop what writes it", ErrRefused, rel, sizeText(max))
+	}
+	return b, nil
 }
 
 // forget drops every entry not in keep, so the cache does not grow with

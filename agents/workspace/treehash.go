@@ -41,7 +41,7 @@ func (w *Workspace) TreeHash() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace: hash %s: %w", w.dir, err)
 	}
-	t := &treeHasher{st: &w.scan.stat, root: w.dir, stamp: stamp, h: sha256.New(), seen: map[string]bool{}}
+	t := &treeHasher{st: &w.scan.stat, root: w.dir, stamp: stamp, h: sha256.New(), seen: map[string]bool{}, max: w.limits.fileBytes}
 	if err := t.dir(""); err != nil {
 		return "", fmt.Errorf("workspace: hash %s: %w", w.dir, err)
 	}
@@ -56,6 +56,7 @@ type treeHasher struct {
 	stamp int64
 	h     hash.Hash
 	seen  map[string]bool // files visited, to prune the cache
+	max   int64           // files larger are hashed as streams
 }
 
 // dir feeds the entries under rel to the hash, each as: kind byte, path,
@@ -101,7 +102,7 @@ func (t *treeHasher) dir(rel string) error {
 		}
 		e := t.st.lookup(p, fi)
 		if e == nil {
-			if e, _, err = t.st.hash(filepath.Join(abs, name), p, fi, t.stamp); errors.Is(err, fs.ErrNotExist) {
+			if e, _, err = t.st.hash(filepath.Join(abs, name), p, fi, t.stamp, t.max); errors.Is(err, fs.ErrNotExist) {
 				continue
 			} else if err != nil {
 				return err

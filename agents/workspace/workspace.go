@@ -89,6 +89,17 @@ type Options struct {
 	// AuthorName and AuthorEmail sign the attempt commits; "" means
 	// "statgraph" and "statgraph@localhost".
 	AuthorName, AuthorEmail string
+	// MaxFileBytes caps the size of one file a Commit records; a larger
+	// file is refused (ErrRefused) before anything reads it. 0 means
+	// DefaultMaxFileBytes (100 MiB).
+	MaxFileBytes int64
+	// MaxCommitFiles and MaxCommitBytes cap the files one Commit adds or
+	// changes against the last commit and the bytes of their content;
+	// more is refused (ErrRefused) naming the file that passed the cap.
+	// 0 means DefaultMaxCommitFiles (2,000) and DefaultMaxCommitBytes
+	// (50 MiB).
+	MaxCommitFiles int
+	MaxCommitBytes int64
 }
 
 // Workspace is an isolated clone of the source repository in which one task
@@ -104,7 +115,8 @@ type Workspace struct {
 	name     string // author name
 	email    string // author email
 	fs       *FS
-	mu       sync.Mutex // guards repo, isClosed, scan and lastScrubbed
+	limits   commitLimits
+	mu       sync.Mutex // guards repo, isClosed, scan, lastScrubbed and checked
 	repo     *git.Repository
 	isClosed bool
 	scan     scanState // what the last scans of the working tree saw
@@ -112,6 +124,9 @@ type Workspace struct {
 	// replaced (see Scrubbed).
 	lastScrubbed []string
 	merged       mergeInfo // how the base was merged, read from its commit
+	// checked holds the commits on the branch known to hold nothing
+	// Commit refuses: those Commit made and those checkHistory read.
+	checked map[plumbing.Hash]bool
 }
 
 // Prepare makes the workspace for o.TaskID under o.Root (or reopens it when it
@@ -165,6 +180,7 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 		branch: plumbing.NewBranchReferenceName(cmp.Or(o.Branch, BranchName(o.Plan, o.TaskID))),
 		name:   cmp.Or(o.AuthorName, "statgraph"),
 		email:  cmp.Or(o.AuthorEmail, "statgraph@localhost"),
+		limits: limitsOf(o),
 	}
 	defer holdSource(source)() // a merge of statgraph's packs waits until this workspace has linked them
 	src, err := openSource(source)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
@@ -121,9 +122,9 @@ func printIntegration(w io.Writer, in tasks.Integration) {
 		case u.Merged:
 			fmt.Fprintf(w, "integration: task %s (%s) merged\n", u.ID, u.Branch)
 		case len(u.Conflicts) > 0:
-			fmt.Fprintf(w, "integration: task %s (%s) left out: conflicts in %s with the tasks merged before it\n", u.ID, u.Branch, strings.Join(u.Conflicts, ", "))
+			fmt.Fprintf(w, "integration: task %s (%s) left out: conflicts in %s with the tasks merged before it\n", u.ID, u.Branch, printable.String(strings.Join(u.Conflicts, ", ")))
 		default:
-			fmt.Fprintf(w, "integration: task %s left out: %s\n", u.ID, u.Note)
+			fmt.Fprintf(w, "integration: task %s left out: %s\n", u.ID, printable.String(u.Note))
 		}
 	}
 	for _, c := range in.Checks {

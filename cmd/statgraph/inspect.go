@@ -197,10 +197,10 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stdout, "  error: %s\n", printable.String(e))
 		}
 		if a.Diff != "" {
-			fmt.Fprintf(stdout, "  diff of this attempt:\n%s\n", indent(a.Diff, "    "))
+			fmt.Fprintf(stdout, "  diff of this attempt:\n%s\n", indent(printable.Text(a.Diff), "    "))
 		}
 		if a.Feedback != "" {
-			fmt.Fprintf(stdout, "  feedback sent back:\n%s\n", indent(a.Feedback, "    "))
+			fmt.Fprintf(stdout, "  feedback sent back:\n%s\n", indent(printable.Text(a.Feedback), "    "))
 		}
 	}
 	if len(h.ErrorHistory) > 0 {
@@ -210,7 +210,10 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if h.Branch != "" && len(h.Attempts) > 0 && h.Attempts[0].Commit != "" {
-		fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", h.Branch, h.Diff)
+		fmt.Fprintf(stdout, "\ndiff of branch %s against its base:\n%s", printable.String(h.Branch), printable.Text(h.Diff))
+	}
+	if h.Uncommitted != "" {
+		fmt.Fprintf(stdout, "\nuncommitted work in the task's workspace:\n%s", printable.Text(h.Uncommitted))
 	}
 	return nil
 }

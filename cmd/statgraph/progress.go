@@ -181,7 +181,7 @@ func (p *progress) redraw() {
 		if r.attempt > 0 {
 			att = fmt.Sprintf("%d/%d", r.attempt, r.max)
 		}
-		cells = append(cells, []string{printable.String(r.id), r.status, r.phase, att, el.Round(100 * time.Millisecond).String(), fmt.Sprint(r.tokens), r.title})
+		cells = append(cells, []string{printable.String(r.id), r.status, printable.String(r.phase), att, el.Round(100 * time.Millisecond).String(), fmt.Sprint(r.tokens), printable.String(r.title)})
 		tokens = tokens || r.tokens > 0
 	}
 	if !tokens {

@@ -1,6 +1,12 @@
 package printable
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 func TestString(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -16,6 +22,52 @@ func TestString(t *testing.T) {
 	} {
 		if got := String(tc.in); got != tc.want {
 			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"two\nlines\n", "two\nlines\n"},
+		{"a\tb\n", "a\tb\n"},
+		{"clip \x1b]52;c;aGk=\x07 end\n", "clip \\x1b]52;c;aGk=\\a end\n"},
+		{"cr\r\n", "cr\\r\n"},
+		{"bad\xff\n\tx", "bad\\xff\n\tx"},
+		{"Grüße\n", "Grüße\n"},
+	} {
+		if got := Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestGitPathMatchesGit compares GitPath with what git itself prints for
+// the same names (git ls-files, core.quotePath at its default).
+func TestGitPathMatchesGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git program")
+	}
+	names := []string{"plain.txt", "ctl\x01name", "esc\x1b]52;c;aGk=\x07", "del\x7f", "tab\there", "new\nline", `quote"back\slash`, "Grüße", "sp ace"}
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("init", "-q")
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run("add", "--", n)
+		got := strings.TrimSuffix(run("ls-files", "--", n), "\n")
+		if want := GitPath(n); got != want {
+			t.Errorf("GitPath(%q) = %s, git prints %s", n, want, got)
 		}
 	}
 }
