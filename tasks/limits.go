@@ -14,7 +14,8 @@ import (
 //
 //	"limits": {"response_bytes": 4194304, "conversation_bytes": 1048576,
 //	           "tool_calls_per_turn": 64, "write_bytes": 52428800, "write_files": 2000,
-//	           "file_bytes": 104857600}
+//	           "file_bytes": 104857600, "processes": 2048, "memory_bytes": 8589934592,
+//	           "tmp_bytes": 1073741824, "open_files": 4096}
 //
 // A zero (or absent) field means the built-in default: 4 MiB for one model
 // response, 1 MiB of conversation kept (older tool results are elided past
@@ -22,8 +23,11 @@ import (
 // 50 MiB and 2,000 files written per attempt, and 100 MiB for one file.
 // The last three bound every executor: the LLM executor's writes, and the
 // attempt's commit whoever wrote the files (an agent CLI too), which is
-// refused, naming the file, past them. A task's field overrides the
-// defaults object's, field by field.
+// refused, naming the file, past them. processes, memory_bytes, tmp_bytes
+// and open_files bound each sandboxed command (check or agent CLI) and
+// everything it starts: their defaults are proc.Defaults (2,048
+// processes, min(8 GiB, half the RAM), a 1 GiB /tmp, 4,096 open files).
+// A task's field overrides the defaults object's, field by field.
 type Limits struct {
 	ResponseBytes     int
 	ConversationBytes int
@@ -31,10 +35,15 @@ type Limits struct {
 	WriteBytes        int
 	WriteFiles        int
 	FileBytes         int
+	Processes         int
+	MemoryBytes       int
+	TmpBytes          int
+	OpenFiles         int
 }
 
 // limitKeys are the members of a limits object.
-var limitKeys = []string{"response_bytes", "conversation_bytes", "tool_calls_per_turn", "write_bytes", "write_files", "file_bytes"}
+var limitKeys = []string{"response_bytes", "conversation_bytes", "tool_calls_per_turn", "write_bytes", "write_files", "file_bytes",
+	"processes", "memory_bytes", "tmp_bytes", "open_files"}
 
 // limits decodes the "limits" object of obj.
 func (d *decoder) limits(obj *node, id string) Limits {
@@ -65,6 +74,10 @@ func (d *decoder) limits(obj *node, id string) Limits {
 		WriteBytes:        get("write_bytes"),
 		WriteFiles:        get("write_files"),
 		FileBytes:         get("file_bytes"),
+		Processes:         get("processes"),
+		MemoryBytes:       get("memory_bytes"),
+		TmpBytes:          get("tmp_bytes"),
+		OpenFiles:         get("open_files"),
 	}
 }
 
@@ -83,6 +96,10 @@ func (l Limits) merge(base Limits) Limits {
 		WriteBytes:        pick(l.WriteBytes, base.WriteBytes),
 		WriteFiles:        pick(l.WriteFiles, base.WriteFiles),
 		FileBytes:         pick(l.FileBytes, base.FileBytes),
+		Processes:         pick(l.Processes, base.Processes),
+		MemoryBytes:       pick(l.MemoryBytes, base.MemoryBytes),
+		TmpBytes:          pick(l.TmpBytes, base.TmpBytes),
+		OpenFiles:         pick(l.OpenFiles, base.OpenFiles),
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -173,6 +174,8 @@ func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox 
 		Network:    t.Sandbox.NetworkOn(),
 		AllowHosts: slices.Clone(t.Sandbox.Hosts),
 		Helper:     d.SandboxHelper,
+		Limits: proc.Limits{Procs: t.Limits.Processes, MemoryBytes: int64(t.Limits.MemoryBytes),
+			TmpBytes: int64(t.Limits.TmpBytes), OpenFiles: t.Limits.OpenFiles},
 
 		GoCacheProg: d.GoCacheProg,
 	}
