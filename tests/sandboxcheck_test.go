@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/asuser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,20 +30,8 @@ func TestSandboxCheck(t *testing.T) {
 		return
 	}
 	// As uid 65534, from a copy of the binary it can run, with a home of its own.
-	dir, err := os.MkdirTemp("", "statgraph-check-user-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
-	self, err := os.ReadFile(bin)
-	require.NoError(t, err)
-	userBin, home := filepath.Join(dir, "statgraph"), filepath.Join(dir, "home")
-	require.NoError(t, os.WriteFile(userBin, self, 0o755))
-	require.NoError(t, os.Mkdir(home, 0o755))
-	require.NoError(t, os.Chown(home, 65534, 65534))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", userBin, "sandbox", "check")
-	cmd.Dir, cmd.Env = home, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	dir := asuser.Dir(t)
+	cmd := asuser.Command(t, dir, asuser.Copy(t, bin, dir), "sandbox", "check")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "as uid 65534:\n%s", out)
 	assert.Contains(t, string(out), "all 11 probes held")

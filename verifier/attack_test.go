@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/asuser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -247,20 +248,6 @@ func TestSandboxAttacksAsUser(t *testing.T) {
 		return
 	}
 	requireSandbox(t)
-	dir, err := os.MkdirTemp("", "statgraph-attack-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
-	self, err := os.ReadFile(os.Args[0])
-	require.NoError(t, err)
-	bin := filepath.Join(dir, "verifier.test")
-	require.NoError(t, os.WriteFile(bin, self, 0o755))
-	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-		bin, "-test.run", "^TestSandboxAttacksAsUser$", "-test.v")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "the attacks as uid 65534:\n%s", out)
-	assert.Contains(t, string(out), "--- PASS: TestSandboxAttacksAsUser")
-	assert.NotContains(t, string(out), "--- FAIL")
+	out := asuser.RunTests(t, "^TestSandboxAttacksAsUser$", []string{"TestSandboxAttacksAsUser"}, "TMPDIR="+os.TempDir())
+	assert.NotContains(t, out, "--- FAIL")
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/asuser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -249,24 +250,8 @@ func TestBoundsAsUnprivilegedUser(t *testing.T) {
 	requireSandbox(t)
 	probe, err := builtProbe()
 	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(dir, 0o755))
-	self, err := os.Executable()
-	require.NoError(t, err)
-	bin := filepath.Join(dir, "verifier.test")
-	b, err := os.ReadFile(self)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(bin, b, 0o755))
 	tests := []string{"TestBoundsProcesses", "TestBoundsTmp", "TestBoundsFileSize", "TestSeccompDeniesAttacks"}
-	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^("+strings.Join(tests, "|")+")$", "-test.v", "-test.count=1")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), probeEnv+"="+probe, "HOME="+dir, "TMPDIR=/tmp")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	for _, name := range tests {
-		assert.Contains(t, string(out), "--- PASS: "+name+" ", "%s ran and passed as user 65534", name)
-	}
+	asuser.RunTests(t, "^("+strings.Join(tests, "|")+")$", tests, probeEnv+"="+probe, "TMPDIR=/tmp")
 }
 
 // TestBoundsRefusedWhenTheyCannotBeSet: when a bound cannot be set (more

@@ -10,12 +10,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/asuser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -211,22 +211,6 @@ func TestSandboxProxyAsUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to become another user; the tests above run as this user")
 	}
-	setpriv, err := exec.LookPath("setpriv")
-	require.NoError(t, err, "setpriv (util-linux) runs the test as an unprivileged user")
-	dir, err := os.MkdirTemp("", "statgraph-asuser-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o777))
-	bin := filepath.Join(dir, "verifier.test")
-	data, err := os.ReadFile(os.Args[0])
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(bin, data, 0o755))
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		bin, "-test.run", "^(TestSandboxProxyAllowlist|TestSandboxNetworkClosed)$", "-test.v", "-test.count=1")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "TMPDIR="+dir)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "--- PASS: TestSandboxProxyAllowlist")
-	assert.Contains(t, string(out), "--- PASS: TestSandboxNetworkClosed")
+	names := []string{"TestSandboxProxyAllowlist", "TestSandboxNetworkClosed"}
+	asuser.RunTests(t, "^("+strings.Join(names, "|")+")$", names)
 }

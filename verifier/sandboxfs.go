@@ -136,7 +136,6 @@ func visibleAlready(ms []mount, p string) bool {
 	return false
 }
 
-
 // masks returns the mounts that blank each secret path (secretPaths, the
 // credential stores under $HOME and extra) lying inside something ms makes
 // visible: an empty read-only file over a file, an empty tmpfs over a
