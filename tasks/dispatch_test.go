@@ -50,10 +50,11 @@ while ! grep -q '"retry_count": 1' tasks.json.live 2>/dev/null; do
 done
 grep -q 'Retry 0: tests' tasks.json.live && touch fixed
 `
+	// The sandbox shows no repository of the user's unless a task asks for it.
 	gitRepo(t, dir, map[string]string{
 		"agent.sh": agent,
 		"tasks.json": `{"tasks": [{"id": 1, "title": "progress", "max_retries": 3,
-  "test_cmd": ["test", "-f", "fixed"],
+  "test_cmd": ["test", "-f", "fixed"], "sandbox": {"read": ["` + dir + `"]},
   "executor": {"command": ["./agent.sh", "{attempt}"]}}]}`,
 	})
 	// A temporary file left by a Save that was killed.

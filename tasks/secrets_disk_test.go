@@ -30,7 +30,9 @@ func dispatch(t *testing.T, repo string, keep bool) (tasks.Summary, string) {
 	require.NoError(t, err)
 	defer st.Close()
 	var log bytes.Buffer
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Log: &log, KeepWorkspaces: keep}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Log: &log, KeepWorkspaces: keep, SandboxHelper: []string{self, "sandbox-init"}}
 	sum, err := d.Run(context.Background())
 	require.NoError(t, err, log.String())
 	return sum, store
