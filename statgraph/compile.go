@@ -219,7 +219,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	g.compileFans(b, resolve, nodeOf, add)
 	g.compileCommands(b, resolve, add)
 	g.compileFallbacks(b, add)
-	if len(g.start.next) == 0 && g.start.branch == nil {
+	if len(g.start.next) == 0 && g.start.branch == nil && g.start.fan == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
 	}
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -19,6 +21,7 @@ type nodeInfo struct {
 	calls   int                    // Interrupt calls so far in this attempt
 	raised  []Interruption         // interrupts raised by this attempt
 	count   int                    // the node's executions before this one
+	seq     int                    // the node's tasks before this one in the step (Sends)
 	cfg     *runConfig             // the run's configuration (subgraphs read it)
 	sink    func(Event[none]) bool // takes events raised inside the node; nil without events
 }
@@ -28,6 +31,15 @@ type nodeInfo struct {
 type taskExtra struct {
 	gotos   []string // a command node's Goto, or a subgraph node's from ToParent
 	failure error    // for a WithFallback handler: the error handled (fallback.go)
+}
+
+// task names the task in interrupt IDs: the node's name, followed for the
+// second and later tasks of the node in one step (Sends) by "[seq]".
+func (info *nodeInfo) task() string {
+	if info.seq == 0 {
+		return info.node
+	}
+	return info.node + "[" + strconv.Itoa(info.seq) + "]"
 }
 
 // gotoList returns the Goto a command node returned, if any.
@@ -69,7 +81,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 			info.extra = &taskExtra{failure: err}
 		}
 	}
-	info.count, info.cfg = r.counters[n.idx], &r.cfg
+	info.count, info.seq, info.cfg = r.counters[n.idx]+sl.seq, sl.seq, &r.cfg
 	if sl.ev != nil {
 		sl.ev.retry = sl.ev.retry[:0]
 	}
@@ -244,9 +256,10 @@ func (r *run[S]) emitEnd(sl *slot[S], idx int) bool {
 
 // barrierErrors checks the step's slots once all have finished. Interrupts
 // pause the run; failures end it. Either way the updates of the nodes that
-// did finish are saved as pending writes so that a resume does not run them
-// again.
-func (r *run[S]) barrierErrors() error {
+// did finish are reported (EventNodeUpdate) and saved as pending writes
+// (saveUnfinished) so that a resume does not run them again. put says
+// whether the tasks' updates were stored as they finished.
+func (r *run[S]) barrierErrors(put bool) error {
 	var failed error
 	var raised []Interruption
 	for i := range r.slots {
@@ -271,12 +284,11 @@ func (r *run[S]) barrierErrors() error {
 	if failed == nil && r.saver == nil {
 		return fmt.Errorf("%w: node %q called Interrupt; compile the graph WithCheckpointer so the run can pause and resume", errNoCheckpointer, raised[0].Node)
 	}
+	if r.emit != nil && slices.Contains(r.cfg.kinds, EventNodeUpdate) && !r.emitNodeUpdates() {
+		return r.stopped()
+	}
 	if r.saver != nil {
-		pending, err := r.pendingWrites()
-		if err != nil {
-			return err
-		}
-		if err := r.saveStep(sourceLoop, r.step-1, r.frontier, pending, raised); err != nil {
+		if err := r.saveUnfinished(failed != nil, raised, put); err != nil {
 			return err
 		}
 	}

@@ -16,8 +16,9 @@ type Runtime struct {
 	RemainingSteps int
 	// Fallback is, inside a node running as a WithFallback handler, the
 	// error of the node that failed and led to it (several are joined with
-	// errors.Join; after a resume from a checkpoint it keeps its message
-	// but not its type). nil in any other node and outside a node.
+	// errors.Join; after a resume from a checkpoint it is still a
+	// *NodeError, whose Err keeps only the original's message). nil in any
+	// other node and outside a node.
 	Fallback error
 }
 

@@ -194,6 +194,18 @@ func (r *run[S]) routeSends() error {
 	return nil
 }
 
+// numberSends sets the seq of the step's slots: each task of a node gets an
+// execution count of its own (a subgraph's thread is named after it), in
+// slot order, as routeSends will count them.
+func (r *run[S]) numberSends() {
+	before := make([]int, len(r.g.nodes))
+	for i := range r.slots {
+		idx := r.taskNode(i).idx
+		r.slots[i].seq = before[idx]
+		before[idx]++
+	}
+}
+
 // taskNode returns the node of slot i: a node of the frontier, then one
 // task per Send.
 func (r *run[S]) taskNode(i int) *node[S] {
