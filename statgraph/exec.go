@@ -21,7 +21,7 @@ type nodeInfo struct {
 	calls   int                    // Interrupt calls so far in this attempt
 	raised  []Interruption         // interrupts raised by this attempt
 	count   int                    // the node's executions before this one
-	seq     int                    // the node's tasks before this one in the step (Sends)
+	seq     int                    // the node's tasks before this one in the step (Sends; set by superstep)
 	cfg     *runConfig             // the run's configuration (subgraphs read it)
 	sink    func(Event[none]) bool // takes events raised inside the node; nil without events
 }
@@ -81,7 +81,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 			info.extra = &taskExtra{failure: err}
 		}
 	}
-	info.count, info.seq, info.cfg = r.counters[n.idx]+sl.seq, sl.seq, &r.cfg
+	info.count, info.cfg = r.counters[n.idx]+info.seq, &r.cfg
 	if sl.ev != nil {
 		sl.ev.retry = sl.ev.retry[:0]
 	}

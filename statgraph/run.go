@@ -92,7 +92,6 @@ type slot[S any] struct {
 	// handled: the node failed and its WithFallback takes over (err kept).
 	handled bool
 	in      *S             // a Send task's own input; nil: the step's state
-	seq     int            // tasks of the same node before this one in the step
 	ev      *slotEvents[S] // set on the slot's first attempt with events on
 }
 
@@ -281,7 +280,7 @@ func (r *run[S]) superstep() error {
 	}
 	r.slots = r.slots[:k]
 	for i := range r.slots {
-		r.slots[i].in, r.slots[i].seq = nil, 0
+		r.slots[i].in, r.slots[i].nctx.info.seq = nil, 0
 		if i >= nf {
 			r.slots[i].in = &r.sendList()[i-nf].in
 		}

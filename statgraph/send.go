@@ -194,14 +194,14 @@ func (r *run[S]) routeSends() error {
 	return nil
 }
 
-// numberSends sets the seq of the step's slots: each task of a node gets an
+// numberSends sets the seq of the step's tasks: each task of a node gets an
 // execution count of its own (a subgraph's thread is named after it), in
 // slot order, as routeSends will count them.
 func (r *run[S]) numberSends() {
 	before := make([]int, len(r.g.nodes))
 	for i := range r.slots {
 		idx := r.taskNode(i).idx
-		r.slots[i].seq = before[idx]
+		r.slots[i].nctx.info.seq = before[idx]
 		before[idx]++
 	}
 }
