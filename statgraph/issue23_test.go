@@ -431,3 +431,22 @@ func TestDurabilityExitSubgraphWritesOnlyWhenItPauses(t *testing.T) {
 		require.Equal(t, []string{"tell me about apples", "Processing: tell me about apples", "Done"}, seen[0])
 	}
 }
+
+// Issue 23, user-facing: a router reads RuntimeOf(ctx) as a node does
+// (LangGraph's routers see the RemainingSteps managed value like nodes):
+// this loop stops itself one step before the limit instead of failing.
+func TestRouterReadsRuntime(t *testing.T) {
+	b := statgraph.New[st]().
+		AddNode("loop", step("loop")).
+		AddEdge(statgraph.Start, "loop").
+		AddConditionalEdges("loop", func(ctx context.Context, s st) string {
+			if statgraph.RuntimeOf(ctx).RemainingSteps <= 1 {
+				return "done"
+			}
+			return "again"
+		}, map[string]string{"again": "loop", "done": statgraph.End})
+	g := mustCompile(t, b)
+	out, err := g.Invoke(context.Background(), st{}, statgraph.WithStepLimit(5))
+	require.NoError(t, err)
+	require.Equal(t, 4, out.N)
+}

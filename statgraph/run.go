@@ -80,6 +80,7 @@ type run[S any] struct {
 	skipAhead bool              // resuming past an interrupt-before: don't pause again
 	paused    bool              // the last checkpoint saved holds the frontier's pause
 	pending   []PendingWrite    // updates of nodes already done in the current step
+	rctx      nodeCtx           // the context routers and fan-outs run with (routerCtx)
 }
 
 // slot holds one node's run within a step.
@@ -436,9 +437,9 @@ func (r *run[S]) route(n *node[S]) error {
 	}
 	if br := n.branch; br != nil {
 		if br.routes != nil {
-			return r.followAll(n, br.routes(r.ctx, r.state))
+			return r.followAll(n, br.routes(r.routerCtx(n), r.state))
 		}
-		key := br.router(r.ctx, r.state)
+		key := br.router(r.routerCtx(n), r.state)
 		if t, ok := br.to[key]; ok && r.emit == nil {
 			r.add(t) // the common case, kept inline
 			return nil

@@ -142,7 +142,7 @@ func (g *Graph[S]) compileFans(b *Builder[S], resolve func(string) (int, bool), 
 
 // sendTo queues the tasks of n's fan-out for the next step.
 func (r *run[S]) sendTo(n *node[S]) error {
-	for _, s := range n.fan.fn(r.ctx, r.state) {
+	for _, s := range n.fan.fn(r.routerCtx(n), r.state) {
 		t, ok := n.fan.to[s.To]
 		if !ok {
 			return fmt.Errorf("%w: node %q sent to %q; its declared destinations are %s (AddSends)",
