@@ -19,7 +19,8 @@ import (
 // The cache belongs to the compiled graph: it is shared by all its runs and
 // threads, lives in memory (nothing survives the process), and is safe for
 // concurrent use. Expired entries are dropped when their key is looked up
-// again. A cache hit still reports EventNodeStart and EventNodeEnd; on an
+// again. A cache hit still reports EventNodeStart and EventNodeEnd, the
+// latter with Cached set (LangGraph's "cached" metadata); on an
 // AddCommandNode node it goes where the cached command went.
 func WithCache[S any](ttl time.Duration, key func(s S) string) NodeOption {
 	return func(c *nodeConfig) { c.cacheTTL, c.cacheKey = ttl, key }
@@ -70,13 +71,11 @@ func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 			e, ok := entries[k]
 			if ok && cacheNow().Before(e.expires) {
 				mu.Unlock()
-				if e.gotos != nil {
-					if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-						if info.extra == nil {
-							info.extra = &taskExtra{}
-						}
-						info.extra.gotos = e.gotos
+				if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
+					if info.extra == nil {
+						info.extra = &taskExtra{}
 					}
+					info.extra.gotos, info.extra.cached = e.gotos, true
 				}
 				return e.out, nil
 			}

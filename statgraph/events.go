@@ -51,6 +51,9 @@ type Event[S any] struct {
 	// EventNodeUpdate or EventUpdate of a subgraph carries the child's
 	// update or state in Custom instead (LangGraph's subgraph updates).
 	Namespace string
+	// Cached is, for EventNodeEnd, whether the node's update came from its
+	// WithCache cache: the node's function did not run.
+	Cached bool
 	// Custom is, for EventCustom, the value written, of the writer's type;
 	// for a subgraph's EventNodeUpdate and EventUpdate, the child's state
 	// (type-assert it to the subgraph's state type).

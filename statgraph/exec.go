@@ -30,6 +30,7 @@ type nodeInfo struct {
 // slot stays small.
 type taskExtra struct {
 	gotos   []string // a command node's Goto, or a subgraph node's from ToParent
+	cached  bool     // the attempt's update came from the node's cache
 	failure error    // for a WithFallback handler: the error handled (fallback.go)
 }
 
@@ -91,7 +92,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	for attempt := 1; ; attempt++ {
 		info.attempt, info.calls, info.raised = attempt, 0, nil
 		if info.extra != nil {
-			info.extra.gotos = nil
+			info.extra.gotos, info.extra.cached = nil, false
 		}
 		if r.emit != nil && !r.startAttempt(sl, n, attempt) {
 			return
@@ -251,6 +252,9 @@ func (r *run[S]) emitEnd(sl *slot[S], idx int) bool {
 		}
 	}
 	ev := Event[S]{Kind: EventNodeEnd, Step: r.step, Node: r.g.name(idx), Attempt: sl.nctx.info.attempt, Duration: sl.dur, Err: sl.err}
+	if x := sl.nctx.info.extra; x != nil && sl.err == nil {
+		ev.Cached = x.cached
+	}
 	return r.emit(ev)
 }
 

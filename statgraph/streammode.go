@@ -72,7 +72,7 @@ func retype[A, B any](ev Event[A]) Event[B] {
 		Kind: ev.Kind, Step: ev.Step, Nodes: ev.Nodes, Node: ev.Node, Attempt: ev.Attempt,
 		Duration: ev.Duration, Delay: ev.Delay, Err: ev.Err, Key: ev.Key, To: ev.To,
 		CheckpointID: ev.CheckpointID, Interrupts: ev.Interrupts, Thread: ev.Thread,
-		Namespace: ev.Namespace, Custom: ev.Custom,
+		Namespace: ev.Namespace, Custom: ev.Custom, Cached: ev.Cached,
 	}
 }
 
