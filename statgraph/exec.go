@@ -160,8 +160,8 @@ func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) boo
 	if errors.Is(err, ErrInterrupted) && len(info.raised) > 0 {
 		return false
 	}
-	p := n.retry
-	if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil || !p.retryable(cause(err)) {
+	p := policyFor(n.retry, cause(err))
+	if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil {
 		if r.emit != nil {
 			r.endAttempt(sl, n)
 		}
