@@ -26,16 +26,20 @@ type Interruption struct {
 }
 
 // interruptedError is returned by Invoke and yielded by Stream when a run
-// paused. It wraps ErrInterrupted; WithResult's Result lists its
-// Interrupts.
+// paused. It wraps ErrInterrupted; its Interrupts method, like WithResult's
+// Result, lists the pauses.
 type interruptedError struct {
-	Thread     string
-	Interrupts []Interruption
+	Thread  string
+	pending []Interruption
 }
 
+// Interrupts returns the pauses the run waits on, for errors.As (see
+// ErrInterrupted).
+func (e *interruptedError) Interrupts() []Interruption { return e.pending }
+
 func (e *interruptedError) Error() string {
-	ids := make([]string, len(e.Interrupts))
-	for i, in := range e.Interrupts {
+	ids := make([]string, len(e.pending))
+	for i, in := range e.pending {
 		ids[i] = in.ID
 	}
 	return fmt.Sprintf("statgraph: thread %q paused at %s; continue it with WithResume(value)", e.Thread, strings.Join(ids, ", "))
@@ -81,7 +85,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	}
 	in := Interruption{ID: id, Node: info.node, When: "inside", Payload: p}
 	info.raised = append(info.raised, in)
-	return zero, &interruptedError{Interrupts: []Interruption{in}}
+	return zero, &interruptedError{pending: []Interruption{in}}
 }
 
 // applyResume records the resume values for checkpoint c's interrupts.
@@ -217,5 +221,5 @@ func (r *run[S]) interrupted(ints []Interruption) error {
 	if r.emit != nil {
 		r.emit(Event[S]{Kind: EventInterrupt, Step: r.step, Interrupts: ints, Thread: r.cfg.thread})
 	}
-	return &interruptedError{Thread: r.cfg.thread, Interrupts: ints}
+	return &interruptedError{Thread: r.cfg.thread, pending: ints}
 }

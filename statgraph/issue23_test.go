@@ -450,3 +450,19 @@ func TestRouterReadsRuntime(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4, out.N)
 }
+
+// Issue 23, user-facing: a paused run's interrupts are reachable from its
+// error, not only through WithResult (LangGraph returns them with the
+// result, "__interrupt__").
+func TestInterruptsReachableFromTheError(t *testing.T) {
+	var calls counter
+	fail := false
+	g := mustCompile(t, chain(&calls, &fail), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)),
+		statgraph.WithInterruptBefore("b"))
+	_, err := g.Invoke(context.Background(), st{}, statgraph.WithThread("t"))
+	var paused interface{ Interrupts() []statgraph.Interruption }
+	require.ErrorAs(t, err, &paused)
+	require.Len(t, paused.Interrupts(), 1)
+	require.Equal(t, "b", paused.Interrupts()[0].Node)
+	require.Equal(t, "before", paused.Interrupts()[0].When)
+}

@@ -141,7 +141,7 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 			for i, in := range latest.Interrupts {
 				ints[i] = Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload}
 			}
-			return zero, raiseFromChild(info, &interruptedError{Thread: r.cfg.thread, Interrupts: ints})
+			return zero, raiseFromChild(info, &interruptedError{Thread: r.cfg.thread, pending: ints})
 		}
 		c, err := r.start(ctx, input, &resumeArg{value: values})
 		return c, raiseFromChild(info, err)
@@ -167,12 +167,12 @@ func raiseFromChild(info *nodeInfo, err error) error {
 	if !errors.As(err, &ie) {
 		return err
 	}
-	ints := make([]Interruption, len(ie.Interrupts))
-	for i, in := range ie.Interrupts {
+	ints := make([]Interruption, len(ie.pending))
+	for i, in := range ie.pending {
 		ints[i] = Interruption{ID: info.task() + nsSep + in.ID, Node: info.node, When: "inside", Payload: in.Payload}
 	}
 	info.raised = append(info.raised, ints...)
-	return &interruptedError{Interrupts: ints}
+	return &interruptedError{pending: ints}
 }
 
 // drawable is a compiled graph drawn inside a subgraph node's box.
