@@ -460,7 +460,9 @@ func TestInterruptsReachableFromTheError(t *testing.T) {
 	g := mustCompile(t, chain(&calls, &fail), statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(true)),
 		statgraph.WithInterruptBefore("b"))
 	_, err := g.Invoke(context.Background(), st{}, statgraph.WithThread("t"))
-	var paused interface{ Interrupts() []statgraph.Interruption }
+	var paused interface {
+		Interrupts() []statgraph.Interruption
+	}
 	require.ErrorAs(t, err, &paused)
 	require.Len(t, paused.Interrupts(), 1)
 	require.Equal(t, "b", paused.Interrupts()[0].Node)
