@@ -204,8 +204,14 @@ func WithRetry(p RetryPolicy) NodeOption {
 }
 
 // WithTimeout bounds each attempt of the node: its ctx is cancelled after d
-// and the attempt fails with an error wrapping context.DeadlineExceeded.
-// Zero means no timeout.
+// and the attempt fails at once with an error wrapping
+// context.DeadlineExceeded, so the step goes on as for any failed attempt
+// (a retry, a fallback or the run's end). A node that does not heed its
+// ctx is waited for a tenth of d more (between 1ms and 1s), then
+// abandoned: it runs on, on a goroutine of its own, and whatever it returns
+// is dropped. Such a node must not use its ctx
+// after the deadline other than through Done and Err (the engine reuses
+// it), and must end by itself. Zero means no timeout.
 func WithTimeout(d time.Duration) NodeOption {
 	return func(c *nodeConfig) { c.timeout = d }
 }

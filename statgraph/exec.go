@@ -194,24 +194,14 @@ func (r *run[S]) call(ctx context.Context, n *node[S], in S, attempt int) (out S
 		}
 	}()
 	if n.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, n.timeout)
-		defer cancel()
-	}
-	out, err = n.fn(ctx, in)
-	if err == nil && n.timeout > 0 && ctx.Err() != nil {
-		// The node ignored its ctx: its late result is refused.
-		err = lateError(n, ctx.Err())
+		out, err = callBounded(ctx, n, attempt, in)
+	} else {
+		out, err = n.fn(ctx, in)
 	}
 	if err != nil {
 		err = nodeError(n.name, attempt, err)
 	}
 	return out, err
-}
-
-//go:noinline
-func lateError[S any](n *node[S], err error) error {
-	return fmt.Errorf("returned after its WithTimeout(%v) deadline without heeding its ctx; its result is refused: %w", n.timeout, err)
 }
 
 //go:noinline

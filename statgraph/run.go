@@ -23,7 +23,8 @@ import (
 // Invoke returns the context's error (wrapped) soon after ctx is done, a
 // *NodeError when a node fails, ErrStepLimit when the run is too long, and
 // an error wrapping ErrInterrupted when it paused. It never leaves a
-// goroutine behind.
+// goroutine behind, except that of a node abandoned at its WithTimeout
+// deadline, which ends when the node returns.
 func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	r := g.newRun(opts)
 	if r.cfg.call == nil {
