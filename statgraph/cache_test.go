@@ -144,3 +144,28 @@ func TestNodeCacheHitMarkedInEvents(t *testing.T) {
 		t.Fatalf("second run: %s; want the cache hit marked", got)
 	}
 }
+
+// Issue 23: the cache is bounded (it kept every distinct input for the life
+// of the compiled graph): past cacheCap entries the least recently used is
+// dropped.
+func TestNodeCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	cacheCap = 2
+	t.Cleanup(func() { cacheCap = 4096 })
+	calls := map[string]int{}
+	g, err := New[query]().
+		AddNode("answer", func(_ context.Context, s query) (query, error) { calls[s.Q]++; return s, nil },
+			WithCache(time.Hour, func(s query) string { return s.Q })).
+		AddEdge(Start, "answer").AddEdge("answer", End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"a", "b", "a", "c", "a", "b"} {
+		if _, err := g.Invoke(context.Background(), query{Q: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a stays (used again before c came), b is evicted by c and runs again.
+	if calls["a"] != 1 || calls["b"] != 2 || calls["c"] != 1 {
+		t.Fatalf("node runs by key: %v; want a 1, b 2, c 1", calls)
+	}
+}
