@@ -183,7 +183,7 @@ func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
 type NodeOption func(*nodeConfig)
 
 type nodeConfig struct {
-	retry    *RetryPolicy
+	retry    []RetryPolicy // WithRetry, in the order given
 	timeout  time.Duration
 	fallback string        // WithFallback
 	sub      drawable      // the child graph of a subgraph node (AddSubgraph)
@@ -194,14 +194,24 @@ type nodeConfig struct {
 	deferred bool          // WithDefer
 }
 
-// WithRetry retries the node on error according to p.
+// WithRetry retries the node on error according to p. Given several times,
+// it adds policies (LangGraph's sequence of retry policies): an error is
+// retried under the first one whose RetryOn accepts it, within that
+// policy's MaxAttempts and with its delays, the attempts being counted
+// across all of them; an error no policy accepts is not retried.
 func WithRetry(p RetryPolicy) NodeOption {
-	return func(c *nodeConfig) { c.retry = &p }
+	return func(c *nodeConfig) { c.retry = append(c.retry, p) }
 }
 
 // WithTimeout bounds each attempt of the node: its ctx is cancelled after d
-// and the attempt fails with an error wrapping context.DeadlineExceeded.
-// Zero means no timeout.
+// and the attempt fails at once with an error wrapping
+// context.DeadlineExceeded, so the step goes on as for any failed attempt
+// (a retry, a fallback or the run's end). A node that does not heed its
+// ctx is waited for a tenth of d more (between 1ms and 1s), then
+// abandoned: it runs on, on a goroutine of its own, and whatever it returns
+// is dropped. Such a node must not use its ctx
+// after the deadline other than through Done and Err (the engine reuses
+// it), and must end by itself. Zero means no timeout.
 func WithTimeout(d time.Duration) NodeOption {
 	return func(c *nodeConfig) { c.timeout = d }
 }

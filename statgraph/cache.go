@@ -1,6 +1,7 @@
 package statgraph
 
 import (
+	"container/list"
 	"context"
 	"sync"
 	"time"
@@ -18,8 +19,11 @@ import (
 //
 // The cache belongs to the compiled graph: it is shared by all its runs and
 // threads, lives in memory (nothing survives the process), and is safe for
-// concurrent use. Expired entries are dropped when their key is looked up
-// again. A cache hit still reports EventNodeStart and EventNodeEnd; on an
+// concurrent use. It holds at most 4,096 entries per node: beyond that the
+// least recently used is dropped, so that a long-lived graph keyed by
+// ever-new inputs does not grow without bound. Expired entries are dropped
+// when their key is looked up again, or as the least recently used. A cache hit still reports EventNodeStart and EventNodeEnd, the
+// latter with Cached set (LangGraph's "cached" metadata); on an
 // AddCommandNode node it goes where the cached command went.
 func WithCache[S any](ttl time.Duration, key func(s S) string) NodeOption {
 	return func(c *nodeConfig) { c.cacheTTL, c.cacheKey = ttl, key }
@@ -38,7 +42,11 @@ func (b *Builder[S]) checkCache(ns *nodeSpec[S]) {
 // cacheNow is the cache's clock; tests replace it.
 var cacheNow = time.Now
 
+// cacheCap is the number of entries a node's cache holds; tests lower it.
+var cacheCap = 4096
+
 type cacheEntry[S any] struct {
+	key     string
 	out     S
 	gotos   []string // where an AddCommandNode's command went, replayed on a hit
 	expires time.Time
@@ -61,26 +69,30 @@ func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 		}
 	}
 	fn, ttl := ns.fn, ns.cfg.cacheTTL
-	var mu sync.Mutex
-	entries := map[string]cacheEntry[S]{}
+	var mu sync.Mutex                     // guards entries and lru
+	entries := map[string]*list.Element{} // key -> element of lru holding a cacheEntry
+	lru := list.New()                     // most recently used first
 	return func(ctx context.Context, s S) (S, error) {
 		k := key(s)
 		if k != "" {
 			mu.Lock()
-			e, ok := entries[k]
-			if ok && cacheNow().Before(e.expires) {
+			el, ok := entries[k]
+			if ok && cacheNow().Before(el.Value.(cacheEntry[S]).expires) {
+				lru.MoveToFront(el)
+				e := el.Value.(cacheEntry[S])
 				mu.Unlock()
-				if e.gotos != nil {
-					if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-						if info.extra == nil {
-							info.extra = &taskExtra{}
-						}
-						info.extra.gotos = e.gotos
+				if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
+					if info.extra == nil {
+						info.extra = &taskExtra{}
 					}
+					info.extra.gotos, info.extra.cached = e.gotos, true
 				}
 				return e.out, nil
 			}
-			delete(entries, k)
+			if ok {
+				lru.Remove(el)
+				delete(entries, k)
+			}
 			mu.Unlock()
 		}
 		out, err := fn(ctx, s)
@@ -89,8 +101,17 @@ func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 			if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok && info.extra != nil {
 				gotos = info.extra.gotos
 			}
+			e := cacheEntry[S]{key: k, out: out, gotos: gotos, expires: cacheNow().Add(ttl)}
 			mu.Lock()
-			entries[k] = cacheEntry[S]{out: out, gotos: gotos, expires: cacheNow().Add(ttl)}
+			if el, ok := entries[k]; ok { // a parallel miss stored it first
+				el.Value = e
+				lru.MoveToFront(el)
+			} else {
+				entries[k] = lru.PushFront(e)
+			}
+			for lru.Len() > cacheCap {
+				delete(entries, lru.Remove(lru.Back()).(cacheEntry[S]).key)
+			}
 			mu.Unlock()
 		}
 		return out, err

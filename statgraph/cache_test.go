@@ -110,3 +110,62 @@ func TestNodeCacheHitReplaysCommandGoto(t *testing.T) {
 		}
 	}
 }
+
+// Mirrors LangGraph's test_in_one_fan_out_state_graph_waiting_edge_multiple
+// with_cache (test_pregel.py): a node served from its cache is marked so
+// in the stream (LangGraph's "__metadata__": {"cached": True}); the nodes
+// that ran are not.
+func TestNodeCacheHitMarkedInEvents(t *testing.T) {
+	g, err := New[query]().
+		AddNode("rewrite", func(_ context.Context, s query) (query, error) { s.Q = "query: " + s.Q; return s, nil },
+			WithCache(time.Hour, func(s query) string { return s.Q })).
+		AddNode("qa", func(_ context.Context, s query) (query, error) { s.Answer = s.Q; return s, nil }).
+		AddEdge(Start, "rewrite").AddEdge("rewrite", "qa").AddEdge("qa", End).
+		Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := func() []string {
+		var out []string
+		for ev, err := range g.Stream(context.Background(), query{Q: "weather in sf"}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Kind == EventNodeEnd {
+				out = append(out, ev.Node+map[bool]string{true: " cached", false: " ran"}[ev.Cached])
+			}
+		}
+		return strings.Fields(strings.Join(out, " "))
+	}
+	if got := strings.Join(ends(), " "); got != "rewrite ran qa ran" {
+		t.Fatalf("first run: %s", got)
+	}
+	if got := strings.Join(ends(), " "); got != "rewrite cached qa ran" {
+		t.Fatalf("second run: %s; want the cache hit marked", got)
+	}
+}
+
+// Issue 23: the cache is bounded (it kept every distinct input for the life
+// of the compiled graph): past cacheCap entries the least recently used is
+// dropped.
+func TestNodeCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	cacheCap = 2
+	t.Cleanup(func() { cacheCap = 4096 })
+	calls := map[string]int{}
+	g, err := New[query]().
+		AddNode("answer", func(_ context.Context, s query) (query, error) { calls[s.Q]++; return s, nil },
+			WithCache(time.Hour, func(s query) string { return s.Q })).
+		AddEdge(Start, "answer").AddEdge("answer", End).Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"a", "b", "a", "c", "a", "b"} {
+		if _, err := g.Invoke(context.Background(), query{Q: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a stays (used again before c came), b is evicted by c and runs again.
+	if calls["a"] != 1 || calls["b"] != 2 || calls["c"] != 1 {
+		t.Fatalf("node runs by key: %v; want a 1, b 2, c 1", calls)
+	}
+}

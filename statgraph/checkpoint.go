@@ -96,8 +96,9 @@ type Checkpoint struct {
 	// step's starting checkpoint as the task finishes (PutWrites), so that
 	// a crash mid-step loses only the unfinished tasks.
 	Pending []PendingWrite
-	// Counters holds per-node execution counts, so that counts survive a
-	// resume. To keep a step's checkpoint small the engine writes them only
+	// Counters holds per-node execution counts on the thread, so that
+	// counts survive a resume; a new run, a replay and a fork go on from
+	// the thread's latest counts. To keep a step's checkpoint small the engine writes them only
 	// on some checkpoints (with every full state, and at least every 256
 	// checkpoints); when nil they are the parent's counters plus one for
 	// each node in the parent's Next.

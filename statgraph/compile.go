@@ -43,7 +43,7 @@ type node[S any] struct {
 	name     string
 	idx      int
 	fn       nodeFunc[S]
-	retry    *RetryPolicy
+	retry    []RetryPolicy // WithRetry's policies, tried in order
 	timeout  time.Duration
 	next     []int // static successors (endIdx for End), sorted
 	branch   *branch[S]
@@ -139,7 +139,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 	for i, name := range names {
 		ns := b.nodes[name]
-		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: ns.cfg.retry, timeout: ns.cfg.timeout, sub: ns.cfg.sub, deferred: ns.cfg.deferred}
+		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: slices.Clone(ns.cfg.retry), timeout: ns.cfg.timeout, sub: ns.cfg.sub, deferred: ns.cfg.deferred}
 		g.defers = g.defers || ns.cfg.deferred
 		if ns.cfg.cacheTTL > 0 {
 			g.nodes[i].fn = cached(ns, b.codec)
@@ -219,7 +219,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	g.compileFans(b, resolve, nodeOf, add)
 	g.compileCommands(b, resolve, add)
 	g.compileFallbacks(b, add)
-	if len(g.start.next) == 0 && g.start.branch == nil {
+	if len(g.start.next) == 0 && g.start.branch == nil && g.start.fan == nil {
 		add("nothing leaves %s: add an edge from statgraph.Start to the first node", Start)
 	}
 

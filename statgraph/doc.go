@@ -51,7 +51,8 @@
 // A node's error, or a panic (recovered, with its stack), ends the run with
 // a *NodeError naming the node and attempt. WithRetry retries a node under a
 // RetryPolicy (exponential backoff with jitter; Permanent opts an error out);
-// WithTimeout bounds each attempt (a late result is refused). RuntimeOf(ctx)
+// WithTimeout bounds each attempt (a node ignoring its ctx is abandoned at
+// the deadline and its result dropped). RuntimeOf(ctx)
 // tells a node what it can know of its run: its Attempt, the RemainingSteps
 // and, in a WithFallback handler (a node that handles another's error once
 // its retries are used up), the Fallback error. Cancelling the context

@@ -24,11 +24,13 @@ const (
 	DurabilityAsync
 	// DurabilityExit writes checkpoints only when the run stops: at the
 	// end, at an interrupt, when a node fails, or when the run is stopped
-	// between steps (a cancelled ctx, the step limit). A crash loses
-	// everything since the run's input (or since the run was continued),
-	// and every task of the step that was running runs again.
-	// A failure while routing after a step loses the steps since the last
-	// checkpoint too.
+	// between steps (a cancelled ctx, the step limit); the run's input is
+	// not written. A subgraph's run writes only when it stops unfinished
+	// (an interrupt, a failure), as in LangGraph, where a nested graph
+	// writes at exit only then. A crash loses everything since the
+	// thread's last checkpoint (for a new thread, everything), and every
+	// task of the step that was running runs again. A failure while
+	// routing after a step loses the steps since the last checkpoint too.
 	DurabilityExit
 )
 
@@ -45,6 +47,19 @@ func (r *run[S]) saveLoop(ints []Interruption) error {
 		return nil
 	}
 	return r.saveStep(sourceLoop, r.step, r.next, nil, ints)
+}
+
+// saveInput writes the checkpoint of the run's input, or under
+// DurabilityExit notes that it was not written: that mode writes only when
+// the run stops (and a subgraph's run only when it stops unfinished).
+func (r *run[S]) saveInput(pending []PendingWrite, ints []Interruption) error {
+	if s := r.saver; s.mode == DurabilityExit && ints == nil {
+		s.skipped++
+		s.boundary = r.step
+		return nil
+	}
+	r.paused = ints != nil
+	return r.saveStep(sourceInput, r.step, r.frontier, pending, ints)
 }
 
 // put stores cp: now, or under DurabilityAsync in the background, after the
@@ -89,7 +104,7 @@ func (r *run[S]) settle(err error) error {
 	if werr := s.wait(); werr != nil {
 		return errors.Join(err, werr)
 	}
-	if s.skipped == 0 || s.boundary != r.step {
+	if s.skipped == 0 || s.boundary != r.step || (r.cfg.sub && err == nil) {
 		return err
 	}
 	// The frontier is the one the saved step leads to. Save even when the

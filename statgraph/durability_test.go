@@ -79,8 +79,8 @@ func durGraph(t *testing.T, cp Checkpointer, runs map[string]int, crashAt func()
 // leaves behind, and what a restarted process then runs again.
 //   - sync: the checkpoint after b is durable before c starts: c and d run again;
 //   - async: the write after b may still be in flight: b, c and d run again;
-//   - exit: nothing since the input was written: everything runs again,
-//     and a run that ends writes only its input and its end.
+//   - exit: nothing was written (not even the input): everything runs
+//     again, and a run that ends writes only its end.
 func TestDurabilityModesCrashBehaviour(t *testing.T) {
 	for _, tc := range []struct {
 		mode      Durability
@@ -90,7 +90,7 @@ func TestDurabilityModesCrashBehaviour(t *testing.T) {
 	}{
 		{DurabilitySync, []string{"c", "d"}, 5, false},
 		{DurabilityAsync, []string{"b", "c", "d"}, 5, true},
-		{DurabilityExit, []string{"a", "b", "c", "d"}, 2, false},
+		{DurabilityExit, []string{"a", "b", "c", "d"}, 1, false},
 	} {
 		t.Run([]string{"sync", "async", "exit"}[tc.mode], func(t *testing.T) {
 			store := &crashStore{memoryCheckpointer: memoryCheckpointer{encode: true}}

@@ -13,8 +13,11 @@ var (
 	// that were still active, which are the nodes of the loop.
 	ErrStepLimit = errors.New("statgraph: step limit reached")
 	// ErrInterrupted is wrapped by the error of Invoke (and Stream's last
-	// event) when the run paused at an interrupt; WithResult's
-	// Result.Interrupts lists the pauses. Continue it with WithResume.
+	// event) when the run paused at an interrupt. The pauses are listed by
+	// WithResult's Result.Interrupts, and by the error itself: it has a
+	// method Interrupts() []Interruption, which errors.As reaches with a
+	// target of type interface{ Interrupts() []Interruption } (as net.Error's
+	// Timeout is reached). Continue the run with WithResume.
 	ErrInterrupted = errors.New("statgraph: run interrupted")
 	// ErrNoCheckpoint is returned by a Checkpointer's Get when the thread or
 	// checkpoint does not exist.

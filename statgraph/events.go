@@ -1,6 +1,10 @@
 package statgraph
 
-import "time"
+import (
+	"context"
+	"fmt"
+	"time"
+)
 
 // EventKind says what an Event reports. Its values are readable names
 // ("run_start", "node_end", ...), so a kind prints and compares as itself.
@@ -47,8 +51,32 @@ type Event[S any] struct {
 	// EventNodeUpdate or EventUpdate of a subgraph carries the child's
 	// update or state in Custom instead (LangGraph's subgraph updates).
 	Namespace string
+	// Cached is, for EventNodeEnd, whether the node's update came from its
+	// WithCache cache: the node's function did not run.
+	Cached bool
 	// Custom is, for EventCustom, the value written, of the writer's type;
 	// for a subgraph's EventNodeUpdate and EventUpdate, the child's state
 	// (type-assert it to the subgraph's state type).
 	Custom any
+}
+
+// emitStart reports the start of the run.
+func (r *run[S]) emitStart() {
+	if r.emit != nil {
+		r.emit(Event[S]{Kind: EventRunStart, Step: r.step, Nodes: r.names(r.frontier), Thread: r.cfg.thread})
+	}
+}
+
+// names returns the names of the nodes idx.
+func (r *run[S]) names(idx []int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = r.g.name(j)
+	}
+	return out
+}
+
+// stopped is the error of a run whose event consumer stopped listening.
+func (r *run[S]) stopped() error {
+	return fmt.Errorf("statgraph: run stopped at step %d: %w", r.step, context.Canceled)
 }

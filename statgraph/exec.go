@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -19,6 +21,7 @@ type nodeInfo struct {
 	calls   int                    // Interrupt calls so far in this attempt
 	raised  []Interruption         // interrupts raised by this attempt
 	count   int                    // the node's executions before this one
+	seq     int                    // the node's tasks before this one in the step (Sends; set by superstep)
 	cfg     *runConfig             // the run's configuration (subgraphs read it)
 	sink    func(Event[none]) bool // takes events raised inside the node; nil without events
 }
@@ -27,7 +30,17 @@ type nodeInfo struct {
 // slot stays small.
 type taskExtra struct {
 	gotos   []string // a command node's Goto, or a subgraph node's from ToParent
+	cached  bool     // the attempt's update came from the node's cache
 	failure error    // for a WithFallback handler: the error handled (fallback.go)
+}
+
+// task names the task in interrupt IDs: the node's name, followed for the
+// second and later tasks of the node in one step (Sends) by "[seq]".
+func (info *nodeInfo) task() string {
+	if info.seq == 0 {
+		return info.node
+	}
+	return info.node + "[" + strconv.Itoa(info.seq) + "]"
 }
 
 // gotoList returns the Goto a command node returned, if any.
@@ -69,7 +82,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 			info.extra = &taskExtra{failure: err}
 		}
 	}
-	info.count, info.cfg = r.counters[n.idx], &r.cfg
+	info.count, info.cfg = r.counters[n.idx]+info.seq, &r.cfg
 	if sl.ev != nil {
 		sl.ev.retry = sl.ev.retry[:0]
 	}
@@ -79,7 +92,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	for attempt := 1; ; attempt++ {
 		info.attempt, info.calls, info.raised = attempt, 0, nil
 		if info.extra != nil {
-			info.extra.gotos = nil
+			info.extra.gotos, info.extra.cached = nil, false
 		}
 		if r.emit != nil && !r.startAttempt(sl, n, attempt) {
 			return
@@ -147,8 +160,8 @@ func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) boo
 	if errors.Is(err, ErrInterrupted) && len(info.raised) > 0 {
 		return false
 	}
-	p := n.retry
-	if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil || !p.retryable(cause(err)) {
+	p := policyFor(n.retry, cause(err))
+	if p == nil || attempt >= p.maxAttempts() || r.ctx.Err() != nil {
 		if r.emit != nil {
 			r.endAttempt(sl, n)
 		}
@@ -181,24 +194,14 @@ func (r *run[S]) call(ctx context.Context, n *node[S], in S, attempt int) (out S
 		}
 	}()
 	if n.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, n.timeout)
-		defer cancel()
-	}
-	out, err = n.fn(ctx, in)
-	if err == nil && n.timeout > 0 && ctx.Err() != nil {
-		// The node ignored its ctx: its late result is refused.
-		err = lateError(n, ctx.Err())
+		out, err = callBounded(ctx, n, attempt, in)
+	} else {
+		out, err = n.fn(ctx, in)
 	}
 	if err != nil {
 		err = nodeError(n.name, attempt, err)
 	}
 	return out, err
-}
-
-//go:noinline
-func lateError[S any](n *node[S], err error) error {
-	return fmt.Errorf("returned after its WithTimeout(%v) deadline without heeding its ctx; its result is refused: %w", n.timeout, err)
 }
 
 //go:noinline
@@ -239,14 +242,18 @@ func (r *run[S]) emitEnd(sl *slot[S], idx int) bool {
 		}
 	}
 	ev := Event[S]{Kind: EventNodeEnd, Step: r.step, Node: r.g.name(idx), Attempt: sl.nctx.info.attempt, Duration: sl.dur, Err: sl.err}
+	if x := sl.nctx.info.extra; x != nil && sl.err == nil {
+		ev.Cached = x.cached
+	}
 	return r.emit(ev)
 }
 
 // barrierErrors checks the step's slots once all have finished. Interrupts
 // pause the run; failures end it. Either way the updates of the nodes that
-// did finish are saved as pending writes so that a resume does not run them
-// again.
-func (r *run[S]) barrierErrors() error {
+// did finish are reported (EventNodeUpdate) and saved as pending writes
+// (saveUnfinished) so that a resume does not run them again. put says
+// whether the tasks' updates were stored as they finished.
+func (r *run[S]) barrierErrors(put bool) error {
 	var failed error
 	var raised []Interruption
 	for i := range r.slots {
@@ -271,12 +278,11 @@ func (r *run[S]) barrierErrors() error {
 	if failed == nil && r.saver == nil {
 		return fmt.Errorf("%w: node %q called Interrupt; compile the graph WithCheckpointer so the run can pause and resume", errNoCheckpointer, raised[0].Node)
 	}
+	if r.emit != nil && slices.Contains(r.cfg.kinds, EventNodeUpdate) && !r.emitNodeUpdates() {
+		return r.stopped()
+	}
 	if r.saver != nil {
-		pending, err := r.pendingWrites()
-		if err != nil {
-			return err
-		}
-		if err := r.saveStep(sourceLoop, r.step-1, r.frontier, pending, raised); err != nil {
+		if err := r.saveUnfinished(failed != nil, raised, put); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,8 @@ import (
 // super-step instead, where RuntimeOf(ctx).Fallback is the error. Interrupts and
 // the run's own cancellation are never handled. The fallback must be a node
 // of the graph (Compile checks it). After a resume from a checkpoint the
-// error keeps its message but not its type.
+// error is still a *NodeError with its Node and Attempt, but its Err is
+// only the original's message (its Panic the panic's text, without Stack).
 func WithFallback(node string) NodeOption {
 	return func(c *nodeConfig) { c.fallback = node }
 }
@@ -76,29 +77,94 @@ const fallbackKey = "on error"
 // fallback node is to handle; the fallback's name follows.
 const failureRecord = "__failure__:"
 
-// failureRecords returns the errors waiting for their fallbacks.
+// savedFailure is one error of a failure record: a *NodeError's fields,
+// with its Err and Panic as text, or (Node empty) another error's message.
+type savedFailure struct {
+	Node    string `json:"node,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	Err     string `json:"err,omitempty"`
+	Panic   string `json:"panic,omitempty"`
+}
+
+// failureRecords returns the errors waiting for their fallbacks, each a
+// list of the errors joined for that fallback.
 func (r *run[S]) failureRecords() []PendingWrite {
 	var out []PendingWrite
 	failures := r.failureMap()
 	for _, i := range slices.Sorted(maps.Keys(failures)) {
-		b, _ := json.Marshal(failures[i].Error()) // strings always encode
+		var list []savedFailure
+		for _, err := range joined(failures[i]) {
+			var ne *NodeError
+			switch {
+			case !errors.As(err, &ne):
+				list = append(list, savedFailure{Err: err.Error()})
+			case ne.Panic != nil:
+				list = append(list, savedFailure{Node: ne.Node, Attempt: ne.Attempt, Panic: fmt.Sprint(ne.Panic)})
+			default:
+				list = append(list, savedFailure{Node: ne.Node, Attempt: ne.Attempt, Err: fmt.Sprint(ne.Err)})
+			}
+		}
+		b, _ := json.Marshal(list) // strings and ints always encode
 		out = append(out, PendingWrite{Node: failureRecord + r.g.nodes[i].name, Update: b})
 	}
 	return out
+}
+
+// joined returns the errors that errors.Join joined into err, or err.
+func joined(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, joined(e)...)
+	}
+	return out
+}
+
+// failureOf rebuilds the error saved by failureRecords: a *NodeError (its
+// Err, or its Panic, a string with the panic's text; Stack is lost), or
+// several joined. A record written before failures kept their type holds
+// the message alone.
+func failureOf(raw []byte) (error, bool) {
+	var msg string
+	if json.Unmarshal(raw, &msg) == nil {
+		return errors.New(msg), true
+	}
+	var list []savedFailure
+	if json.Unmarshal(raw, &list) != nil || len(list) == 0 {
+		return nil, false
+	}
+	errs := make([]error, len(list))
+	for i, f := range list {
+		switch {
+		case f.Node == "":
+			errs[i] = errors.New(f.Err)
+		case f.Panic != "":
+			errs[i] = &NodeError{Node: f.Node, Attempt: f.Attempt, Panic: f.Panic}
+		default:
+			errs[i] = &NodeError{Node: f.Node, Attempt: f.Attempt, Err: errors.New(f.Err)}
+		}
+	}
+	if len(errs) == 1 {
+		return errs[0], true
+	}
+	return errors.Join(errs...), true
 }
 
 // loadFailure restores an error saved by failureRecords.
 func (r *run[S]) loadFailure(c *Checkpoint, pw PendingWrite) error {
 	name := strings.TrimPrefix(pw.Node, failureRecord)
 	i, ok := r.g.byName[name]
-	var msg string
-	if !ok || json.Unmarshal(pw.Update, &msg) != nil {
+	failure, decoded := failureOf(pw.Update)
+	if !ok || !decoded {
 		return fmt.Errorf("%w: thread %q checkpoint %d: the error saved for fallback %q does not fit the graph", ErrCorruptCheckpoint, c.Thread, c.ID, name)
 	}
 	q := r.queue()
 	if q.failures == nil {
 		q.failures = map[int]error{}
 	}
-	q.failures[i] = errors.New(msg)
+	q.failures[i] = failure
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -17,7 +18,7 @@ type Snapshot[S any] struct {
 	State        S
 	Next         []string // nodes that run next; empty when the run finished
 	Interrupts   []Interruption
-	Counters     map[string]int // executions per node so far
+	Counters     map[string]int // executions per node so far on the thread, its earlier runs and other branches included
 }
 
 // State returns the latest snapshot of thread. It reads the latest
@@ -182,6 +183,9 @@ func (g *Graph[S]) snapshotOf(cp *Checkpoint, state S) Snapshot[S] {
 		State: state, Next: cp.Next,
 	}
 	for _, in := range cp.Interrupts {
+		if slices.ContainsFunc(cp.Pending, func(pw PendingWrite) bool { return pw.Node == resumeRecord+in.ID }) {
+			continue // answered by a resume that failed: the thread continues without WithResume
+		}
 		s.Interrupts = append(s.Interrupts, Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload})
 	}
 	return s
@@ -212,7 +216,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	if err != nil {
 		return 0, fmt.Errorf("statgraph: update state of thread %q: %w", thread, err)
 	}
-	lastID := latest.ID
+	head, lastID := latest, latest.ID
 	if latest, err = r.forkBase(latest); err != nil {
 		return 0, err
 	}
@@ -226,14 +230,13 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread string, update S, asN
 	}
 	r.saver.lastID, r.saver.parent, r.saver.prev, r.saver.havePrev = lastID, latest.ID, state, true
 	r.saver.based(latest)
-	counters, err := loadCounters(ctx, chain, latest)
-	if err != nil {
-		return 0, err
-	}
-	for name, c := range counters {
-		if i, ok := g.byName[name]; ok {
-			r.counters[i] = c
+	if head != latest { // the thread's counters, not the fork base's: see run.loadCounters
+		if chain, err = readChain(ctx, g.cfg.checkpointer, head); err != nil {
+			return 0, err
 		}
+	}
+	if err := r.loadCounters(ctx, chain, head); err != nil {
+		return 0, err
 	}
 	if _, err := r.loadRecords(ctx, latest); err != nil {
 		return 0, err

@@ -13,23 +13,33 @@ import (
 // WithInterruptBefore/WithInterruptAfter, waiting for WithResume. Checkpoints
 // keep the pending ones (Checkpoint.Interrupts).
 type Interruption struct {
-	ID      string          // addresses the interrupt in a ResumeMap
+	// ID addresses the interrupt in a ResumeMap: "<node>:<step>:<k>" for
+	// the k-th Interrupt call (from 0) of a node in a step, where the
+	// node's second and later tasks of one step (Sends) are "<node>[<j>]";
+	// "<node>:before:<step>" and "<node>:after:<step>" for the pauses
+	// around it; a subgraph's own IDs prefixed with the node's task and
+	// "|".
+	ID      string
 	Node    string          // the node that paused, or that the pause is before or after
 	When    string          // "before", "after" or "inside" (raised by Interrupt)
 	Payload json.RawMessage // what the node passed to Interrupt, as JSON
 }
 
 // interruptedError is returned by Invoke and yielded by Stream when a run
-// paused. It wraps ErrInterrupted; WithResult's Result lists its
-// Interrupts.
+// paused. It wraps ErrInterrupted; its Interrupts method, like WithResult's
+// Result, lists the pauses.
 type interruptedError struct {
-	Thread     string
-	Interrupts []Interruption
+	Thread  string
+	pending []Interruption
 }
 
+// Interrupts returns the pauses the run waits on, for errors.As (see
+// ErrInterrupted).
+func (e *interruptedError) Interrupts() []Interruption { return e.pending }
+
 func (e *interruptedError) Error() string {
-	ids := make([]string, len(e.Interrupts))
-	for i, in := range e.Interrupts {
+	ids := make([]string, len(e.pending))
+	for i, in := range e.pending {
 		ids[i] = in.ID
 	}
 	return fmt.Sprintf("statgraph: thread %q paused at %s; continue it with WithResume(value)", e.Thread, strings.Join(ids, ", "))
@@ -60,7 +70,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	if !ok {
 		return zero, errors.New("statgraph: Interrupt called outside a running node")
 	}
-	id := fmt.Sprintf("%s:%d:%d", info.node, info.step, info.calls)
+	id := fmt.Sprintf("%s:%d:%d", info.task(), info.step, info.calls)
 	info.calls++
 	if raw, ok := info.resumes[id]; ok {
 		var v T
@@ -75,7 +85,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	}
 	in := Interruption{ID: id, Node: info.node, When: "inside", Payload: p}
 	info.raised = append(info.raised, in)
-	return zero, &interruptedError{Interrupts: []Interruption{in}}
+	return zero, &interruptedError{pending: []Interruption{in}}
 }
 
 // applyResume records the resume values for checkpoint c's interrupts.
@@ -113,11 +123,40 @@ func (r *run[S]) applyResume(c *Checkpoint, arg *resumeArg) error {
 			return err
 		}
 		r.resumes[id] = b
+		r.given = append(r.given, id)
 		if in.When == "before" {
 			r.skipAhead = true
 		}
 	}
 	return nil
+}
+
+// resumeRecord prefixes the pending-write entry that keeps a resume value
+// given to a step that then failed (the interrupt's ID follows), so that
+// the thread continues without WithResume, as from a step that paused.
+const resumeRecord = "__resume__:"
+
+// resumeRecords returns the entries of the resume values given to this
+// run with WithResume.
+func (r *run[S]) resumeRecords() []PendingWrite {
+	out := make([]PendingWrite, 0, len(r.given))
+	for _, id := range r.given {
+		if b, ok := r.resumes[id]; ok {
+			out = append(out, PendingWrite{Node: resumeRecord + id, Update: b})
+		}
+	}
+	return out
+}
+
+// waiting reports whether checkpoint c has an interrupt that no resume
+// value answers.
+func waiting(c *Checkpoint) bool {
+	for _, in := range c.Interrupts {
+		if _, ok := c.Resumes[in.ID]; !ok && !slices.ContainsFunc(c.Pending, func(pw PendingWrite) bool { return pw.Node == resumeRecord+in.ID }) {
+			return true
+		}
+	}
+	return false
 }
 
 // pauseBefore pauses the run if a node of the frontier is flagged with
@@ -155,17 +194,24 @@ func (r *run[S]) pauses(ran, next []int) []Interruption {
 	if ints != nil || r.g.before == nil {
 		return ints
 	}
+	// A pause already answered is not taken again: a sibling of the node
+	// paused itself inside the step, and the step is being run again.
+	before := func(i int) {
+		name := r.g.nodes[i].name
+		id := fmt.Sprintf("%s:before:%d", name, r.step+1)
+		if _, answered := r.resumes[id]; !answered && !slices.ContainsFunc(ints, func(in Interruption) bool { return in.ID == id }) {
+			ints = append(ints, Interruption{ID: id, Node: name, When: "before"})
+		}
+	}
 	for _, i := range next {
 		if r.g.before[i] {
-			name := r.g.nodes[i].name
-			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:before:%d", name, r.step+1), Node: name, When: "before"})
+			before(i)
 		}
 	}
 	// The nodes of pending Sends pause too, once each.
 	for _, t := range r.sendList() {
-		name := r.g.nodes[t.node].name
-		if r.g.before[t.node] && !slices.ContainsFunc(ints, func(in Interruption) bool { return in.Node == name }) {
-			ints = append(ints, Interruption{ID: fmt.Sprintf("%s:before:%d", name, r.step+1), Node: name, When: "before"})
+		if r.g.before[t.node] {
+			before(t.node)
 		}
 	}
 	return ints
@@ -175,5 +221,5 @@ func (r *run[S]) interrupted(ints []Interruption) error {
 	if r.emit != nil {
 		r.emit(Event[S]{Kind: EventInterrupt, Step: r.step, Interrupts: ints, Thread: r.cfg.thread})
 	}
-	return &interruptedError{Thread: r.cfg.thread, Interrupts: ints}
+	return &interruptedError{Thread: r.cfg.thread, pending: ints}
 }

@@ -207,6 +207,11 @@ func (r *run[S]) loadRecords(_ context.Context, c *Checkpoint) ([]PendingWrite, 
 			if err := r.loadDeferred(c, pw); err != nil {
 				return nil, err
 			}
+		case strings.HasPrefix(pw.Node, resumeRecord):
+			if r.resumes == nil {
+				r.resumes = map[string][]byte{}
+			}
+			r.resumes[pw.Node[len(resumeRecord):]] = pw.Update
 		case strings.HasPrefix(pw.Node, sendRecord):
 			if err := r.loadSend(c, pw); err != nil {
 				return nil, err

@@ -1,6 +1,7 @@
 package statgraph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,82 +139,100 @@ func (s *saver[S]) encode(cp *Checkpoint, state S) error {
 // FromCheckpoint) and reports whether the run continues from it. A thread
 // whose latest run finished starts a new run from the input; an unfinished
 // one continues with input merged in (see WithThread).
-func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (bool, error) {
+func (r *run[S]) restore(ctx context.Context, input S, resume *resumeArg) (continued, merged bool, err error) {
 	s := r.saver
 	latest, err := s.cp.Get(ctx, s.thread, 0)
 	if errors.Is(err, ErrNoCheckpoint) {
 		if r.cfg.from != 0 || resume != nil {
-			return false, fmt.Errorf("statgraph: thread %q has no checkpoints: %w", s.thread, ErrNoCheckpoint)
+			return false, false, fmt.Errorf("statgraph: thread %q has no checkpoints: %w", s.thread, ErrNoCheckpoint)
 		}
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("statgraph: load thread %q: %w", s.thread, err)
+		return false, false, fmt.Errorf("statgraph: load thread %q: %w", s.thread, err)
 	}
 	s.lastID, s.parent = latest.ID, latest.ID
 	c := latest
 	if r.cfg.from != 0 {
 		if c, err = s.cp.Get(ctx, s.thread, r.cfg.from); err != nil {
-			return false, fmt.Errorf("statgraph: load checkpoint %d of thread %q: %w", r.cfg.from, s.thread, err)
+			return false, false, fmt.Errorf("statgraph: load checkpoint %d of thread %q: %w", r.cfg.from, s.thread, err)
 		}
 	}
 	if r.cfg.from == 0 && resume == nil && len(c.Next) == 0 {
 		// The last run finished: a new run starts on the same thread.
-		return false, r.loadPrev(ctx, c)
+		return false, false, r.loadPrev(ctx, c)
 	}
-	if resume == nil && len(c.Interrupts) > 0 && r.cfg.from == 0 {
-		return false, fmt.Errorf("%w: thread %q is waiting at interrupt %s; continue it with WithResume(value)", ErrInterrupted, s.thread, c.Interrupts[0].ID)
+	if resume == nil && r.cfg.from == 0 && waiting(c) {
+		return false, false, fmt.Errorf("%w: thread %q is waiting at interrupt %s; continue it with WithResume(value)", ErrInterrupted, s.thread, c.Interrupts[0].ID)
 	}
 	chain, err := readChain(ctx, s.cp, c)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	state, err := loadState(ctx, chain, r.g.codec, c)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	r.state, s.prev, s.havePrev = state, state, true
 	s.based(c)
 	if resume == nil && r.cfg.from == 0 && r.g.reducer != nil {
 		r.state = r.g.reducer(state, input)
-	}
-	r.step = c.Step
-	counters, err := loadCounters(ctx, chain, c)
-	if err != nil {
-		return false, err
-	}
-	for name, n := range counters {
-		if i, ok := r.g.byName[name]; ok {
-			r.counters[i] = n
+		if merged, err = r.changed(state, r.state); err != nil {
+			return false, false, err
 		}
 	}
+	r.step = c.Step
+	// The counters are the thread's, whichever checkpoint the run continues
+	// from, so that a replayed node's subgraph gets a thread of its own.
+	if c != latest {
+		if chain, err = readChain(ctx, s.cp, latest); err != nil {
+			return false, false, err
+		}
+	}
+	if err := r.loadCounters(ctx, chain, latest); err != nil {
+		return false, false, err
+	}
+	if len(c.Resumes) > 0 {
+		r.resumes = maps.Clone(c.Resumes)
+	}
 	if r.pending, err = r.loadRecords(ctx, c); err != nil {
-		return false, err
+		return false, false, err
 	}
 	for _, name := range r.unsent(c.Next) {
 		i, ok := r.g.byName[name]
 		if !ok {
-			return false, fmt.Errorf("%w: thread %q checkpoint %d names node %q, which the graph does not have", ErrCorruptCheckpoint, s.thread, c.ID, name)
+			return false, false, fmt.Errorf("%w: thread %q checkpoint %d names node %q, which the graph does not have", ErrCorruptCheckpoint, s.thread, c.ID, name)
 		}
 		r.frontier = append(r.frontier, i)
 	}
 	slices.Sort(r.frontier)
-	if len(c.Resumes) > 0 {
-		r.resumes = maps.Clone(c.Resumes)
-	}
 	if resume != nil {
 		if err := r.applyResume(c, resume); err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
 	if r.cfg.from != 0 {
 		s.parent = c.ID
-		return true, r.saveStep(sourceFork, r.step, r.frontier, r.pending, nil)
+		return true, false, r.saveStep(sourceFork, r.step, r.frontier, r.pending, nil)
 	}
-	return true, nil
+	return true, merged, nil
 }
 
-// loadPrev remembers c's state as the base for the next delta.
+// changed reports whether the states a and b differ, by their encodings.
+func (r *run[S]) changed(a, b S) (bool, error) {
+	ea, err := r.g.codec.Marshal(a)
+	if err != nil {
+		return false, fmt.Errorf("statgraph: encode the state of thread %q: %w", r.cfg.thread, err)
+	}
+	eb, err := r.g.codec.Marshal(b)
+	if err != nil {
+		return false, fmt.Errorf("statgraph: encode the state of thread %q with the run's input merged: %w", r.cfg.thread, err)
+	}
+	return !bytes.Equal(ea, eb), nil
+}
+
+// loadPrev remembers c's state as the base for the next delta, and c's
+// counters as the new run's.
 func (r *run[S]) loadPrev(ctx context.Context, c *Checkpoint) error {
 	chain, err := readChain(ctx, r.saver.cp, c)
 	if err != nil {
@@ -225,6 +244,24 @@ func (r *run[S]) loadPrev(ctx context.Context, c *Checkpoint) error {
 	}
 	r.saver.prev, r.saver.havePrev = state, true
 	r.saver.based(c)
+	return r.loadCounters(ctx, chain, c)
+}
+
+// loadCounters sets the run's execution counters to those of checkpoint
+// c, read through store. They count every run and branch of the thread:
+// a new run, a replay and a fork start from the latest checkpoint's, which
+// are therefore the highest, so each execution of a node has a count of
+// its own (a subgraph node names its child's thread after it).
+func (r *run[S]) loadCounters(ctx context.Context, store Checkpointer, c *Checkpoint) error {
+	counters, err := loadCounters(ctx, store, c)
+	if err != nil {
+		return err
+	}
+	for name, n := range counters {
+		if i, ok := r.g.byName[name]; ok {
+			r.counters[i] = n
+		}
+	}
 	return nil
 }
 

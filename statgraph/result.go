@@ -16,7 +16,7 @@ type Result[S any] struct {
 func (r *run[S]) result(s S, err error) Result[S] {
 	res := Result[S]{State: s}
 	if ie := (*interruptedError)(nil); errors.As(err, &ie) {
-		res.Interrupts = ie.Interrupts
+		res.Interrupts = ie.pending
 	}
 	return res
 }

@@ -72,6 +72,17 @@ func (p *RetryPolicy) retryable(err error) bool {
 	return true
 }
 
+// policyFor returns the first of policies under which err may be retried,
+// or nil.
+func policyFor(policies []RetryPolicy, err error) *RetryPolicy {
+	for i := range policies {
+		if policies[i].retryable(err) {
+			return &policies[i]
+		}
+	}
+	return nil
+}
+
 type permanentError struct{ err error }
 
 func (e *permanentError) Error() string { return e.err.Error() }

@@ -180,3 +180,41 @@ func TestRetryPolicyDelayCaps(t *testing.T) {
 	require.Equal(t, 128*time.Second, statgraph.RetryDelay(&p, 50))
 	require.Equal(t, 128*time.Second, statgraph.RetryDelay(&p, 5000))
 }
+
+// Mirrors LangGraph's test_retry.py test_graph_with_multiple_retry_policies:
+// WithRetry given twice keeps both policies, and an error is retried under
+// the first whose RetryOn accepts it (here each error kind under its own
+// MaxAttempts; an error neither accepts is not retried). It kept only the
+// last policy.
+func TestSeveralRetryPoliciesMatchedByError(t *testing.T) {
+	errValue, errKey, errOther := errors.New("value error"), errors.New("key error"), errors.New("other")
+	is := func(target error) func(error) bool { return func(err error) bool { return errors.Is(err, target) } }
+	for _, tc := range []struct {
+		fail     error
+		failures int // attempts that fail before one succeeds
+		want     int // attempts made
+		ok       bool
+	}{
+		{errValue, 1, 2, true},
+		{errKey, 2, 3, true},
+		{errValue, 2, 2, false}, // the value policy allows 2 attempts
+		{errOther, 1, 1, false},
+	} {
+		attempts := 0
+		b := statgraph.New[st]().
+			AddNode("failing_node", func(context.Context, st) (st, error) {
+				attempts++
+				if attempts <= tc.failures {
+					return st{}, tc.fail
+				}
+				return st{Log: []string{"recovered"}}, nil
+			},
+				statgraph.WithRetry(statgraph.RetryPolicy{MaxAttempts: 2, InitialInterval: time.Microsecond, RetryOn: is(errValue)}),
+				statgraph.WithRetry(statgraph.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Microsecond, RetryOn: is(errKey)})).
+			AddEdge(statgraph.Start, "failing_node").AddEdge("failing_node", statgraph.End)
+		_, err := mustCompile(t, b).Invoke(context.Background(), st{})
+		if (err == nil) != tc.ok || attempts != tc.want {
+			t.Errorf("%v failing %d times: %d attempts, error %v; want %d attempts, success %v", tc.fail, tc.failures, attempts, err, tc.want, tc.ok)
+		}
+	}
+}

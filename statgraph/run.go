@@ -23,7 +23,8 @@ import (
 // Invoke returns the context's error (wrapped) soon after ctx is done, a
 // *NodeError when a node fails, ErrStepLimit when the run is too long, and
 // an error wrapping ErrInterrupted when it paused. It never leaves a
-// goroutine behind.
+// goroutine behind, except that of a node abandoned at its WithTimeout
+// deadline, which ends when the node returns.
 func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	r := g.newRun(opts)
 	if r.cfg.call == nil {
@@ -76,9 +77,11 @@ type run[S any] struct {
 	joins     *joinState        // waiting joins' arrivals (join.go); nil until a join is reached
 	tq        *taskQueue[S]     // Sends and fallback errors (send.go); nil until used
 	resumes   map[string][]byte // interrupt id -> resume value (JSON)
+	given     []string          // the interrupt ids WithResume answered in this invocation
 	skipAhead bool              // resuming past an interrupt-before: don't pause again
 	paused    bool              // the last checkpoint saved holds the frontier's pause
 	pending   []PendingWrite    // updates of nodes already done in the current step
+	rctx      nodeCtx           // the context routers and fan-outs run with (routerCtx)
 }
 
 // slot holds one node's run within a step.
@@ -189,11 +192,12 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		return fmt.Errorf("statgraph: the graph has a checkpointer: pass WithThread(id) so the run can be saved and resumed")
 	}
 	r.saver = &saver[S]{g: r.g, cp: cp, thread: r.cfg.thread, mode: r.cfg.durability}
-	continued, err := r.restore(ctx, input, resume)
+	continued, merged, err := r.restore(ctx, input, resume)
 	if err != nil {
 		return err
 	}
-	if !continued {
+	switch {
+	case !continued:
 		if err := r.begin(ctx, input); err != nil {
 			return err
 		}
@@ -201,10 +205,16 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		if r.g.before != nil {
 			ints = r.pauses(nil, r.frontier)
 		}
-		if err := r.saveStep(sourceInput, 0, r.frontier, nil, ints); err != nil {
+		if err := r.saveInput(nil, ints); err != nil {
 			return err
 		}
-		r.paused = ints != nil
+	case merged:
+		// An unfinished thread continued with an input that changed its
+		// state: the input is saved as for a new run, with the step's
+		// pending writes.
+		if err := r.saveInput(r.pending, nil); err != nil {
+			return err
+		}
 	}
 	r.emitStart()
 	return nil
@@ -231,20 +241,6 @@ func (r *run[S]) begin(ctx context.Context, input S) error {
 		q.sends, q.nextSends = q.nextSends, nil
 	}
 	return nil
-}
-
-func (r *run[S]) emitStart() {
-	if r.emit != nil {
-		r.emit(Event[S]{Kind: EventRunStart, Step: r.step, Nodes: r.names(r.frontier), Thread: r.cfg.thread})
-	}
-}
-
-func (r *run[S]) names(idx []int) []string {
-	out := make([]string, len(idx))
-	for i, j := range idx {
-		out[i] = r.g.name(j)
-	}
-	return out
 }
 
 // loop runs super-steps until the frontier is empty.
@@ -286,13 +282,17 @@ func (r *run[S]) superstep() error {
 	}
 	r.slots = r.slots[:k]
 	for i := range r.slots {
-		r.slots[i].in = nil
+		r.slots[i].in, r.slots[i].nctx.info.seq = nil, 0
 		if i >= nf {
 			r.slots[i].in = &r.sendList()[i-nf].in
 		}
 	}
+	if k > nf {
+		r.numberSends()
+	}
 	r.restorePending()
 
+	put := false // the tasks' updates are stored as they finish
 	if k == 1 {
 		if sl := &r.slots[0]; !sl.done {
 			r.exec(sl, r.taskNode(0))
@@ -305,7 +305,7 @@ func (r *run[S]) superstep() error {
 				}
 			}
 		}
-		put := r.putsWrites()
+		put = r.putsWrites()
 		var wg sync.WaitGroup
 		for i := 1; i < k; i++ {
 			if sl := &r.slots[i]; !sl.done {
@@ -337,7 +337,7 @@ func (r *run[S]) superstep() error {
 			}
 		}
 	}
-	if err := r.barrierErrors(); err != nil {
+	if err := r.barrierErrors(put); err != nil {
 		return err
 	}
 	r.pending = r.pending[:0]
@@ -438,9 +438,9 @@ func (r *run[S]) route(n *node[S]) error {
 	}
 	if br := n.branch; br != nil {
 		if br.routes != nil {
-			return r.followAll(n, br.routes(r.ctx, r.state))
+			return r.followAll(n, br.routes(r.routerCtx(n), r.state))
 		}
-		key := br.router(r.ctx, r.state)
+		key := br.router(r.routerCtx(n), r.state)
 		if t, ok := br.to[key]; ok && r.emit == nil {
 			r.add(t) // the common case, kept inline
 			return nil
@@ -481,9 +481,4 @@ func (r *run[S]) add(t int) {
 	}
 	r.seen[t] = r.step + 1
 	r.next = append(r.next, t)
-}
-
-// stopped is the error of a run whose event consumer stopped listening.
-func (r *run[S]) stopped() error {
-	return fmt.Errorf("statgraph: run stopped at step %d: %w", r.step, context.Canceled)
 }

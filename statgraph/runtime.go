@@ -3,8 +3,8 @@ package statgraph
 import "context"
 
 // Runtime is what a running node can learn about its run from its ctx
-// (LangGraph's Runtime): read it with RuntimeOf. Outside a node every field
-// is zero.
+// (LangGraph's Runtime): read it with RuntimeOf; routers and fan-outs read
+// it too. Outside a node, router or fan-out every field is zero.
 type Runtime struct {
 	// Attempt is the node's attempt number: 1 for the first try, 2 for the
 	// first retry under its RetryPolicy. 0 outside a node.
@@ -16,15 +16,18 @@ type Runtime struct {
 	RemainingSteps int
 	// Fallback is, inside a node running as a WithFallback handler, the
 	// error of the node that failed and led to it (several are joined with
-	// errors.Join; after a resume from a checkpoint it keeps its message
-	// but not its type). nil in any other node and outside a node.
+	// errors.Join; after a resume from a checkpoint it is still a
+	// *NodeError, whose Err keeps only the original's message). nil in any
+	// other node and outside a node.
 	Fallback error
 }
 
 // RuntimeOf returns the Runtime of the node running with ctx, or the zero
-// Runtime when ctx is not (derived from) a node's context. It costs one
-// ctx.Value lookup. Call it while the node runs: the engine reuses a node's
-// context for its next attempt.
+// Runtime when ctx is not (derived from) a node's context. A router
+// (AddConditionalEdges, AddRoutes) and a fan-out (AddSends) get the
+// RemainingSteps of the step of the node they follow, and Attempt 0. It
+// costs one ctx.Value lookup. Call it while the node or router runs: the
+// engine reuses their contexts.
 func RuntimeOf(ctx context.Context) Runtime {
 	info, ok := ctx.Value(infoKey{}).(*nodeInfo)
 	if !ok {
@@ -35,4 +38,12 @@ func RuntimeOf(ctx context.Context) Runtime {
 		rt.Fallback = info.extra.failure
 	}
 	return rt
+}
+
+// routerCtx returns the context of a router or fan-out that follows node n:
+// the run's context with a nodeInfo for RuntimeOf.
+func (r *run[S]) routerCtx(n *node[S]) context.Context {
+	r.rctx.Context = r.ctx
+	r.rctx.info = nodeInfo{node: n.name, step: r.step, cfg: &r.cfg}
+	return &r.rctx
 }

@@ -142,7 +142,7 @@ func (g *Graph[S]) compileFans(b *Builder[S], resolve func(string) (int, bool), 
 
 // sendTo queues the tasks of n's fan-out for the next step.
 func (r *run[S]) sendTo(n *node[S]) error {
-	for _, s := range n.fan.fn(r.ctx, r.state) {
+	for _, s := range n.fan.fn(r.routerCtx(n), r.state) {
 		t, ok := n.fan.to[s.To]
 		if !ok {
 			return fmt.Errorf("%w: node %q sent to %q; its declared destinations are %s (AddSends)",
@@ -192,6 +192,18 @@ func (r *run[S]) routeSends() error {
 		}
 	}
 	return nil
+}
+
+// numberSends sets the seq of the step's tasks: each task of a node gets an
+// execution count of its own (a subgraph's thread is named after it), in
+// slot order, as routeSends will count them.
+func (r *run[S]) numberSends() {
+	before := make([]int, len(r.g.nodes))
+	for i := range r.slots {
+		idx := r.taskNode(i).idx
+		r.slots[i].nctx.info.seq = before[idx]
+		before[idx]++
+	}
 }
 
 // taskNode returns the node of slot i: a node of the frontier, then one

@@ -8,7 +8,8 @@ import (
 // Stream runs the graph like Invoke and yields its events as they happen.
 // The last event is EventRunEnd, yielded together with the run's error (nil
 // on success). Breaking out of the loop cancels the run; Stream returns only
-// after the run has stopped, leaving no goroutine behind.
+// after the run has stopped, leaving no goroutine behind (but a node
+// abandoned at its WithTimeout deadline, as for Invoke).
 //
 // Events are yielded from the goroutine that ranges over the sequence. In a
 // step where several nodes run in parallel, their retry and end events are

@@ -72,16 +72,20 @@ func retype[A, B any](ev Event[A]) Event[B] {
 		Kind: ev.Kind, Step: ev.Step, Nodes: ev.Nodes, Node: ev.Node, Attempt: ev.Attempt,
 		Duration: ev.Duration, Delay: ev.Delay, Err: ev.Err, Key: ev.Key, To: ev.To,
 		CheckpointID: ev.CheckpointID, Interrupts: ev.Interrupts, Thread: ev.Thread,
-		Namespace: ev.Namespace, Custom: ev.Custom,
+		Namespace: ev.Namespace, Custom: ev.Custom, Cached: ev.Cached,
 	}
 }
 
-// emitNodeUpdates yields each node's own update of the step, in node-name
-// order, before the merge folds them into the state.
+// emitNodeUpdates yields the own update of each task of the step that
+// finished (the plain nodes in node-name order, then the Sends in send
+// order), before the merge folds them into the state, or before the run
+// pauses or fails with the step unfinished.
 func (r *run[S]) emitNodeUpdates() bool {
 	for i := range r.slots {
-		if !r.emit(Event[S]{Kind: EventNodeUpdate, Step: r.step, Node: r.g.name(r.frontier[i]), State: r.slots[i].out}) {
-			return false
+		if sl := &r.slots[i]; sl.err == nil {
+			if !r.emit(Event[S]{Kind: EventNodeUpdate, Step: r.step, Node: r.taskNode(i).name, State: sl.out}) {
+				return false
+			}
 		}
 	}
 	return true

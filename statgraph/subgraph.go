@@ -20,14 +20,18 @@ const nsSep = "|"
 //
 // The child runs on the parent's checkpointer, whatever it was compiled
 // with, under its own thread: the parent's thread, the node's name and its
-// execution count, joined by "|" ("t1|review:0"), so every run of the node
-// has its own history: the checkpointer lists it like any thread, and the
+// execution count on the thread, joined by "|" ("t1|review:0"). The count
+// goes on across the thread's runs, replays and forks, and each Send task
+// to the node has its own, so every run of the child starts afresh and
+// has its own history (LangGraph's stateless subgraph, whose state resets
+// on each invocation): the checkpointer lists it like any thread, and the
 // child graph compiled WithCheckpointer on the same store reads it with
 // State and History. When the parent has no checkpointer the child runs
 // without one.
 //
 // An interrupt inside the child pauses the parent: the parent's
-// Result.Interrupts (WithResult) lists it with the ID "name|<child's ID>", and WithResume
+// Result.Interrupts (WithResult) lists it with the ID "name|<child's ID>"
+// ("name[j]|<child's ID>" for the j-th Send task to the node in a step after the first), and WithResume
 // through the parent (with a value, or a ResumeMap naming that ID) resumes
 // the child where it stopped. A parent stopped while the child ran (a
 // cancelled context, or a killed process) continues the child from its
@@ -124,7 +128,7 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 		return loadState(ctx, parent.cp, child.codec, latest)
 	case len(latest.Interrupts) > 0:
 		values := ResumeMap{}
-		prefix := info.node + nsSep
+		prefix := info.task() + nsSep
 		for id, raw := range info.resumes {
 			cid, ok := strings.CutPrefix(id, prefix)
 			if ok && pendingHas(latest, cid) {
@@ -137,7 +141,7 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 			for i, in := range latest.Interrupts {
 				ints[i] = Interruption{ID: in.ID, Node: in.Node, When: in.When, Payload: in.Payload}
 			}
-			return zero, raiseFromChild(info, &interruptedError{Thread: r.cfg.thread, Interrupts: ints})
+			return zero, raiseFromChild(info, &interruptedError{Thread: r.cfg.thread, pending: ints})
 		}
 		c, err := r.start(ctx, input, &resumeArg{value: values})
 		return c, raiseFromChild(info, err)
@@ -163,12 +167,12 @@ func raiseFromChild(info *nodeInfo, err error) error {
 	if !errors.As(err, &ie) {
 		return err
 	}
-	ints := make([]Interruption, len(ie.Interrupts))
-	for i, in := range ie.Interrupts {
-		ints[i] = Interruption{ID: info.node + nsSep + in.ID, Node: info.node, When: "inside", Payload: in.Payload}
+	ints := make([]Interruption, len(ie.pending))
+	for i, in := range ie.pending {
+		ints[i] = Interruption{ID: info.task() + nsSep + in.ID, Node: info.node, When: "inside", Payload: in.Payload}
 	}
 	info.raised = append(info.raised, ints...)
-	return &interruptedError{Interrupts: ints}
+	return &interruptedError{pending: ints}
 }
 
 // drawable is a compiled graph drawn inside a subgraph node's box.

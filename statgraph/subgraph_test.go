@@ -108,10 +108,10 @@ func TestSubgraphInterruptResumesThroughParent(t *testing.T) {
 
 	_, err := g.Invoke(ctx, parentState{}, WithThread("t"))
 	var ie *interruptedError
-	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 {
+	if !errors.As(err, &ie) || len(ie.pending) != 1 {
 		t.Fatalf("Invoke: got %v, want a pause at the child's interrupt", err)
 	}
-	if in := ie.Interrupts[0]; in.ID != "sub|ask:2:0" || in.Node != "sub" || string(in.Payload) != `"answer before"` {
+	if in := ie.pending[0]; in.ID != "sub|ask:2:0" || in.Node != "sub" || string(in.Payload) != `"answer before"` {
 		t.Fatalf("interrupt = %+v, want ID sub|ask:2:0 on node sub with the child's payload", in)
 	}
 	// The child's checkpoints live under its namespace of the thread.
@@ -176,7 +176,7 @@ func TestSubgraphStoppedMidChildContinues(t *testing.T) {
 	// Continue: prepare runs again (it never finished), before does not.
 	_, err := g.Invoke(context.Background(), parentState{}, WithThread("k"))
 	var ie *interruptedError
-	if !errors.As(err, &ie) || ie.Interrupts[0].ID != "sub|ask:2:0" {
+	if !errors.As(err, &ie) || ie.pending[0].ID != "sub|ask:2:0" {
 		t.Fatalf("continued run: %v, want the child's interrupt", err)
 	}
 	if f.before.Load() != 1 || f.prepare.Load() != 2 {
@@ -265,11 +265,11 @@ func TestSubgraphParallelInterrupts(t *testing.T) {
 	}
 	_, err = g.Invoke(ctx, parentState{}, WithThread("p"))
 	var ie *interruptedError
-	if !errors.As(err, &ie) || len(ie.Interrupts) != 2 || ie.Interrupts[0].ID != "left|ask:2:0" || ie.Interrupts[1].ID != "right|ask:2:0" {
+	if !errors.As(err, &ie) || len(ie.pending) != 2 || ie.pending[0].ID != "left|ask:2:0" || ie.pending[1].ID != "right|ask:2:0" {
 		t.Fatalf("Invoke: %v, want pauses left|ask:2:0 and right|ask:2:0", err)
 	}
 	_, err = g.Invoke(ctx, parentState{}, WithThread("p"), WithResume(ResumeMap{"left|ask:2:0": "L"}))
-	if !errors.As(err, &ie) || len(ie.Interrupts) != 1 || ie.Interrupts[0].ID != "right|ask:2:0" {
+	if !errors.As(err, &ie) || len(ie.pending) != 1 || ie.pending[0].ID != "right|ask:2:0" {
 		t.Fatalf("after answering left: %v, want right still waiting", err)
 	}
 	s, err := g.Invoke(ctx, parentState{}, WithThread("p"), WithResume("R"))

@@ -49,8 +49,11 @@ func (t *tracer[S]) event(ev Event[S]) bool {
 		}
 	case EventNodeEnd:
 		status := "ok"
-		if ev.Err != nil {
+		switch {
+		case ev.Err != nil:
 			status = "FAIL"
+		case ev.Cached:
+			status = "cached"
 		}
 		line = fmt.Sprintf("├─ s%-2d %-14s %-6s %-6s", ev.Step, ev.Node, status, round(ev.Duration))
 		if ev.Attempt > 1 {

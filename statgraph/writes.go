@@ -1,6 +1,7 @@
 package statgraph
 
 import (
+	"context"
 	"fmt"
 	"sync"
 )
@@ -84,6 +85,50 @@ func (r *run[S]) writeErr() error {
 	err := r.writes.err
 	r.writes.err = nil
 	return err
+}
+
+// saveUnfinished saves a step that did not complete. A step that paused
+// writes a checkpoint of its own, with the interrupts and the updates of
+// the tasks that finished. A failed step writes none, as LangGraph does
+// (test_pending_writes_resume, "no new checkpoints saved"): the updates of
+// its finished tasks and the resume values it was given are added to the
+// checkpoint the step started from, so that retrying a failed thread adds
+// nothing to its history. Only when that checkpoint was not written
+// (DurabilityExit) is one written now.
+func (r *run[S]) saveUnfinished(failed bool, raised []Interruption, put bool) error {
+	s := r.saver
+	if !failed || s.skipped != 0 || s.lastID == 0 || s.parent != s.lastID {
+		pending, err := r.pendingWrites()
+		if err != nil {
+			return err
+		}
+		return r.saveStep(sourceLoop, r.step-1, r.frontier, pending, raised)
+	}
+	if err := s.wait(); err != nil {
+		return err
+	}
+	var ws []PendingWrite
+	if !put {
+		keep := r.keepsValues()
+		for i := range r.slots {
+			if r.slots[i].done {
+				continue // stored there already
+			}
+			w, err := r.slotWrites(i, keep)
+			if err != nil {
+				return err
+			}
+			ws = append(ws, w...)
+		}
+	}
+	ws = append(ws, r.resumeRecords()...)
+	if len(ws) == 0 {
+		return nil
+	}
+	if err := s.cp.PutWrites(context.WithoutCancel(r.ctx), s.thread, s.lastID, ws); err != nil {
+		return fmt.Errorf("statgraph: save the updates of step %d against checkpoint %d of thread %q: %w", r.step, s.lastID, s.thread, err)
+	}
+	return nil
 }
 
 // keepsValues reports whether the run's checkpointer keeps live values.
