@@ -22,7 +22,7 @@ func TestSandboxCheck(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "all 11 probes held")
 	assert.NotContains(t, r.stdout, "BROKEN")
-	for _, probe := range []string{"no capabilities", "cannot read a canary in $HOME", "cannot reach the host's loopback",
+	for _, probe := range []string{"no capabilities", "cannot read a file in $HOME", "cannot reach the host's loopback",
 		"cannot reach a unix socket outside", "cannot read statgraph's environment"} {
 		assert.Contains(t, r.stdout, probe)
 	}

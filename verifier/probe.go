@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -18,15 +19,15 @@ import (
 )
 
 // probe.go checks the sandbox from inside, on this machine: statgraph
-// plants what an attacker would go for (a canary in $HOME, a listener on
-// the host's loopback, a path and an abstract unix socket, a secret in its
-// own environment), starts its own binary in a sandbox as the attacker, and
+// plants what an attacker would go for (a file in $HOME, a listener on
+// the host's loopback, a path and an abstract unix socket, a secret in a
+// host process's environment), starts its own binary in a sandbox as the attacker, and
 // reads back which attacks were stopped. `statgraph sandbox check` prints
 // the result; `run` refuses to start when an attack gets through.
 
 // Probe is one attack made from inside the sandbox and its outcome.
 type Probe struct {
-	// Name says what was tried, e.g. "read a canary in $HOME".
+	// Name says what was tried, e.g. "cannot read a file in $HOME".
 	Name string
 	// Held reports that the sandbox stopped the attack.
 	Held bool
@@ -111,7 +112,13 @@ func ServeSandboxProbe(w io.Writer, args []string) {
 	}
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+// oneLine returns s on one line, cut to 200 bytes.
+func oneLine(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}
 
 // serveOneLine answers every connection on ln with one line until ln is
 // closed.
@@ -129,11 +136,12 @@ func serveOneLine(ln net.Listener) {
 // CheckSandbox attacks a sandbox on this machine from inside and reports
 // each attack. probe is the absolute path of a program and its first
 // arguments that run ServeSandboxProbe with the attacks as further
-// arguments (statgraph's `statgraph sandbox-probe`). It plants a canary
-// file in $HOME, a listener on 127.0.0.1, a unix socket in a directory
-// under $HOME and an abstract one, and a canary in this process's
-// environment, and removes them before it returns. The error is non-nil
-// only when the sandbox cannot be started at all (it wraps
+// arguments (statgraph's `statgraph sandbox-probe`). It tries to read a
+// file of $HOME (one it makes and removes only when $HOME holds none),
+// and plants a listener on 127.0.0.1, a unix socket in
+// $XDG_RUNTIME_DIR (else /var/tmp) and an abstract one, and a host process
+// holding a canary in its environment, all removed before it returns. The
+// error is non-nil only when the sandbox cannot be started at all (it wraps
 // ErrSandboxUnavailable) or the probe could not be set up.
 func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
 	if err := SandboxAvailable(); err != nil {
@@ -149,14 +157,26 @@ func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
 	token := make([]byte, 12)
 	rand.Read(token)
 	secret := "statgraph-probe-" + hex.EncodeToString(token)
-	bait, err := os.MkdirTemp(home, ".statgraph-probe-")
+	// The sockets go where a user's services keep theirs (D-Bus in
+	// $XDG_RUNTIME_DIR), else beside /tmp, never in $HOME.
+	bait, err := os.MkdirTemp(runtimeDir(), ".statgraph-probe-")
 	if err != nil {
-		return nil, fmt.Errorf("verifier: sandbox probe: a canary under $HOME: %w", err)
+		return nil, fmt.Errorf("verifier: sandbox probe: a directory for its sockets: %w", err)
 	}
 	defer os.RemoveAll(bait)
-	canary := filepath.Join(bait, "credentials")
-	if err := os.WriteFile(canary, []byte(secret+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("verifier: sandbox probe: %w", err)
+	// A file of $HOME the sandbox must not show; one is made (and removed)
+	// only when $HOME holds none.
+	canary := homeFile(home, probe[0])
+	if canary == "" {
+		dir, err := os.MkdirTemp(home, ".statgraph-probe-")
+		if err != nil {
+			return nil, fmt.Errorf("verifier: sandbox probe: a canary under $HOME: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		canary = filepath.Join(dir, "credentials")
+		if err := os.WriteFile(canary, []byte(secret+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("verifier: sandbox probe: %w", err)
+		}
 	}
 	var listeners []net.Listener
 	defer func() {
@@ -201,7 +221,7 @@ func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
 		{"cannot remount / read-write", "remount:/", userns},
 		{"cannot unmount the private /tmp", "umount:/tmp", userns},
 		{"no nested user namespace", "userns:", "use bubblewrap 0.8 or later (--disable-userns)"},
-		{"cannot read a canary in $HOME", "read:" + canary, "report it: statgraph's filesystem allowlist showed $HOME"},
+		{"cannot read a file in $HOME", "read:" + canary, "report it: statgraph's filesystem allowlist showed $HOME"},
 		{"cannot read /etc/shadow", "read:/etc/shadow", "report it: /etc/shadow was not masked"},
 		{"cannot reach the host's loopback", "tcp:" + tcp, "report it: the sandbox kept the host's network"},
 		{"cannot reach a unix socket outside", "unix:" + sock, "report it: the socket's directory was visible"},
@@ -236,4 +256,38 @@ func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
 		}
 	}
 	return out, nil
+}
+
+// runtimeDir returns $XDG_RUNTIME_DIR when it is a directory, else /var/tmp
+// when it is one, else the temporary directory.
+func runtimeDir() string {
+	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), "/var/tmp"} {
+		if fi, err := os.Stat(d); d != "" && err == nil && fi.IsDir() {
+			return d
+		}
+	}
+	return os.TempDir()
+}
+
+// homeFile returns a regular file under home other than skip (the first
+// found, at most two directories deep and 500 entries in), or "" when
+// there is none.
+func homeFile(home, skip string) string {
+	found, seen := "", 0
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		seen++
+		switch {
+		case err != nil && d != nil && d.IsDir():
+			return fs.SkipDir
+		case found != "" || seen > 500:
+			return fs.SkipAll
+		case d.Type().IsRegular() && p != skip:
+			found = p
+			return fs.SkipAll
+		case d.IsDir() && strings.Count(strings.TrimPrefix(p, home), string(filepath.Separator)) >= 2:
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return found
 }
