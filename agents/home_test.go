@@ -48,7 +48,7 @@ func assertNoHomes(t *testing.T, dir, when string) {
 // sandbox shared with the checks keeps the real HOME.
 func TestSandboxedAgentHasAPrivateHome(t *testing.T) {
 	if err := verifier.SandboxAvailable(); err != nil {
-		t.Skip(err)
+		t.Fatal("the sandbox is a required part of statgraph (.ci/run installs bubblewrap): ", err)
 	}
 	realHome := fakeUserHome(t)
 	settings := filepath.Join(realHome, ".fake", "settings.json")
@@ -107,7 +107,7 @@ echo agent done`
 // from what the agent prints.
 func TestAgentHomeGoneHoweverTheAttemptEnds(t *testing.T) {
 	if err := verifier.SandboxAvailable(); err != nil {
-		t.Skip(err)
+		t.Fatal("the sandbox is a required part of statgraph (.ci/run installs bubblewrap): ", err)
 	}
 	t.Run("as nobody", func(t *testing.T) { asNobody(t, "TestAgentHomeGoneHoweverTheAttemptEnds") })
 	realHome := fakeUserHome(t)
@@ -200,7 +200,7 @@ func TestRemoveStaleHomes(t *testing.T) {
 // infrastructure error says why instead of only "check its installation".
 func TestAgentUnderHostTmpSaysSo(t *testing.T) {
 	if err := verifier.SandboxAvailable(); err != nil {
-		t.Skip(err)
+		t.Fatal("the sandbox is a required part of statgraph (.ci/run installs bubblewrap): ", err)
 	}
 	dir, err := os.MkdirTemp("/tmp", "agent-")
 	require.NoError(t, err)
