@@ -71,10 +71,15 @@ func RemoteAsk(plan tasks.Plan) func(ctx context.Context, unit string, e agents.
 		for {
 			var a remoteAnswer
 			if readJSON(af, &a) == nil {
-				os.Remove(af)
 				if a.Nonce == q.Nonce && validAnswer(a.Answer) {
+					// The question goes before the answer: with the
+					// answer gone first, a second answerer found the
+					// question still there and no answer, and won too.
+					os.Remove(qf)
+					os.Remove(af)
 					return a.Answer, nil
 				}
+				os.Remove(af)
 			}
 			select {
 			case <-ctx.Done():

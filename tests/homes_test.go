@@ -16,8 +16,9 @@ import (
 
 // blockingClaude stands in for claude (whose preset copies ~/.claude.json
 // into the agent's private home): it marks its home and, while the file
-// BLOCK (replaced by a path in the repository, which the sandbox shows)
-// exists, waits to be killed; otherwise it writes done.txt.
+// BLOCK (replaced by a path in the directory holding it, which is on PATH
+// and so shown read-only in the sandbox) exists, waits to be killed;
+// otherwise it writes done.txt.
 const blockingClaude = `#!/bin/sh
 cat > /dev/null
 touch "$HOME/.started"
@@ -38,7 +39,7 @@ func TestKilledRunLeavesNoCredentialCopies(t *testing.T) {
 			dir := newRepo(t, map[string]string{
 				"tasks.json": `{"tasks": [{"id": 1, "title": "wait", "max_retries": 1, "executor": {"preset": "claude"}, "test_cmd": ["test", "-e", "done.txt"]}]}` + "\n",
 			})
-			block := filepath.Join(dir, ".block")
+			block := filepath.Join(dir, ".bin", "block")
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".bin"), 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, ".bin", "claude"), []byte(strings.ReplaceAll(blockingClaude, "BLOCK", block)), 0o755))
 			require.NoError(t, os.WriteFile(block, nil, 0o644))
