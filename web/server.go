@@ -73,11 +73,11 @@ func Handler(c *control.Control, token string) http.Handler {
 	for _, p := range []string{"/api/tasks", "/api/tasks/{id}", "/api/tasks/{id}/diff", "/api/tasks/{id}/answer",
 		"/api/events", "/api/run", "/api/stop", "/api/reset", "/api/graph.svg"} {
 		paths.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-			writeError(w, http.StatusMethodNotAllowed, "method %s is not allowed on %s; see README, Web UI", r.Method, r.URL.Path)
+			writeError(w, http.StatusMethodNotAllowed, "method %s is not allowed on %s; see docs/web-and-mcp.md", r.Method, r.URL.Path)
 		})
 	}
 	paths.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such API endpoint %s; see README, Web UI, for the list", r.URL.Path)
+		writeError(w, http.StatusNotFound, "no such API endpoint %s; docs/web-and-mcp.md lists them", r.URL.Path)
 	})
 	mux.Handle("/api/", paths)
 	sub, _ := fs.Sub(static, "static")
