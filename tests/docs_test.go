@@ -18,13 +18,16 @@ import (
 const maxREADMEBytes = 12 << 10
 
 // docFiles returns the module's documentation that links are checked in,
-// relative to the module root.
+// relative to the module root: the READMEs, DEVELOPERS.md and docs/.
 func docFiles(t *testing.T) []string {
 	t.Helper()
 	files := []string{"README.md", "DEVELOPERS.md", "tests/bench/README.md"}
 	more, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
 	require.NotEmpty(t, more, "docs/ holds the documentation README.md links to")
+	examples, err := filepath.Glob(filepath.Join(root, "examples", "*", "README.md"))
+	require.NoError(t, err)
+	more = append(more, examples...)
 	for _, f := range more {
 		rel, err := filepath.Rel(root, f)
 		require.NoError(t, err)
@@ -33,6 +36,7 @@ func docFiles(t *testing.T) []string {
 	return files
 }
 
+// TestDocsREADMESize fails when README.md outgrows its budget.
 func TestDocsREADMESize(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(root, "README.md"))
 	require.NoError(t, err)
@@ -96,6 +100,8 @@ func anchorOf(heading string) string {
 	return b.String()
 }
 
+// TestDocsLinks fails when a relative link in the documentation names a
+// file that does not exist, or a heading its target does not have.
 func TestDocsLinks(t *testing.T) {
 	parsed := map[string]markdown{}
 	parse := func(rel string) markdown {
@@ -165,6 +171,8 @@ func documentedFlags(t *testing.T, cli, line string) map[string]bool {
 	return flags
 }
 
+// TestDocsCommandsAndFlags fails when a command of statgraph help is
+// missing from README.md's table, or one of its flags from docs/cli.md.
 func TestDocsCommandsAndFlags(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	require.NoError(t, err)
