@@ -34,7 +34,7 @@ test: fmt-check vet race
 
 # The scale-out end-to-end suite (tests/queue*_test.go, build tag "scale"):
 # a coordinator and worker processes on a real PostgreSQL
-# (STATGRAPH_TEST_POSTGRES, see README "Scale out"), workers killed with
+# (STATGRAPH_TEST_POSTGRES, see DEVELOPERS.md), workers killed with
 # kill -9 and stalled past their lease. Minutes long, so apart from `make
 # test`; CI (.ci/run) runs both.
 test-scale: sandbox-deps

@@ -2,14 +2,18 @@
 // graph that takes one task through planner -> executor -> verifier and
 // routes with should_retry_or_end, and the agents that fill those roles.
 //
-// The graph (Graph) keeps the semantics of design note 002 exactly: the
-// verifier increments RetryCount on every verification and, when the
-// verification fails, appends "Retry k: <errors>" to ErrorHistory (k being
-// RetryCount before the increment); should_retry_or_end routes to done when
-// tests and lint pass, to the failed node when RetryCount >= MaxRetries, and
-// back to the executor otherwise, with the verifier's feedback in the state.
-// The failed node sets Phase "failed" and FailedAt and prints
-// "task <id> FAILED after N attempts".
+// The graph (Build, NewGraph) keeps the semantics of design note 002
+// exactly: the verifier increments RetryCount on every verification and,
+// when the verification fails, appends "Retry k: <errors>" to ErrorHistory
+// (k being RetryCount before the increment); ShouldRetryOrEnd routes to done
+// when the blocking checks pass, to the failed node when RetryCount >=
+// MaxRetries, and back to the executor otherwise, with the verifier's
+// feedback in the state. It decides with the task's gate.Policy, the one
+// package statgraph/gate's gates use. The failed node sets Phase "failed"
+// and FailedAt and prints "task <id> FAILED after N attempts"; for a task
+// whose policy escalates (on_exhausted "ask") it first interrupts the run
+// with an Escalation and continues with the answer: retry (back to the
+// executor, the count reset), skip or abort.
 //
 // Planner, Executor and Verifier are one-method interfaces with Func
 // adapters. The package provides an LLM planner and executor (over any
@@ -27,5 +31,6 @@
 // Sub-packages: llm (the model client, planner and tool loop) and workspace
 // (per-task git clones and confined file operations) are separate because
 // each is useful alone and each carries a heavy dependency (go-openai,
-// go-git) that the graph itself does not need.
+// go-git); this package imports both for its LLM adapters and command
+// executor.
 package agents

@@ -146,7 +146,7 @@ type Summary struct {
 }
 
 // UnitResult is one unit's outcome.
-// Its JSON names are those of GET /api/run's units (README, "Web UI").
+// Its JSON names are those of GET /api/run's units (docs/web-and-mcp.md).
 type UnitResult struct {
 	ID       string        `json:"id"`
 	Title    string        `json:"title"`

@@ -10,11 +10,13 @@ import (
 	"strings"
 )
 
-// ErrNoGit: the git program is not on PATH. The workspace itself works
-// through go-git; the git program is needed for what go-git does not do
-// crash-safely or at all: publishing a branch into the user's repository
-// (git's own fetch writes packs and refs under temporary names and renames
-// them into place) and three-way merges.
+// ErrNoGit: the git program is not on PATH. The workspace itself, and
+// publishing a branch into the user's repository, work in-process (go-git
+// and this package's own pack and ref writing); the git program is needed
+// for what they do not do: merging dependencies' branches (git merge-tree
+// and commit-tree), checking that a published branch can be read
+// (CheckPublished: git rev-list), listing the user's uncommitted changes
+// (Uncommitted: git status) and diffing a live workspace's uncommitted work.
 var ErrNoGit = errors.New("workspace: the git program is not on PATH; install git (apt-get install git) and try again")
 
 // gitEnv is the environment git runs with: the parent's, minus anything that

@@ -8,7 +8,7 @@
 //	statgraph status [--json] [tasks.json]  table of tasks
 //	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
 //	statgraph reset [flags] <task-id>...    send failed or blocked tasks back to pending
-//	statgraph graph [--format mermaid|dot]  the orchestrator graph
+//	statgraph graph [--format mermaid|dot|svg] the orchestrator graph
 //	statgraph serve [--addr A] [flags] [tasks.json] web UI and JSON API of a plan
 //	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
 //	statgraph worker --queue URL [flags]    take tasks from a River queue (run --queue)
@@ -20,8 +20,9 @@
 // Progress goes to stderr (a live table on a terminal, plain lines otherwise
 // or with TERM=dumb); the summary table and --json output go to stdout.
 //
-// Exit codes: 0 every task done, 1 a task failed or is blocked, 2 bad input
-// or usage, 130 interrupted.
+// Exit codes: 0 every task done, 1 a task failed, is blocked or was left
+// interrupted, 2 bad input, usage or setup, 130 interrupted. The commands,
+// their flags and the rest are in docs/cli.md.
 package main
 
 import (
@@ -65,15 +66,17 @@ Usage:
                 [--queue URL] [--remote URL] [tasks.json]   run pending tasks (default file: tasks.json)
   statgraph resume [flags] [tasks.json]        continue tasks a crash or Ctrl-C left in progress (run's flags)
   statgraph validate [--tag T] [tasks.json]
-  statgraph status [--tag T] [--store F] [--queue URL] [--json] [tasks.json]
-  statgraph history [--file tasks.json] [--store F] [--queue URL] [--no-diff] [--json] <task-id>
+  statgraph status [--tag T] [--store F] [--repo DIR] [--queue URL] [--json] [tasks.json]
+  statgraph history [--file tasks.json] [--tag T] [--store F] [--repo DIR] [--queue URL] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
   statgraph graph [--format mermaid|dot|svg]
-  statgraph serve [--addr 127.0.0.1:7777] [--token-file F | --no-token] [run flags] [tasks.json]   web UI and JSON API (README, Web UI)
-  statgraph clean [--tag T] [--store F] [--keep-checkpoints N] [--queue URL] [tasks.json]
-  statgraph worker --queue URL [--concurrency N] [--lease D] [--allow-env A,B]   take tasks that run --queue URL enqueues
+  statgraph serve [--addr 127.0.0.1:7777] [--token-file F | --no-token] [run flags] [tasks.json]   web UI and JSON API (docs/web-and-mcp.md)
+  statgraph clean [--tag T] [--store F] [--repo DIR] [--keep-checkpoints N] [--queue URL] [tasks.json]
+  statgraph worker --queue URL [--concurrency N] [--lease D] [--model M] [--allow-env A,B] [--no-sandbox]
+                                               take tasks that run --queue URL enqueues
   statgraph migrate --queue URL                                set up River's and statgraph's tables
   statgraph mcp [run flags] [tasks.json]       serve the plan to a coding assistant: MCP over stdin/stdout
+  statgraph sandbox check                      attack a sandbox from inside and print what holds on this machine
   statgraph version
 
 Run flags, which set up the runs of run, resume, serve and mcp alike:

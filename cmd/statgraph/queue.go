@@ -1,7 +1,7 @@
 package main
 
 // This file is what run needs for --queue: the coordinator's flags and its
-// Runner (see package queue and README, Scale out).
+// Runner (see package queue and docs/scale-out.md).
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type queueFlags struct {
 }
 
 func (q *queueFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&q.url, "queue", "", "Postgres `URL` of a River queue: enqueue the tasks for statgraph worker processes instead of running them here (see README, Scale out)")
+	fs.StringVar(&q.url, "queue", "", "Postgres `URL` of a River queue: enqueue the tasks for statgraph worker processes instead of running them here (see docs/scale-out.md)")
 	fs.StringVar(&q.remote, "remote", "", "with --queue, the git remote `URL` workers clone from and push branches to (default: the repository itself, for workers on this machine)")
 }
 

@@ -31,7 +31,7 @@ type common struct {
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tag, "tag", "", "claude-task-master tag to use in a tagged tasks file (default master)")
-	fs.StringVar(&c.store, "store", "", "run store: SQLite file with checkpoints and history (default: the plan's runs.db under $STATGRAPH_HOME, see README)")
+	fs.StringVar(&c.store, "store", "", "run store: SQLite file with checkpoints and history (default: the plan's runs.db under $STATGRAPH_HOME, see docs/state-and-recovery.md)")
 	fs.StringVar(&c.repo, "repo", "", "git repository the tasks change (default: the tasks file's directory)")
 }
 

@@ -30,7 +30,7 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&r.requestTimeout, "request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
 	fs.DurationVar(&r.taskTimeout, "task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
 	fs.Int64Var(&r.maxResponse, "max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
-	fs.BoolVar(&r.noSandbox, "no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
+	fs.BoolVar(&r.noSandbox, "no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see docs/sandbox-and-secrets.md)")
 	fs.StringVar(&r.allow, "allow-env", "", "comma-separated environment variables (NAME or PREFIX*) to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them. For serve and mcp, also all that a task added through them may name in its \"env\"")
 	fs.BoolVar(&r.keep, "keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
 }

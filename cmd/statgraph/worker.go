@@ -1,7 +1,7 @@
 package main
 
 // statgraph worker and statgraph migrate: the worker side of scale-out
-// (see package queue and README, Scale out).
+// (see package queue and docs/scale-out.md).
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	concurrency := fs.Int("concurrency", 1, "tasks this worker runs at once")
 	lease := fs.Duration("lease", queue.DefaultLease, "longest a task may run on a worker: past it the task is cancelled and continues later from its checkpoint; a worker that died is replaced this long (plus 5s, plus up to 30s) after it took the task")
 	model := fs.String("model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
-	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see README, Sandbox)")
+	noSandbox := fs.Bool("no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see docs/sandbox-and-secrets.md)")
 	allowEnv := fs.String("allow-env", "", "comma-separated environment variables (NAME or PREFIX*) of this worker passed to agent CLIs besides those their preset declares; a task whose executor env names anything else is refused (ends failed, nothing run)")
 	if _, err := parse(fs, args, 0); err != nil {
 		return exitUsage, err

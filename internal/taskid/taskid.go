@@ -1,8 +1,8 @@
 // Package taskid holds the one rule for task ids that every part of
 // statgraph applies: the tasks file's validation (tasks) and the git
 // workspaces (agents/workspace), which use an id as a directory name and in
-// the branch name statgraph/<id>. It is a leaf that imports nothing of the
-// module, so both sides use it without depending on each other.
+// the branch name statgraph/<plan>/<id>. It is a leaf that imports nothing
+// of the module, so both sides use it without depending on each other.
 package taskid
 
 import (

@@ -1,7 +1,3 @@
-// Package checkpoint holds helpers over any statgraph.Checkpointer: they
-// use only the store's methods and the rows' documented fields, so they
-// work with statgraph's memory checkpointer, the sqlite and postgres
-// sub-packages and any other store that passes checkpointtest.
 package checkpoint
 
 import (
