@@ -180,7 +180,11 @@ func (c CommandExecutor) attempt(ctx context.Context, s TaskState, dir string, s
 	if err := os.WriteFile(prompt, []byte(text), 0o600); err != nil {
 		return "", none, fmt.Errorf("command executor: write prompt: %w", err)
 	}
-	repl := strings.NewReplacer("{prompt_file}", prompt, "{prompt}", text, "{workdir}", c.Workdir, "{attempt}", strconv.Itoa(n), "{task_id}", s.Task.ID)
+	workdir := c.Workdir
+	if sb != nil { // the workspace may appear elsewhere inside (verifier.Sandbox.Root)
+		workdir = sb.Inside(workdir)
+	}
+	repl := strings.NewReplacer("{prompt_file}", prompt, "{prompt}", text, "{workdir}", workdir, "{attempt}", strconv.Itoa(n), "{task_id}", s.Task.ID)
 	argv := make([]string, len(c.Argv))
 	for i, a := range c.Argv {
 		argv[i] = repl.Replace(a)

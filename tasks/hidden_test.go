@@ -71,7 +71,8 @@ func TestCheckSandboxHidesAgentHomesAndPrompts(t *testing.T) {
 	}
 	sb := (&Dispatcher{}).sandbox(Task{ID: "1"}, ws, plan)
 	for _, p := range append(secrets, filepath.Join(ws, "ok.txt")) {
-		res, err := verifier.Run(context.Background(), verifier.Command{Argv: []string{"cat", p}, Dir: ws, Sandbox: sb})
+		// The workspace appears at the repository's path (Sandbox.Root).
+		res, err := verifier.Run(context.Background(), verifier.Command{Argv: []string{"cat", sb.Inside(p)}, Dir: ws, Sandbox: sb})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,6 +108,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	// (retry_count, error_history) in the file, to be saved.
 	changed := make(chan struct{}, 1)
 	running := 0
+	defer d.sweepLayers(plan, true) // after every unit has stopped
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var runErr error

@@ -27,6 +27,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	finish := func(r Result, branch string) UnitResult {
 		if ws != nil && branch != "" && r.Status != StatusInterrupted && !d.KeepWorkspaces {
 			_, err := ws.Remove()
+			if err == nil && IsDone(r.Status) {
+				err = keepLayer(plan, id)
+			}
 			if err == nil {
 				_, err = removeUnitState(plan, id)
 			}
@@ -42,6 +45,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		} else if err != nil {
 			res.Status, res.Reason = StatusFailed, err.Error()
 		}
+		d.sweepLayers(plan, false)
 		d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
 			Attempt: r.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Branch: branch})
 		return res

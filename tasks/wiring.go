@@ -147,7 +147,9 @@ func probeSandbox(probe []string) error {
 // repository is read-only (and visible even under /tmp), the state
 // directory (run store, other units' workspaces, prompts and the agents'
 // private homes) is hidden, the user's repository is not shown at all, and
-// the unit's tool caches live in plan.CacheDir. The network is the task's:
+// the unit's tool caches live in plan.CacheDir, over the build caches of the
+// units it builds on (layers.go); the workspace appears at the repository's
+// path, so that build-cache keys match. The network is the task's:
 // closed but for its hosts (an agent CLI adds its model's), or the host's
 // with "network": true; sandbox.read and sandbox.hide add to what is
 // read-only and hidden. One Sandbox is shared by the unit's commands; Run
@@ -177,7 +179,9 @@ func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox 
 		Limits: proc.Limits{Procs: t.Limits.Processes, MemoryBytes: int64(t.Limits.MemoryBytes),
 			TmpBytes: int64(t.Limits.TmpBytes), OpenFiles: t.Limits.OpenFiles},
 
-		GoCacheProg: d.GoCacheProg,
+		GoCacheProg:   d.GoCacheProg,
+		GoCacheLayers: d.goCacheLayers(plan, t.ID),
+		Root:          plan.Repo,
 	}
 }
 

@@ -45,14 +45,15 @@ type goCacheResponse struct {
 
 // ServeGoCache speaks the go command's GOCACHEPROG protocol on in and out
 // until the go command sends "close" or closes in. A "get" looks in upper,
-// then in lower; a "put" writes to upper only. Both directories use the go
-// command's own on-disk layout (<aa>/<action id>-a entries, <oo>/<output
-// id>-d outputs), so lower can be any GOCACHE and upper is one too. lower is
-// never written; a missing lower is treated as empty. It returns an error
+// then in each of lowers in turn; a "put" writes to upper only. All the
+// directories use the go command's own on-disk layout (<aa>/<action id>-a
+// entries, <oo>/<output id>-d outputs), so a lower can be any GOCACHE and
+// upper is one too. lowers are never written; a missing one is treated as
+// empty. It returns an error
 // when the protocol breaks or upper cannot be written; a failed "put" is
 // also reported to the go command, which then builds without caching that
 // entry. It serves one go command; run one per GOCACHEPROG process.
-func ServeGoCache(in io.Reader, out io.Writer, lower, upper string) error {
+func ServeGoCache(in io.Reader, out io.Writer, upper string, lowers ...string) error {
 	dec := json.NewDecoder(bufio.NewReader(in))
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
@@ -76,12 +77,12 @@ func ServeGoCache(in io.Reader, out io.Writer, lower, upper string) error {
 		res := goCacheResponse{ID: req.ID}
 		switch req.Command {
 		case "get":
-			if e, ok := cacheLookup(upper, req.ActionID); ok {
-				res.OutputID, res.Size, res.Time, res.DiskPath = e.out, e.size, &e.time, e.path
-			} else if e, ok := cacheLookup(lower, req.ActionID); ok {
-				res.OutputID, res.Size, res.Time, res.DiskPath = e.out, e.size, &e.time, e.path
-			} else {
-				res.Miss = true
+			res.Miss = true
+			for _, dir := range append([]string{upper}, lowers...) {
+				if e, ok := cacheLookup(dir, req.ActionID); ok {
+					res.OutputID, res.Size, res.Time, res.DiskPath, res.Miss = e.out, e.size, &e.time, e.path, false
+					break
+				}
 			}
 		case "put":
 			var body []byte

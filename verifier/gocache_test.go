@@ -28,7 +28,7 @@ func TestServeGoCacheLayers(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- ServeGoCache(inR, outW, lower, upper); outW.Close() }()
+	go func() { done <- ServeGoCache(inR, outW, upper, lower); outW.Close() }()
 	dec := json.NewDecoder(bufio.NewReader(outR))
 	recv := func() goCacheResponse {
 		var r goCacheResponse
@@ -170,4 +170,75 @@ func TestSandboxReusesUsersCompiledDependencies(t *testing.T) {
 	private := func() string { return filepath.Join(t.TempDir(), "gomod") }
 	assert.Contains(t, build(t, "GOMODCACHE="+private(), "GOPROXY=file://"+filepath.Join(mod, "cache", "download")),
 		"github.com/google/uuid", "with a private module cache the dependency is compiled again")
+}
+
+// TestSandboxChainedTasksCompilePackageOnce: two tasks build the same
+// package of the repository in workspaces at different host paths. With the
+// workspace shown at the repository's path (Root) and the first task's
+// cache as a layer under the second's, the second compiles nothing the
+// first compiled; without Root (the layout before) the package's
+// directory differs, its build-cache key too, and it is compiled again.
+func TestSandboxChainedTasksCompilePackageOnce(t *testing.T) {
+	requireSandbox(t)
+	self, err := filepath.Abs(os.Args[0])
+	require.NoError(t, err)
+	repo := t.TempDir()
+	workspace := func(t *testing.T) string {
+		ws := t.TempDir()
+		files := map[string]string{
+			"go.mod":     "module example.com/chain\n\ngo 1.22\n",
+			"lib/lib.go": "package lib\n\n// Answer is the answer.\nfunc Answer() int { return 42 }\n",
+			"main.go":    "package main\n\nimport \"example.com/chain/lib\"\n\nfunc main() { println(lib.Answer()) }\n",
+		}
+		for name, body := range files {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644))
+		}
+		return ws
+	}
+	build := func(t *testing.T, root string, layers ...string) (string, string) {
+		ws, cache := workspace(t), filepath.Join(t.TempDir(), "cache")
+		sb := &Sandbox{Workspace: ws, CacheDir: cache, GoCacheProg: []string{self, "gocacheprog"}, GoCacheLayers: layers, Root: root}
+		res, err := Run(t.Context(), Command{Argv: []string{"go", "build", "-v", "-o", os.DevNull, "."}, Dir: ws, Sandbox: sb,
+			Timeout: 5 * time.Minute, Env: []string{"GOPROXY=off"}})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitCode, res.Output)
+		return res.Output, filepath.Join(cache, "go-build")
+	}
+	out, first := build(t, repo)
+	require.Contains(t, out, "example.com/chain/lib", "the first task compiles the package")
+	out, _ = build(t, repo, first)
+	assert.NotContains(t, out, "example.com/chain/lib", "the second task compiled the package the first had compiled")
+	// The controls: at the workspace's own path, or without the layer, the
+	// package is compiled again.
+	out, first = build(t, "")
+	require.Contains(t, out, "example.com/chain/lib")
+	out, _ = build(t, "", first)
+	assert.Contains(t, out, "example.com/chain/lib", "at its own path the workspace's package has another key")
+	out, _ = build(t, repo)
+	assert.Contains(t, out, "example.com/chain/lib", "without the first task's layer the package is compiled")
+}
+
+// TestSandboxRootShowsWorkspaceNotRepository: with Root, the workspace's
+// files are at the repository's path, its .git read-only there, the
+// command runs there, and none of the repository's own files show.
+func TestSandboxRootShowsWorkspaceNotRepository(t *testing.T) {
+	requireSandbox(t)
+	repo, ws, sb := userRepo(t)
+	sb.ReadOnly, sb.Hide, sb.CacheDir = []string{filepath.Join(ws, ".git")}, nil, ""
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "only-in-repo"), []byte("user's\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "only-in-ws"), []byte("task's\n"), 0o644))
+	sb.Root = repo
+	res, err := Run(t.Context(), Command{Argv: []string{"sh", "-c",
+		`pwd; cat only-in-ws; test -e only-in-repo && echo REPO-VISIBLE; touch .git/planted 2>/dev/null && echo GIT-WRITABLE; touch new-file`},
+		Dir: ws, Sandbox: sb})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, res.Output)
+	assert.Equal(t, repo+"\ntask's\n", res.Output)
+	assert.FileExists(t, filepath.Join(ws, "new-file"), "a write at the repository's path lands in the workspace")
+	assert.NoFileExists(t, filepath.Join(repo, "new-file"))
+	assert.Equal(t, filepath.Join(repo, "x"), sb.Inside(filepath.Join(ws, "x")))
+	// A task that reads the repository keeps the workspace at its own path.
+	sb.ReadOnly = append(sb.ReadOnly, repo)
+	assert.Equal(t, filepath.Join(ws, "x"), sb.Inside(filepath.Join(ws, "x")))
 }

@@ -12,7 +12,7 @@ import (
 
 // TestMain fails the package's tests if any goroutine Run or Verify
 // started is still running when they end. Run as
-// `verifier.test gocacheprog LOWER UPPER`, the test binary is the sandbox's
+// `verifier.test gocacheprog UPPER LOWER...`, the test binary is the sandbox's
 // GOCACHEPROG instead, as the statgraph binary is in a real run; run as
 // `verifier.test sandbox-init ARGS`, it is the sandbox's network bridge
 // (Sandbox.Helper), as `statgraph sandbox-init` is.
@@ -20,8 +20,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "sandbox-init" {
 		os.Exit(proc.RunBridge(os.Args[2:], os.Stderr))
 	}
-	if len(os.Args) == 4 && os.Args[1] == "gocacheprog" {
-		if err := ServeGoCache(os.Stdin, os.Stdout, os.Args[2], os.Args[3]); err != nil {
+	if len(os.Args) >= 4 && os.Args[1] == "gocacheprog" {
+		if err := ServeGoCache(os.Stdin, os.Stdout, os.Args[2], os.Args[3:]...); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -58,8 +58,11 @@ import (
 // the user's module cache, shown read-only at its own path so that the
 // build cache's keys (which hold package directories) match the user's and
 // dependencies compiled outside are reused; without one, a private module
-// cache under CacheDir is filled from the network. A task therefore cannot
-// poison another task's caches or the user's.
+// cache under CacheDir is filled from the network. The workspace itself can
+// appear at a stable path (Root) and the caches of the tasks a task builds
+// on sit read-only under its own (GoCacheLayers), so that a chain of tasks
+// compiles each of the repository's packages once. A task therefore cannot
+// poison the caches of a task that does not build on it, nor the user's.
 type Sandbox struct {
 	// Workspace is the directory the command may change. Required.
 	Workspace string
@@ -107,12 +110,71 @@ type Sandbox struct {
 	// HOME at the user's home path.
 	Home string
 	// GoCacheProg, if set, is the absolute path of a program and its first
-	// arguments that serve ServeGoCache when given two more: a lower
-	// (read-only) and an upper (private) build cache. With it, and when the
+	// arguments that serve ServeGoCache when given more: the upper (private)
+	// build cache, then the lower (read-only) ones in search order. With it, and when the
 	// user has a build cache, go commands in the sandbox reuse the user's
 	// cache read-only and write only CacheDir's; without it a task's first
 	// build compiles everything, the standard library included.
 	GoCacheProg []string
+	// GoCacheLayers lists read-only build caches searched, in order, after
+	// CacheDir's and before the user's: the caches of the tasks this one
+	// builds on, which compiled its unchanged packages already. They are
+	// shown read-only. Used only with GoCacheProg.
+	GoCacheLayers []string
+	// Root, if set, is where Workspace appears inside the sandbox instead of
+	// at its own path. statgraph shows every task's workspace at the user's
+	// repository path, so that the go command's build-cache keys, which hold
+	// package directories, are the same in every task, in the tasks it
+	// builds on and in the user's own builds. The command's directory and
+	// the paths of ReadOnly and Hide under Workspace move with it (Inside
+	// maps a path the same way); what the host has under Root is not shown.
+	// A relative Root, or one that would cover something the sandbox shows
+	// or uses (a system directory, a directory on PATH, a ReadOnly path
+	// outside Workspace, CacheDir, Home, a Hide path), is ignored: the
+	// workspace then stays at its own path.
+	Root string
+}
+
+// Inside returns the path at which host path p appears inside s: p moved
+// under Root when it lies in Workspace (see Root), else p itself.
+func (s *Sandbox) Inside(p string) string {
+	ws, err := filepath.Abs(s.Workspace)
+	if err != nil || s.root(ws) == ws || !within(p, ws) {
+		return p
+	}
+	rel, err := filepath.Rel(ws, p)
+	if err != nil {
+		return p
+	}
+	return filepath.Join(s.root(ws), rel)
+}
+
+// root is where workspace ws appears inside s: Root when it is usable, else
+// ws. Root is not usable when it would cover what the sandbox must show or
+// statgraph's own places: a system directory, a directory on PATH, a path
+// of ReadOnly outside the workspace (a task reading the repository), Hide,
+// CacheDir or Home.
+func (s *Sandbox) root(ws string) string {
+	r := filepath.Clean(s.Root)
+	if s.Root == "" || !filepath.IsAbs(r) || r == ws {
+		return ws
+	}
+	shown := slices.Concat([]string{"/tmp", "/proc", "/dev", s.CacheDir, s.Home}, systemDirs, s.Hide,
+		filepath.SplitList(os.Getenv("PATH")))
+	for _, p := range s.ReadOnly {
+		if p, err := filepath.Abs(p); err == nil && !within(p, ws) {
+			shown = append(shown, p)
+		}
+	}
+	for _, d := range shown {
+		if d == "" {
+			continue
+		}
+		if d, err := filepath.Abs(d); err == nil && within(d, r) {
+			return ws
+		}
+	}
+	return r
 }
 
 // ErrSandboxUnavailable is wrapped by the errors of SandboxAvailable and of
@@ -211,7 +273,13 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("verifier: sandbox workspace %s does not exist", s.Workspace)
 	}
-	mounts := hostFS(os.Getenv("PATH"), s.Limits.Resolved().TmpBytes)
+	root := s.root(ws)
+	var mounts []mount
+	for _, m := range hostFS(os.Getenv("PATH"), s.Limits.Resolved().TmpBytes) {
+		if root == ws || !within(m.path, root) { // a toolchain root in the repository
+			mounts = append(mounts, m)
+		}
+	}
 	env := []string{"TMPDIR=/tmp"}
 	if home, _ := os.UserHomeDir(); home != "" && s.Home == "" {
 		env = append(env, "HOME="+home)
@@ -235,7 +303,7 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	}
 	for _, r := range s.ReadOnly {
 		if p, ok := abs(r); ok {
-			mounts = append(mounts, mount{op: "--ro-bind", path: p})
+			mounts = append(mounts, mount{op: "--ro-bind", src: p, path: s.Inside(p)})
 		}
 	}
 	// Masks go over what is visible so far: the system directories, the
@@ -245,13 +313,13 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	for _, h := range s.Hide {
 		if p, ok := abs(h); ok {
 			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-				mounts = append(mounts, mount{op: "--ro-bind", src: "/dev/null", path: p})
+				mounts = append(mounts, mount{op: "--ro-bind", src: "/dev/null", path: s.Inside(p)})
 			} else {
-				mounts = append(mounts, mount{op: "--tmpfs", path: p})
+				mounts = append(mounts, mount{op: "--tmpfs", path: s.Inside(p)})
 			}
 		}
 	}
-	mounts = append(mounts, mount{op: "--bind", path: ws})
+	mounts = append(mounts, mount{op: "--bind", src: ws, path: root})
 	if s.Home != "" {
 		home, ok := abs(s.Home)
 		if !ok {
@@ -272,7 +340,7 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 		return nil, nil, err
 	}
 	if d, err := filepath.Abs(dir); err == nil {
-		dir = d
+		dir = s.Inside(d)
 	}
 	args = append(args, "--chdir", dir, "--")
 	return append(args, argv...), env, nil
@@ -298,15 +366,20 @@ func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
 	} else {
 		env = append(env, "GOMODCACHE="+filepath.Join(cache, "gomod"))
 	}
-	if lower := userGoCache(); lower != "" && len(s.GoCacheProg) > 0 && filepath.IsAbs(s.GoCacheProg[0]) {
-		args := append(slices.Clone(s.GoCacheProg), lower, filepath.Join(cache, "go-build"))
+	lowers := slices.Clone(s.GoCacheLayers)
+	if lower := userGoCache(); lower != "" {
+		lowers = append(lowers, lower)
+	}
+	if len(lowers) > 0 && len(s.GoCacheProg) > 0 && filepath.IsAbs(s.GoCacheProg[0]) {
+		args := slices.Concat(s.GoCacheProg, []string{filepath.Join(cache, "go-build")}, lowers)
 		for i, a := range args {
 			if strings.ContainsAny(a, " \t\n'\"") {
 				args[i] = "'" + a + "'"
 			}
 		}
 		env = append(env, "GOCACHEPROG="+strings.Join(args, " "))
-		visible = append(visible, s.GoCacheProg[0], lower)
+		visible = append(visible, s.GoCacheProg[0])
+		visible = append(visible, lowers...)
 	}
 	return env, visible
 }

@@ -148,11 +148,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case sandboxProbeCmd: // internal: attacks the sandbox from inside (statgraph sandbox check)
 		verifier.ServeSandboxProbe(stdout, rest)
 	case goCacheProgCmd: // internal: the sandbox's GOCACHEPROG (see verifier.Sandbox)
-		if len(rest) != 2 {
-			fmt.Fprintf(stderr, "statgraph: %s LOWER UPPER is run by go commands inside the sandbox, not by hand\n", cmd)
+		if len(rest) < 2 {
+			fmt.Fprintf(stderr, "statgraph: %s UPPER LOWER... is run by go commands inside the sandbox, not by hand\n", cmd)
 			return exitUsage
 		}
-		err = verifier.ServeGoCache(os.Stdin, stdout, rest[0], rest[1])
+		err = verifier.ServeGoCache(os.Stdin, stdout, rest[0], rest[1:]...)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:
