@@ -184,10 +184,9 @@ const (
 // "retry:T" -> T for each other target T of cfg.RetryTargets and, with
 // cfg.FailTo, "fail" -> cfg.FailTo. Add the edges into the gate as
 // for any node. A retry waits cfg.Policy.Backoff first. Under
-// OnExhausted Ask the gate node raises an interrupt with an Escalation
-// (the graph needs a checkpointer); an answer other than the Choices asks
-// again, with Escalation.Invalid saying why. "abort" ends the run with an
-// error wrapping ErrAborted.
+// OnExhausted Ask the gate node asks with Escalation.Ask (the graph needs
+// a checkpointer; an answer other than the Choices asks again); "abort"
+// ends the run with an error wrapping ErrAborted.
 func (g Gates[S]) Add(b *statgraph.Builder[S], name string, cfg Config) *statgraph.Builder[S] {
 	cfg.Validators = slices.Clone(cfg.Validators)
 	cfg.Hints = slices.Clone(cfg.Hints)
@@ -312,8 +311,7 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 		c.Attempt = 0
 	case Escalate:
 		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, capped)
-		a, err := ask(ctx, Escalation{Gate: name, Attempts: attempt, Errors: errorLines(failed), Hint: EscalationHint,
-			Feedback: out.Feedback, Choices: Choices()})
+		a, err := Escalation{Gate: name, Attempts: attempt, Errors: errorLines(failed), Feedback: out.Feedback}.Ask(ctx)
 		if err != nil {
 			return s, err
 		}
@@ -354,22 +352,6 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 		st.Warnings = append(slices.Clip(st.Warnings), out.Warnings...)
 	}
 	return s, nil
-}
-
-// ask raises the escalation and returns a valid answer, asking again, with
-// esc.Invalid set, when the operator resumed with something else.
-func ask(ctx context.Context, esc Escalation) (Answer, error) {
-	for {
-		choice, err := statgraph.Interrupt[string](ctx, esc)
-		if err != nil {
-			return "", err
-		}
-		a, err := ParseAnswer(choice)
-		if err == nil {
-			return a, nil
-		}
-		esc.Invalid = err.Error()
-	}
 }
 
 // errorLines is one line per failed check, for an Escalation.
