@@ -257,7 +257,6 @@ func upstream(name string, cfg *Config, reaches func(from, to string) bool) erro
 func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S, error) {
 	st := g.state(&s)
 	out := Outcome{Gate: name, MaxAttempts: cfg.Policy.Limit()}
-	var failed []Verdict
 	for _, v := range cfg.Validators {
 		i := slices.IndexFunc(st.Verdicts, func(o Verdict) bool { return o.Validator == v })
 		vd := Verdict{Validator: v, Mode: Blocking, Feedback: "the validator produced no verdict before the gate ran; give it an edge that leads to the gate"}
@@ -265,15 +264,10 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 			vd = st.Verdicts[i]
 		}
 		out.Verdicts = append(out.Verdicts, vd)
-		if vd.Passed {
-			continue
-		}
-		switch vd.Mode.For(vd.Severity) {
-		case Advisory:
-			out.Warnings = append(out.Warnings, Warning{Gate: name, Validator: v, Message: vd.Feedback})
-		case Blocking:
-			failed = append(failed, vd)
-		}
+	}
+	failed, advisory := Enforce(out.Verdicts, Verdict.enforcement)
+	for _, vd := range advisory {
+		out.Warnings = append(out.Warnings, Warning{Gate: name, Validator: vd.Validator, Message: vd.Feedback})
 	}
 	target := cfg.RetryTarget
 	if len(failed) > 0 {
@@ -353,6 +347,9 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 	}
 	return s, nil
 }
+
+// enforcement is what Enforce weighs a verdict by.
+func (v Verdict) enforcement() (bool, Mode, Severity) { return v.Passed, v.Mode, v.Severity }
 
 // errorLines is one line per failed check, for an Escalation.
 func errorLines(fs []Verdict) []string {

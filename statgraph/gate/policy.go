@@ -54,6 +54,28 @@ func (m Mode) For(s Severity) Mode {
 	return Blocking
 }
 
+// Enforce weighs checks by their enforcement, the one rule the gates and
+// package verifier share: it returns, in the order of checks, the failed
+// ones whose mode (verdict's, resolved with Mode.For) is Blocking, which
+// fail the work or send it back, and the failed Advisory ones, which are
+// warnings and do not block. Failed Informational checks and passed ones
+// are in neither. verdict reports a check's result, mode and severity.
+func Enforce[C any](checks []C, verdict func(C) (passed bool, m Mode, s Severity)) (blocking, advisory []C) {
+	for _, c := range checks {
+		passed, m, s := verdict(c)
+		if passed {
+			continue
+		}
+		switch m.For(s) {
+		case Blocking:
+			blocking = append(blocking, c)
+		case Advisory:
+			advisory = append(advisory, c)
+		}
+	}
+	return blocking, advisory
+}
+
 // Severity grades a check; it chooses the default Mode (see Mode.For). The
 // zero value is Critical.
 type Severity uint8
