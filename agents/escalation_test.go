@@ -16,11 +16,14 @@ import (
 
 // TestEscalation runs a task with on_exhausted "ask" and MaxRetries 1: its
 // first attempt fails, the failed node interrupts with an Escalation, and
-// the operator's answer, given with Resume, decides what happens next.
+// the operator's answer, given with Resume, decides what happens next. An
+// answer other than retry, skip or abort asks again, as a library gate
+// does, with Invalid saying why; the answer given then (then) decides.
 func TestEscalation(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		answer string
+		then   string
 		check  func(t *testing.T, out TaskState, err error, log string)
 	}{{
 		answer: "retry",
@@ -57,10 +60,13 @@ func TestEscalation(t *testing.T) {
 		},
 	}, {
 		answer: "maybe",
+		then:   "retry",
 		check: func(t *testing.T, out TaskState, err error, log string) {
-			require.Error(t, err)
-			assert.ErrorContains(t, err, `unknown answer "maybe"`)
-			assert.ErrorContains(t, err, "resume with retry, skip or abort")
+			require.NoError(t, err)
+			assert.Equal(t, PhaseDone, out.Phase, "the answer after the refused one takes effect")
+			assert.Equal(t, "reset by operator after 1 attempts", out.ErrorHistory[1])
+			assert.Len(t, out.Attempts, 2)
+			assert.NotContains(t, log, "FAILED")
 		},
 	}} {
 		t.Run(tc.answer, func(t *testing.T) {
@@ -99,7 +105,18 @@ func TestEscalation(t *testing.T) {
 			assert.Contains(t, esc.Errors[0], "fixed")
 			assert.Empty(t, log.String(), "nothing is reported failed while the operator decides")
 
-			out, err := g.Invoke(ctx, TaskState{}, statgraph.WithThread("ask"), statgraph.WithResume(tc.answer))
+			out, err := g.Invoke(ctx, TaskState{}, statgraph.WithThread("ask"), statgraph.WithResume(tc.answer), statgraph.WithResult(&ie))
+			if tc.then != "" {
+				require.ErrorIs(t, err, statgraph.ErrInterrupted, "the refused answer asks again")
+				require.Len(t, ie.Interrupts, 1)
+				var again Escalation
+				require.NoError(t, json.Unmarshal(ie.Interrupts[0].Payload, &again))
+				assert.Equal(t, `unknown answer "maybe": resume with retry, skip or abort`, again.Invalid)
+				again.Invalid = ""
+				assert.Equal(t, esc, again, "the same question")
+				assert.Empty(t, log.String())
+				out, err = g.Invoke(ctx, TaskState{}, statgraph.WithThread("ask"), statgraph.WithResume(tc.then))
+			}
 			tc.check(t, out, err, log.String())
 		})
 	}

@@ -84,8 +84,9 @@ type Config struct {
 
 // Escalation is the payload of the interrupt raised when a task with
 // on_exhausted "ask" runs out of retries: the gate's (package
-// statgraph/gate), with Task, Title, Attempts, Errors, Hint and Choices set.
-// Answer it with WithResume and one of Choices.
+// statgraph/gate), with Task, Title, Attempts and Errors set, asked with
+// its Ask as a gate asks. Answer it with WithResume and one of Choices; any
+// other answer asks again, with Invalid saying why.
 type Escalation = gate.Escalation
 
 // ShouldRetryOrEnd is the router after the verifier (note 002): "done" when
@@ -249,16 +250,9 @@ func (o *orchestrator) failed(ctx context.Context, s TaskState) (TaskState, erro
 		if a := s.lastAttempt(); a != nil {
 			last = a.Errors
 		}
-		choice, err := statgraph.Interrupt[string](ctx, Escalation{
-			Task: s.Task.ID, Title: s.Task.Title, Attempts: s.RetryCount, Errors: last,
-			Hint: gate.EscalationHint, Choices: gate.Choices(),
-		})
+		answer, err := Escalation{Task: s.Task.ID, Title: s.Task.Title, Attempts: s.RetryCount, Errors: last}.Ask(ctx)
 		if err != nil {
 			return s, err
-		}
-		answer, err := gate.ParseAnswer(choice)
-		if err != nil {
-			return s, statgraph.Permanent(fmt.Errorf("task %s: %w", s.Task.ID, err))
 		}
 		s.Decision = string(answer)
 		switch answer {

@@ -252,25 +252,28 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// combine derives the verdicts from the checks' results.
+// combine derives the verdicts from the checks' results, enforced as the
+// gates enforce (gate.Enforce).
 func combine(results []CheckResult) Verification {
 	v := Verification{TestsPassed: true, LintPassed: true, Checks: results}
-	for _, r := range results {
-		if r.Passed {
-			continue
-		}
-		switch r.Mode {
-		case Blocking:
-			v.Errors = append(v.Errors, r.Summary())
-			v.Failures = append(v.Failures, r.Failures...)
-			if r.Kind == KindLint {
-				v.LintPassed = false
-			} else {
-				v.TestsPassed = false
-			}
-		case Advisory:
-			v.Warnings = append(v.Warnings, r.Summary())
+	blocking, advisory := gate.Enforce(results, CheckResult.enforcement)
+	for _, r := range blocking {
+		v.Errors = append(v.Errors, r.Summary())
+		v.Failures = append(v.Failures, r.Failures...)
+		if r.Kind == KindLint {
+			v.LintPassed = false
+		} else {
+			v.TestsPassed = false
 		}
 	}
+	for _, r := range advisory {
+		v.Warnings = append(v.Warnings, r.Summary())
+	}
 	return v
+}
+
+// enforcement is what gate.Enforce weighs a check's result by. A check has
+// no severity: its zero Mode is blocking, gate.Critical's.
+func (r CheckResult) enforcement() (bool, Mode, gate.Severity) {
+	return r.Passed, r.Mode, gate.Critical
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
 // goEnv makes the go tool work offline on the testdata modules.
@@ -136,6 +138,20 @@ func TestVerifyRunsChecksConcurrently(t *testing.T) {
 	assert.True(t, v.Passed())
 	for _, r := range v.Checks {
 		assert.GreaterOrEqual(t, r.Duration, 500*time.Millisecond)
+	}
+}
+
+// TestCombineEnforcesAsGates: a failed check's result is weighed as a gate
+// weighs a verdict of its mode (a check counting as critical), the zero
+// Mode included (as in a CheckResult made by hand): blocking fails the
+// verification, advisory warns, informational is only recorded.
+func TestCombineEnforcesAsGates(t *testing.T) {
+	for _, m := range []Mode{"", Blocking, Advisory, Informational} {
+		v := combine([]CheckResult{{Name: "c", Kind: KindTest, Mode: m, ExitCode: 1}})
+		want := m.For(gate.Critical)
+		assert.Equal(t, want != Blocking, v.TestsPassed, "mode %q", m)
+		assert.Equal(t, want == Blocking, len(v.Errors) == 1, "mode %q", m)
+		assert.Equal(t, want == Advisory, len(v.Warnings) == 1, "mode %q", m)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
 // DefaultFeedbackBytes is the size limit of Feedback(0).
@@ -144,16 +146,7 @@ func (v Verification) RenderFeedback(maxBytes int) string {
 
 // failedChecks returns the failed blocking checks, then the failed advisory ones.
 func (v Verification) failedChecks() []CheckResult {
-	var blocking, advisory []CheckResult
-	for _, r := range v.Checks {
-		switch {
-		case r.Passed:
-		case r.Mode == Blocking || r.Mode == "":
-			blocking = append(blocking, r)
-		case r.Mode == Advisory:
-			advisory = append(advisory, r)
-		}
-	}
+	blocking, advisory := gate.Enforce(v.Checks, CheckResult.enforcement)
 	return append(blocking, advisory...)
 }
 
@@ -164,7 +157,7 @@ func (v Verification) failedChecks() []CheckResult {
 func (v Verification) verdictLine() string {
 	var parts []string
 	for _, r := range v.Checks {
-		if r.Mode == Blocking || r.Mode == "" {
+		if r.Mode.For(gate.Critical) == Blocking {
 			parts = append(parts, r.Name+" "+verdict(r.Passed))
 		}
 	}

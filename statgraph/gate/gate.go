@@ -184,10 +184,9 @@ const (
 // "retry:T" -> T for each other target T of cfg.RetryTargets and, with
 // cfg.FailTo, "fail" -> cfg.FailTo. Add the edges into the gate as
 // for any node. A retry waits cfg.Policy.Backoff first. Under
-// OnExhausted Ask the gate node raises an interrupt with an Escalation
-// (the graph needs a checkpointer); an answer other than the Choices asks
-// again, with Escalation.Invalid saying why. "abort" ends the run with an
-// error wrapping ErrAborted.
+// OnExhausted Ask the gate node asks with Escalation.Ask (the graph needs
+// a checkpointer; an answer other than the Choices asks again); "abort"
+// ends the run with an error wrapping ErrAborted.
 func (g Gates[S]) Add(b *statgraph.Builder[S], name string, cfg Config) *statgraph.Builder[S] {
 	cfg.Validators = slices.Clone(cfg.Validators)
 	cfg.Hints = slices.Clone(cfg.Hints)
@@ -258,7 +257,6 @@ func upstream(name string, cfg *Config, reaches func(from, to string) bool) erro
 func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S, error) {
 	st := g.state(&s)
 	out := Outcome{Gate: name, MaxAttempts: cfg.Policy.Limit()}
-	var failed []Verdict
 	for _, v := range cfg.Validators {
 		i := slices.IndexFunc(st.Verdicts, func(o Verdict) bool { return o.Validator == v })
 		vd := Verdict{Validator: v, Mode: Blocking, Feedback: "the validator produced no verdict before the gate ran; give it an edge that leads to the gate"}
@@ -266,15 +264,10 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 			vd = st.Verdicts[i]
 		}
 		out.Verdicts = append(out.Verdicts, vd)
-		if vd.Passed {
-			continue
-		}
-		switch vd.Mode.For(vd.Severity) {
-		case Advisory:
-			out.Warnings = append(out.Warnings, Warning{Gate: name, Validator: v, Message: vd.Feedback})
-		case Blocking:
-			failed = append(failed, vd)
-		}
+	}
+	failed, advisory := Enforce(out.Verdicts, Verdict.enforcement)
+	for _, vd := range advisory {
+		out.Warnings = append(out.Warnings, Warning{Gate: name, Validator: vd.Validator, Message: vd.Feedback})
 	}
 	target := cfg.RetryTarget
 	if len(failed) > 0 {
@@ -312,8 +305,7 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 		c.Attempt = 0
 	case Escalate:
 		out.Feedback = feedback(name, failed, cfg.Hints, 0, attempt, capped)
-		a, err := ask(ctx, Escalation{Gate: name, Attempts: attempt, Errors: errorLines(failed), Hint: EscalationHint,
-			Feedback: out.Feedback, Choices: Choices()})
+		a, err := Escalation{Gate: name, Attempts: attempt, Errors: errorLines(failed), Feedback: out.Feedback}.Ask(ctx)
 		if err != nil {
 			return s, err
 		}
@@ -356,21 +348,8 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 	return s, nil
 }
 
-// ask raises the escalation and returns a valid answer, asking again, with
-// esc.Invalid set, when the operator resumed with something else.
-func ask(ctx context.Context, esc Escalation) (Answer, error) {
-	for {
-		choice, err := statgraph.Interrupt[string](ctx, esc)
-		if err != nil {
-			return "", err
-		}
-		a, err := ParseAnswer(choice)
-		if err == nil {
-			return a, nil
-		}
-		esc.Invalid = err.Error()
-	}
-}
+// enforcement is what Enforce weighs a verdict by.
+func (v Verdict) enforcement() (bool, Mode, Severity) { return v.Passed, v.Mode, v.Severity }
 
 // errorLines is one line per failed check, for an Escalation.
 func errorLines(fs []Verdict) []string {

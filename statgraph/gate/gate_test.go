@@ -268,6 +268,17 @@ func TestGateEscalation(t *testing.T) {
 		_, err = g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("abort"))
 		require.ErrorIs(t, err, gate.ErrAborted)
 	})
+	t.Run("no answer asks the same question again", func(t *testing.T) {
+		g, _ := start(t, 100)
+		var res statgraph.Result[code]
+		_, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume(nil), statgraph.WithResult(&res))
+		esc := escalation(t, err, res)
+		require.Empty(t, esc.Invalid, "nothing was refused")
+		require.Equal(t, 2, esc.Attempts)
+		s, err := g.Invoke(ctx, code{}, statgraph.WithThread("t"), statgraph.WithResume("skip"))
+		require.NoError(t, err)
+		require.True(t, s.Done)
+	})
 }
 
 // TestGateKillAndResumeKeepsCounts stops a run in the coder's second

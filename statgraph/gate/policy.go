@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,6 +40,28 @@ func (m Mode) For(s Severity) Mode {
 		return Informational
 	}
 	return Blocking
+}
+
+// Enforce weighs checks by their enforcement, the one rule the gates and
+// package verifier share: it returns, in the order of checks, the failed
+// ones whose mode (verdict's, resolved with Mode.For) is Blocking, which
+// fail the work or send it back, and the failed Advisory ones, which are
+// warnings and do not block. Failed Informational checks and passed ones
+// are in neither. verdict reports a check's result, mode and severity.
+func Enforce[C any](checks []C, verdict func(C) (passed bool, m Mode, s Severity)) (blocking, advisory []C) {
+	for _, c := range checks {
+		passed, m, s := verdict(c)
+		if passed {
+			continue
+		}
+		switch m.For(s) {
+		case Blocking:
+			blocking = append(blocking, c)
+		case Advisory:
+			advisory = append(advisory, c)
+		}
+	}
+	return blocking, advisory
 }
 
 // Severity grades a check; it chooses the default Mode (see Mode.For). The
@@ -181,9 +204,35 @@ type Escalation struct {
 	Hint     string   `json:"hint"`            // what the answers do
 	Feedback string   `json:"feedback,omitempty"`
 	Choices  []string `json:"choices"`
-	// Invalid says why the previous answer was refused, when a gate asks
+	// Invalid says why the previous answer was refused, when Ask asks
 	// again because it was given something other than one of Choices.
 	Invalid string `json:"invalid,omitempty"`
+}
+
+// Ask is the escalation of the gates and of the orchestrator (package
+// agents): it raises e, with Hint and Choices filled in, as an interrupt
+// (statgraph.Interrupt, so the graph needs a checkpointer) and returns the
+// operator's answer once the run is resumed with one of Choices. An
+// answer other than the Choices asks again, with Invalid saying why it was
+// refused; a resume with no value (null, as a run continued after a stop
+// gives) asks again the question as it was. Its error, the pause's or a
+// resume value that is not a string, is for the node to return.
+func (e Escalation) Ask(ctx context.Context) (Answer, error) {
+	e.Hint, e.Choices = EscalationHint, Choices()
+	for {
+		choice, err := statgraph.Interrupt[*string](ctx, e)
+		if err != nil {
+			return "", err
+		}
+		if choice == nil {
+			continue
+		}
+		a, err := ParseAnswer(*choice)
+		if err == nil {
+			return a, nil
+		}
+		e.Invalid = err.Error()
+	}
 }
 
 // EscalationHint is Escalation.Hint as the gate and the orchestrator word it.

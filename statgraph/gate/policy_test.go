@@ -55,3 +55,34 @@ func TestModeFor(t *testing.T) {
 	require.True(t, gate.Mode("").Valid())
 	require.False(t, gate.Mode("strict").Valid())
 }
+
+// TestEnforce: the failed checks are sorted by their mode, resolved from
+// their severity when zero, in the order given; passed and informational
+// failures are left out.
+func TestEnforce(t *testing.T) {
+	type check struct {
+		name   string
+		passed bool
+		mode   gate.Mode
+		sev    gate.Severity
+	}
+	checks := []check{
+		{"default", false, "", gate.Critical},
+		{"high", false, "", gate.High},
+		{"passed", true, gate.Blocking, gate.Critical},
+		{"low", false, "", gate.Low},
+		{"blocking-low", false, gate.Blocking, gate.Low},
+		{"medium", false, "", gate.Medium},
+		{"informational", false, gate.Informational, gate.Critical},
+		{"advisory", false, gate.Advisory, gate.Critical},
+	}
+	blocking, advisory := gate.Enforce(checks, func(c check) (bool, gate.Mode, gate.Severity) { return c.passed, c.mode, c.sev })
+	names := func(cs []check) (out []string) {
+		for _, c := range cs {
+			out = append(out, c.name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"default", "blocking-low"}, names(blocking))
+	require.Equal(t, []string{"high", "medium", "advisory"}, names(advisory))
+}
