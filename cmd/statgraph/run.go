@@ -123,12 +123,6 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	if q.url == "" && q.remote != "" {
 		return exitUsage, usagef("--remote needs --queue: a local run publishes into the repository itself")
 	}
-	// Prepare takes the plan's lock, loads the file, checks the repository
-	// and the state paths, then (for a run here; with --queue the workers
-	// check their own) the sandbox and the setup (model, key, agent CLIs),
-	// before anything is written, and settles the last run's results
-	// journal (it was killed) so that --retry-failed sees it: as a run
-	// started by serve or mcp does.
 	// Progress goes to stderr, so that stdout holds only the summary (or
 	// the --json output) and can be piped.
 	tty := false
@@ -140,6 +134,12 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
 	defer flush()
 	ro.Tracer, ro.Log = tp, p.logWriter()
+	// Prepare takes the plan's lock, loads the file, checks the repository
+	// and the state paths, then (for a run here; with --queue the workers
+	// check their own) the sandbox and the setup (model, key, agent CLIs),
+	// before anything is written, and settles the last run's results
+	// journal (it was killed) so that --retry-failed sees it: as a run
+	// started by serve or mcp does.
 	prep, err := control.Prepare(ctx, control.PrepareOptions{
 		File: file, Tag: c.tag, Plan: plan, StorePath: store, Run: ro,
 		RetryFailed: *retryFailed, OnWorkers: q.url != "",
