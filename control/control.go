@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,10 +31,16 @@ type Options struct {
 	// Store is the run store (SQLite); "" means the plan's (Plan.Store).
 	Store string
 	// Checkpointer, when set, is the run store Tasks and History read
-	// instead of the SQLite file at Store: the Postgres store of a run on
-	// workers. Control does not close it. Runs that Start begins still
-	// write to Store.
+	// instead of the SQLite file at Store. Control does not close it. Runs
+	// that Start begins still write to Store.
 	Checkpointer statgraph.Checkpointer
+	// Queue is the Postgres URL of the queue a run on workers used
+	// (statgraph run --queue): without a Checkpointer, Tasks, History and
+	// Clean read and clean the workers' checkpoints there. "" means the
+	// queue statgraph run --queue recorded for the plan (RecordQueue), if
+	// any; one out of reach is then no error: the local run store is read
+	// instead and QueueErr says why.
+	Queue string
 
 	// Run holds the settings of the runs Start begins, as statgraph run's
 	// flags give them (see RunOptions).
@@ -61,9 +66,12 @@ type Control struct {
 	o    Options
 	plan tasks.Plan
 
-	storeMu sync.Mutex
-	store   *sqlite.Store // opened on first need, shared with the runs
-	graph   *statgraph.Graph[agents.TaskState]
+	storeMu    sync.Mutex    // guards the four below
+	store      *sqlite.Store // opened on first need, shared with the runs
+	graph      *statgraph.Graph[agents.TaskState]
+	queue      queueStore // the workers' store, opened on first need
+	queueErr   error      // why the recorded queue could not be read
+	queueTried bool
 
 	mu   sync.Mutex
 	run  *activeRun           // the in-process run, nil when none
@@ -84,13 +92,6 @@ type liveState struct {
 	tokens         int
 	status, reason string
 }
-
-// ErrNoTask is returned (wrapped) for a task id the plan does not have.
-var ErrNoTask = tasks.ErrNoTask
-
-// ErrNoRun is returned (wrapped) by History for a task with no recorded
-// run.
-var ErrNoRun = errors.New("control: no recorded run")
 
 // Open resolves the plan of o (the same derivation as statgraph run's:
 // Repo defaults to File's directory, Store to the plan's run store) and
@@ -163,6 +164,10 @@ func (c *Control) Close() error {
 	c.hub.close()
 	c.storeMu.Lock()
 	defer c.storeMu.Unlock()
+	if c.queue.close != nil {
+		c.queue.close()
+		c.queue = queueStore{}
+	}
 	if c.store != nil {
 		err := c.store.Close()
 		c.store, c.graph = nil, nil
@@ -179,23 +184,26 @@ func (c *Control) reader(ctx context.Context, create bool) (*statgraph.Graph[age
 	if c.store != nil {
 		return c.graph, c.store, nil
 	}
-	if c.o.Checkpointer != nil && !create {
-		if c.graph == nil {
-			g, err := ReaderGraph(c.o.Checkpointer)
-			if err != nil {
-				return nil, nil, err
-			}
-			c.graph = g
+	if !create {
+		cp, err := c.workers(ctx)
+		if err != nil {
+			return nil, nil, err
 		}
-		return c.graph, nil, nil
+		if cp != nil {
+			if c.graph == nil {
+				g, err := ReaderGraph(cp)
+				if err != nil {
+					return nil, nil, err
+				}
+				c.graph = g
+			}
+			return c.graph, nil, nil
+		}
 	}
 	if _, err := os.Stat(c.o.Store); err != nil && !create {
 		return nil, nil, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(c.o.Store), 0o755); err != nil {
-		return nil, nil, fmt.Errorf("run store: %w", err)
-	}
-	st, err := sqlite.Open(ctx, c.o.Store)
+	st, err := openSQLite(ctx, c.o.Store)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,6 +214,52 @@ func (c *Control) reader(ctx context.Context, create bool) (*statgraph.Graph[age
 	}
 	c.store, c.graph = st, g
 	return g, st, nil
+}
+
+// workers returns the run store read instead of the local one: the
+// Options.Checkpointer, else the store of the queue the plan's run used
+// (Options.Queue, else the recorded one), opened on the first call; nil
+// when there is neither. A recorded queue out of reach is remembered
+// (QueueErr) and read as none. The caller holds storeMu.
+func (c *Control) workers(ctx context.Context) (statgraph.Checkpointer, error) {
+	if c.o.Checkpointer != nil {
+		return c.o.Checkpointer, nil
+	}
+	if !c.queueTried {
+		qs, err := openQueueStore(ctx, c.o.Queue, c.plan)
+		switch {
+		case err != nil && c.o.Queue != "":
+			return nil, err
+		case err != nil:
+			c.queueErr = err
+		default:
+			c.queue = qs
+		}
+		c.queueTried = true
+	}
+	return c.queue.Checkpointer, nil
+}
+
+// QueueErr returns why the queue recorded for the plan by statgraph run
+// --queue could not be read (its Postgres out of reach, its password not
+// given), once a read tried it; the reads then use the local run store,
+// so phases, tokens and histories of the tasks run on workers are
+// missing. It returns nil when the plan's runs used no queue or its
+// store was read.
+func (c *Control) QueueErr() error {
+	c.storeMu.Lock()
+	defer c.storeMu.Unlock()
+	return c.queueErr
+}
+
+// where names the run store the reads use, for messages.
+func (c *Control) where() string {
+	c.storeMu.Lock()
+	defer c.storeMu.Unlock()
+	if c.queue.where != "" && c.store == nil {
+		return c.queue.where
+	}
+	return c.o.Store
 }
 
 // ReaderGraph compiles the orchestrator graph only to read a run store

@@ -17,7 +17,7 @@
 //   - Run: whether the in-process run is going on, or how the last ended.
 //
 // Changing, each under the plan's lock (tasks.Lock), so never while a run
-// holds it (ErrRunning):
+// holds it (ErrRunning); the lock is taken before the file is read:
 //   - AddTask: one task, validated as tasks.Load validates a file; nothing
 //     is written on error;
 //   - Reset: failed or blocked tasks back to pending (all when no id), as
@@ -37,7 +37,20 @@
 // slow subscriber never blocks the run: it loses events and is then sent
 // EventResync, after which it reads Tasks again.
 //
+// A run is set up in one way, whoever starts it: Prepare takes the plan's
+// lock, loads the tasks file, checks the repository, state paths, sandbox
+// and setup, settles the results journal and opens the run store, in that
+// order (statgraph run calls it; Start does). Clean removes what finished
+// tasks left, here and, for a plan whose run went to workers (statgraph
+// run --queue, which records its queue with RecordQueue), in the queue's
+// store and on its remote; the reads (Tasks, History) read the workers'
+// checkpoints there too, so every front end sees them.
+//
 // Every method is safe for concurrent use. Errors say what failed and
-// what to do; the sentinel errors (ErrRunning, ErrNoQuestion, ErrNoRun,
-// ErrNoTask) are matched with errors.Is.
+// what to do; the sentinel errors (ErrRunning, ErrNotRunning,
+// ErrNoQuestion, ErrNoRun, ErrNoTask) are matched with errors.Is. Their
+// text reads well as it is, and the front ends show it unchanged:
+// Classify gives an error's Kind, which the CLI maps to an exit code, the
+// web API to an HTTP status and MCP to its tool text, and advice in each
+// front end's words.
 package control

@@ -99,7 +99,7 @@ func (c *Control) tasksFrom(ctx context.Context, base []TaskInfo, ndeps int) ([]
 		} else if g != nil {
 			s, err := c.stored.read(ctx, g, c.plan, ti.ID, ti.Status)
 			if err != nil {
-				return nil, errStoreRead(ti.ID, c.o.Store, err)
+				return nil, errStoreRead(ti.ID, c.where(), err)
 			}
 			ti.Phase, ti.Tokens = s.phase, s.tokens
 			if ti.Status == tasks.StatusInProgress {
@@ -158,18 +158,18 @@ type AttemptInfo struct {
 // the task has no recorded run, or the store's error.
 func (c *Control) History(ctx context.Context, id string, diffs bool) (History, error) {
 	if why := taskid.Reason(id); why != "" {
-		return History{}, fmt.Errorf("%w: task id %q: %s", ErrNoTask, id, why)
+		return History{}, fmt.Errorf("task id %q: %s (%w)", id, why, ErrNoTask)
 	}
 	g, _, err := c.reader(ctx, false)
 	if err != nil {
 		return History{}, err
 	}
 	if g == nil {
-		return History{}, fmt.Errorf("%w: task %s: nothing has run yet (no run store at %s)", ErrNoRun, id, c.o.Store)
+		return History{}, fmt.Errorf("task %s has %w: nothing has run yet (no run store at %s)", id, ErrNoRun, c.o.Store)
 	}
 	snap, err := g.State(ctx, c.plan.Thread(id))
 	if errors.Is(err, statgraph.ErrNoCheckpoint) {
-		return History{}, fmt.Errorf("%w: task %s has no recorded run in %s", ErrNoRun, id, c.o.Store)
+		return History{}, fmt.Errorf("task %s has %w in %s", id, ErrNoRun, c.where())
 	}
 	if err != nil {
 		return History{}, err

@@ -2,25 +2,14 @@ package control
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 )
-
-// ErrRunning is returned (wrapped) by Start when a run of the plan is
-// already going on, in this process or in another (the plan's lock).
-var ErrRunning = errors.New("control: a run of this plan is going on")
-
-// ErrBadAnswer is returned (wrapped) by Answer for an answer other than
-// retry, skip or abort.
-var ErrBadAnswer = errors.New("control: unknown answer")
-
-// ErrNoQuestion is returned (wrapped) by Answer when the task has no
-// pending escalation.
-var ErrNoQuestion = errors.New("control: no pending question")
 
 // Answers to an escalation.
 const (
@@ -92,7 +81,7 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 		c.mu.Unlock()
 		close(r.done)
 	}
-	d, lock, err := c.prepare(ctx, so)
+	p, err := c.prepare(ctx, so)
 	if err != nil {
 		release()
 		return err
@@ -105,8 +94,8 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 	c.hub.publish(Event{Kind: EventRun, Run: &RunInfo{Running: true, Started: r.started}})
 	go func() {
 		defer cancel()
-		sum, err := d.Run(runCtx)
-		lock.Unlock()
+		sum, err := p.Dispatcher.Run(runCtx)
+		p.Close()
 		info := RunInfo{Started: r.started, Ended: time.Now(), Units: sum.Units}
 		if err != nil {
 			info.Error = err.Error()
@@ -127,47 +116,22 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 	return nil
 }
 
-// prepare makes the checks of statgraph run and the Dispatcher, holding
-// the plan's lock on success.
-func (c *Control) prepare(ctx context.Context, so StartOptions) (*tasks.Dispatcher, *tasks.FileLock, error) {
-	f, err := tasks.Load(c.o.File, c.o.Tag)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.o.File, err)
-	}
-	// A run going on elsewhere is the first thing to say; the lock is
-	// released again when a check below fails.
-	lock, err := c.lock()
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := c.checked(ctx, f, so)
-	if err != nil {
-		lock.Unlock()
-		return nil, nil, err
-	}
-	return d, lock, nil
-}
-
-// checked makes statgraph run's checks and returns the Dispatcher of f,
-// set up by the run options (Options.Run) as statgraph run's is; the
-// plan's lock is held.
-func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (*tasks.Dispatcher, error) {
-	if err := CheckPlan(c.plan); err != nil {
-		return nil, err
-	}
-	if err := c.o.Run.Check(ctx, f, c.plan.Repo); err != nil {
-		return nil, err
-	}
-	if _, err := Settle(f, c.plan, so.RetryFailed); err != nil {
-		return nil, err
-	}
-	_, st, err := c.reader(ctx, true)
+// prepare sets up the run Start begins (Prepare), its Dispatcher
+// reporting to this Control and its checkpoints in the store the Control
+// reads.
+func (c *Control) prepare(ctx context.Context, so StartOptions) (*Prepared, error) {
+	p, err := Prepare(ctx, PrepareOptions{
+		File: c.o.File, Tag: c.o.Tag, Plan: c.plan, Run: c.o.Run, RetryFailed: so.RetryFailed,
+		Store: func(ctx context.Context) (statgraph.Checkpointer, error) {
+			_, st, err := c.reader(ctx, true)
+			return st, err
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	d := c.o.Run.Dispatcher(f, c.plan.Repo, st)
-	d.Report, d.Ask = c.report, c.ask
-	return d, nil
+	p.Dispatcher.Report, p.Dispatcher.Ask = c.report, c.ask
+	return p, nil
 }
 
 // Settle is the step before every run of f, here and in statgraph run:
@@ -293,13 +257,13 @@ func (c *Control) Answer(unit, answer string) error {
 // model calls and commands in flight are cancelled, running units are
 // marked interrupted and the tasks file is saved; the next Start continues
 // them. With wait set it returns once the run has ended. Stop without a
-// run returns an error saying so.
+// run returns ErrNotRunning.
 func (c *Control) Stop(wait bool) error {
 	c.mu.Lock()
 	r := c.run
 	c.mu.Unlock()
 	if r == nil || r.cancel == nil {
-		return errors.New("control: no run is going on in this process (a run started in a terminal stops with Ctrl-C there)")
+		return ErrNotRunning
 	}
 	r.cancel()
 	if wait {
@@ -370,7 +334,7 @@ func (c *Control) AddTask(obj []byte) (string, error) {
 	if err := tasks.CheckNew(obj, c.o.Run.AllowEnv); err != nil {
 		return "", err
 	}
-	lock, err := c.lock()
+	lock, err := lockPlan(c.o.File)
 	if err != nil {
 		return "", err
 	}
@@ -382,28 +346,22 @@ func (c *Control) AddTask(obj []byte) (string, error) {
 	return id, err
 }
 
-// lock takes the plan's lock, naming a run that holds it.
-func (c *Control) lock() (*tasks.FileLock, error) {
-	lock, err := tasks.Lock(c.o.File)
-	var le *tasks.LockedError
-	if errors.As(err, &le) {
-		return nil, fmt.Errorf("%w: %w", ErrRunning, err)
-	}
-	return lock, err
-}
-
-// locked runs change on the tasks file under its lock, with the journal
-// settled first, and saves the file when change reports a change.
+// locked runs change on the tasks file under its lock, with the file
+// loaded (after the lock, as Prepare does) and the journal settled first,
+// and saves the file when change reports a change.
 func (c *Control) locked(change func(f *tasks.File) (bool, error)) error {
-	f, err := tasks.Load(c.o.File, c.o.Tag)
-	if err != nil {
+	if _, err := os.Stat(c.o.File); err != nil {
 		return fmt.Errorf("%s: %w", c.o.File, err)
 	}
-	lock, err := c.lock()
+	lock, err := lockPlan(c.o.File)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
+	f, err := tasks.Load(c.o.File, c.o.Tag)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.o.File, err)
+	}
 	if err := tasks.SettleJournal(f, c.plan); err != nil {
 		return err
 	}

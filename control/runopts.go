@@ -65,10 +65,10 @@ func CheckRepo(repo string) error {
 		abs, _ := filepath.Abs(repo)
 		switch {
 		case errors.Is(err, workspace.ErrNotRepository):
-			return fmt.Errorf("%s is not the top directory of a git repository: statgraph works on per-task branches of your repository; "+
-				"run git init, add and commit your files there, or pass --repo DIR", abs)
+			return kinded(KindRefused, fmt.Errorf("%s is not the top directory of a git repository: statgraph works on per-task branches of your repository; "+
+				"run git init, add and commit your files there, or pass --repo DIR", abs))
 		case errors.Is(err, workspace.ErrNoCommit):
-			return fmt.Errorf("the repository %s has no commit yet: tasks start from its HEAD commit; commit your files first (git add -A && git commit -m init)", abs)
+			return kinded(KindRefused, fmt.Errorf("the repository %s has no commit yet: tasks start from its HEAD commit; commit your files first (git add -A && git commit -m init)", abs))
 		}
 		return err
 	}
@@ -83,7 +83,7 @@ func CheckPlan(plan tasks.Plan) error {
 		return err
 	}
 	if err := plan.Check(); err != nil {
-		return fmt.Errorf("%w; nothing was changed", err)
+		return kinded(KindRefused, fmt.Errorf("%w; nothing was changed", err))
 	}
 	return nil
 }
@@ -101,7 +101,7 @@ func (o RunOptions) Check(ctx context.Context, f *tasks.File, repo string) error
 		}
 	}
 	if err := tasks.Preflight(ctx, f, repo, o.Model, nil); err != nil {
-		return fmt.Errorf("%s cannot run; nothing was changed:\n%w", f.Path, err)
+		return kinded(KindRefused, fmt.Errorf("%s cannot run; nothing was changed:\n%w", f.Path, err))
 	}
 	return nil
 }

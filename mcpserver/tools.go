@@ -178,7 +178,7 @@ func (h *handlers) runPending(ctx context.Context, _ *mcp.CallToolRequest, in Ru
 
 func (h *handlers) stopRun(ctx context.Context, _ *mcp.CallToolRequest, _ StopRunInput) (*mcp.CallToolResult, RunState, error) {
 	if err := h.ctl.Stop(false); err != nil {
-		return nil, RunState{}, fmt.Errorf("%s; status says whether a run is going on", strings.TrimPrefix(err.Error(), "control: "))
+		return nil, RunState{}, h.explain(err)
 	}
 	if err := h.ctl.Wait(ctx); err != nil {
 		return nil, RunState{}, fmt.Errorf("the run is stopping but had not ended when the call was cancelled: %w", err)
@@ -253,25 +253,23 @@ func (h *handlers) task(ctx context.Context, id string) (control.TaskInfo, error
 	return control.TaskInfo{}, fmt.Errorf("task %s is not in %s; list_tasks shows the ids", id, h.ctl.File())
 }
 
-// explain adds to an error of control what the assistant can do about it.
+// mcpWords are the tools' names for the operations control's advice
+// points to.
+var mcpWords = control.Words{List: "list_tasks", Progress: "status", Stop: "stop_run"}
+
+// explain adds to an error of control what the assistant can do about it
+// (control.Classify's advice) and the error's kind, as "(kind: conflict)"
+// at the end, leaving its message as it is.
 func (h *handlers) explain(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "control: ")
+	kind, advice := control.Classify(err, mcpWords)
 	var ve *tasks.ValidationError
 	switch {
 	case errors.As(err, &ve):
-		return fmt.Errorf("the task was not added, nothing was written; %s would have these problems:\n%s", h.ctl.File(), ve.Error())
-	case errors.Is(err, control.ErrRunning) && errors.As(err, new(*tasks.LockedError)):
-		return fmt.Errorf("%s; status shows its progress, Ctrl-C in its terminal stops it", msg)
-	case errors.Is(err, control.ErrRunning):
-		return fmt.Errorf("%s; status shows its progress, stop_run stops it", msg)
-	case errors.Is(err, tasks.ErrNoTask):
-		return fmt.Errorf("%s; list_tasks shows the ids", msg)
-	case errors.Is(err, tasks.ErrNotResettable):
-		return fmt.Errorf("%s; only failed or blocked tasks are reset (list_tasks with status failed or blocked)", msg)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("the call was cancelled: %w", err)
+		err = fmt.Errorf("the task was not added, nothing was written; %s would have these problems:\n%s", h.ctl.File(), ve.Error())
+	case advice != "":
+		err = fmt.Errorf("%w; %s", err, advice)
 	}
-	return errors.New(msg)
+	return fmt.Errorf("%w (kind: %s)", err, kind)
 }
 
 // FileChange is one file of a diff with the lines it adds and removes.

@@ -9,7 +9,7 @@ import (
 
 // ErrBadTask is returned (wrapped) by AddTask when the new task is not a
 // JSON object.
-var ErrBadTask = errors.New("tasks: the new task is not a JSON object")
+var ErrBadTask = errors.New("the new task is not a JSON object")
 
 // AddTask appends one task, given as the JSON object a task has in the
 // file (task-master's fields and statgraph's own), to the tasks list of

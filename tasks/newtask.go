@@ -21,10 +21,10 @@ const (
 // Errors of CheckNew, returned wrapped with what was wrong.
 var (
 	// ErrTooLarge: the new task, or one of its strings, is over its cap.
-	ErrTooLarge = errors.New("tasks: the new task is too large; nothing was written")
+	ErrTooLarge = errors.New("the new task is too large; nothing was written")
 	// ErrRefusedTask: the new task has a field statgraph does not know, or
 	// names environment its client may not give.
-	ErrRefusedTask = errors.New("tasks: the new task is refused; nothing was written")
+	ErrRefusedTask = errors.New("the new task is refused; nothing was written")
 )
 
 // taskKeys are the fields a task object may hold: task-master's, the run's

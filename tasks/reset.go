@@ -7,7 +7,7 @@ import (
 
 // ErrNotResettable means Reset was asked to reset a task that is neither
 // failed nor blocked.
-var ErrNotResettable = errors.New("tasks: only failed or blocked tasks can be reset")
+var ErrNotResettable = errors.New("only failed or blocked tasks can be reset")
 
 // Reset sends the failed or blocked units among ids back to pending, so the
 // next run takes them up again: their status becomes pending and

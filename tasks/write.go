@@ -18,7 +18,7 @@ import (
 // Errors returned by the File's setters, wrapped with the task id.
 var (
 	// ErrNoTask means no task or subtask has the given id.
-	ErrNoTask = errors.New("tasks: no such task")
+	ErrNoTask = errors.New("no such task")
 	// ErrBadStatus means a status is not one of the Status constants.
 	ErrBadStatus = errors.New("tasks: unknown status")
 )

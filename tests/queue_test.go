@@ -12,6 +12,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -303,6 +305,92 @@ func TestQueueStatusAndHistoryReadTheWorkersCheckpoints(t *testing.T) {
 	plan := planOf(t, s.repo, "tasks.json", "")
 	require.Equal(t, git(t, s.remote, "rev-parse", plan.Branch("2")), hist.Attempts[0].Commit,
 		"the attempt's commit is the one published on the remote")
+
+	// serve and mcp read the same plan through control, as status and
+	// history do: the workers' checkpoints, from the recorded queue.
+	pw := "PGPASSWORD=" + password
+	checkServeReadsWorkers(t, s.repo, pw, hist.Attempts[0].Commit)
+	checkMCPReadsWorkers(t, s.repo, pw, hist.Attempts[0].Commit)
+}
+
+// checkServeReadsWorkers starts statgraph serve in repo with env and
+// checks that its API shows each task's phase and task 2's attempt with
+// commit, both only in the workers' checkpoints.
+func checkServeReadsWorkers(t *testing.T, repo, env, commit string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "serve", "--no-token", "--addr", "127.0.0.1:0", noSandbox, "tasks.json")
+	cmd.Dir, cmd.Env = repo, append(childEnv(), env)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "stderr:\n%s", stderr.String())
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	require.NotEmpty(t, base, line)
+	get := func(path string, v any) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s\nstderr:\n%s", path, data, stderr.String())
+		require.NoError(t, json.Unmarshal(data, v), "%s: %s", path, data)
+	}
+	var board struct {
+		Tasks []struct {
+			ID, Status, Phase string
+		} `json:"tasks"`
+	}
+	get("/api/tasks", &board)
+	require.Len(t, board.Tasks, 2)
+	for _, tk := range board.Tasks {
+		require.Equal(t, "done", tk.Status, "%+v", tk)
+		require.NotEmpty(t, tk.Phase, "serve: task %s: the phase of its last checkpoint, from Postgres", tk.ID)
+	}
+	var h struct {
+		Attempts []struct {
+			Commit string `json:"commit"`
+		} `json:"attempts"`
+	}
+	get("/api/tasks/2?diff=0", &h)
+	require.Len(t, h.Attempts, 1, "serve: task 2's history, from the workers' checkpoints")
+	require.Equal(t, commit, h.Attempts[0].Commit)
+}
+
+// checkMCPReadsWorkers is checkServeReadsWorkers through statgraph mcp's
+// list_tasks and history tools.
+func checkMCPReadsWorkers(t *testing.T, repo, env, commit string) {
+	t.Helper()
+	cs, stderr := mcpSessionEnv(t, repo, []string{env}, noSandbox, "tasks.json")
+	defer cs.Close()
+	var list struct {
+		Tasks []struct {
+			ID, Status, Phase string
+		} `json:"tasks"`
+	}
+	mcpCall(t, cs, "list_tasks", map[string]any{}, &list)
+	require.Len(t, list.Tasks, 2, "stderr:\n%s", stderr.String())
+	for _, tk := range list.Tasks {
+		require.NotEmpty(t, tk.Phase, "mcp: task %s: the phase of its last checkpoint, from Postgres", tk.ID)
+	}
+	var h struct {
+		Attempts []struct {
+			Commit string `json:"commit"`
+		} `json:"attempts"`
+	}
+	mcpCall(t, cs, "history", map[string]any{"id": "2"}, &h)
+	require.Len(t, h.Attempts, 1, "mcp: task 2's history, from the workers' checkpoints")
+	require.Equal(t, commit, h.Attempts[0].Commit)
 }
 
 // statgraph clean deletes, on the remote the queue run used, the

@@ -304,7 +304,7 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.c.Stop(false); err != nil {
-		writeError(w, http.StatusConflict, "%s", err)
+		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]bool{"stopping": true})
@@ -430,26 +430,28 @@ type ErrorResponse struct {
 	Problems []tasks.Problem `json:"problems,omitempty"`
 }
 
-// writeErr answers err with the status its kind calls for.
+// webWords are the API's names for the operations control's advice
+// points to.
+var webWords = control.Words{List: "GET /api/tasks", Progress: "GET /api/run", Stop: "POST /api/stop"}
+
+// writeErr answers err with the status of its kind (control.Classify,
+// control.Kind.HTTPStatus), its message as it is and the advice.
 func writeErr(w http.ResponseWriter, err error) {
+	kind, advice := control.Classify(err, webWords)
 	var ve *tasks.ValidationError
 	var mbe *http.MaxBytesError
+	msg := err.Error()
 	switch {
 	case errors.As(err, &mbe):
-		writeError(w, http.StatusRequestEntityTooLarge, "request body over %d bytes", mbe.Limit)
-	case errors.Is(err, tasks.ErrTooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, "%s", err)
+		msg = fmt.Sprintf("request body over %d bytes", mbe.Limit)
 	case errors.As(err, &ve):
-		writeJSON(w, http.StatusUnprocessableEntity, ErrorResponse{Error: "the tasks file would not be valid; nothing was changed:\n" + err.Error(), Problems: ve.Problems})
-	case errors.Is(err, control.ErrBadAnswer), errors.Is(err, tasks.ErrBadTask), errors.Is(err, tasks.ErrRefusedTask):
-		writeError(w, http.StatusBadRequest, "%s", err)
-	case errors.Is(err, control.ErrRunning), errors.Is(err, control.ErrNoQuestion), errors.Is(err, tasks.ErrNotResettable):
-		writeError(w, http.StatusConflict, "%s", err)
-	case errors.Is(err, control.ErrNoRun), errors.Is(err, tasks.ErrNoTask):
-		writeError(w, http.StatusNotFound, "%s", err)
-	default:
-		writeError(w, http.StatusInternalServerError, "%s", err)
+		writeJSON(w, kind.HTTPStatus(), ErrorResponse{Error: "the tasks file would not be valid; nothing was changed:\n" + msg, Problems: ve.Problems})
+		return
 	}
+	if advice != "" {
+		msg += "; " + advice
+	}
+	writeError(w, kind.HTTPStatus(), "%s", msg)
 }
 
 func writeError(w http.ResponseWriter, status int, format string, args ...any) {

@@ -2,20 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
-	"github.com/statgraph/statgraph/statgraph"
-	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
 
 // cmdClean removes the workspaces, caches, prompts and checkpoints of
-// finished tasks, and what a killed run left (see tasks.Dispatcher.Clean).
+// finished tasks, and what a killed run left (see control.Control.Clean).
 func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("clean", stderr)
 	var c common
@@ -26,77 +23,58 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	file, plan, store, err := c.paths(pos)
-	if err != nil {
-		return usageError{err.Error()}
+	file := "tasks.json"
+	if len(pos) > 0 {
+		file = pos[0]
 	}
-	if err := plan.Check(); err != nil {
-		return usageError{err.Error() + "; nothing was changed"}
-	}
-	f, err := load(file, c.tag, stderr)
+	ctl, f, err := openPlan(c, file, control.Options{Queue: *queueURL}, stderr)
 	if err != nil {
 		return err
 	}
-	lock, err := tasks.Lock(file)
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	defer lock.Unlock()
-	if *keep < 0 {
-		return usageError{fmt.Sprintf("--keep-checkpoints is %d; give 0 (delete the threads) or more", *keep)}
-	}
-	// A killed run may have left outcomes only in its results journal: a
-	// task done there is finished too, and its workspace can go.
-	if err := tasks.SettleJournal(f, plan); err != nil {
-		return err
-	}
-	d := &tasks.Dispatcher{File: f, Repo: plan.Repo}
-	var st *sqlite.Store
-	if _, err := os.Stat(store); err == nil {
-		if st, err = openStore(ctx, store); err != nil {
-			return err
-		}
-		defer st.Close()
-		d.Checkpointer = st
-	} else {
-		d.Checkpointer = statgraph.NewMemoryCheckpointer(false) // no run store: no checkpoints to delete
-	}
-	res, err := d.CleanKeeping(ctx, *keep)
-	for _, u := range f.Units() {
+	defer ctl.Close()
+	res, err := ctl.Clean(ctx, *keep)
+	printCleaned(stdout, file, f, res, *keep)
+	return err
+}
+
+// printCleaned reports what clean removed, task by task in the file's
+// order.
+func printCleaned(w io.Writer, file string, f *tasks.File, res control.Cleaned, keep int) {
+	units := f.Units()
+	for _, u := range units {
 		if n, ok := res.Pruned[u.ID]; ok {
-			fmt.Fprintf(stdout, "task %s: deleted %d checkpoint(s), kept the last %d\n", u.ID, n, *keep)
+			fmt.Fprintf(w, "task %s: deleted %d checkpoint(s), kept the last %d\n", u.ID, n, keep)
 		}
 	}
-	if st != nil && err == nil && (len(res.Threads) > 0 || len(res.Pruned) > 0) {
-		// Deleted rows only free pages inside the file; VACUUM gives them back.
-		n, verr := st.Vacuum(ctx)
-		if verr != nil {
-			err = verr
-		} else {
-			fmt.Fprintf(stdout, "compacted the run store %s: %s smaller\n", store, humanBytes(n))
-			res.Bytes += max(n, 0)
-		}
+	if res.Compacted {
+		fmt.Fprintf(w, "compacted the run store %s: %s smaller\n", res.Store, humanBytes(res.Freed))
 	}
-	for _, u := range f.Units() {
+	for _, u := range units {
 		if n, ok := res.Workspaces[u.ID]; ok {
-			fmt.Fprintf(stdout, "task %s: removed its workspace (%s)\n", u.ID, humanBytes(n))
+			fmt.Fprintf(w, "task %s: removed its workspace (%s)\n", u.ID, humanBytes(n))
 		}
 		if n, ok := res.Caches[u.ID]; ok {
-			fmt.Fprintf(stdout, "task %s: removed its tool caches and prompts (%s)\n", u.ID, humanBytes(n))
+			fmt.Fprintf(w, "task %s: removed its tool caches and prompts (%s)\n", u.ID, humanBytes(n))
 		}
 	}
 	if n, ok := res.Caches[""]; ok {
-		fmt.Fprintf(stdout, "removed the caches and prompts of tasks no longer in %s (%s)\n", file, humanBytes(n))
+		fmt.Fprintf(w, "removed the caches and prompts of tasks no longer in %s (%s)\n", file, humanBytes(n))
 	}
 	if len(res.Threads) > 0 {
-		fmt.Fprintf(stdout, "deleted the checkpoints of %d finished task(s): %s\n", len(res.Threads), strings.Join(res.Threads, ", "))
+		fmt.Fprintf(w, "deleted the checkpoints of %d finished task(s): %s\n", len(res.Threads), strings.Join(res.Threads, ", "))
 	}
-	if err == nil {
-		// Both, whichever fails: they are independent.
-		err = errors.Join(cleanQueueCheckpoints(ctx, stdout, *queueURL, plan, f, *keep), cleanRemote(ctx, stdout, plan, f))
+	for _, u := range units {
+		if n, ok := res.Queue.Pruned[u.ID]; ok {
+			fmt.Fprintf(w, "task %s: deleted %d checkpoint(s) in %s, kept the last %d\n", u.ID, n, res.Queue.Where, keep)
+		}
 	}
-	fmt.Fprintf(stdout, "freed %s; published branches and %s are kept\n", humanBytes(res.Bytes), file)
-	return err
+	if len(res.Queue.Threads) > 0 {
+		fmt.Fprintf(w, "deleted the checkpoints of %d finished task(s) in %s: %s\n", len(res.Queue.Threads), res.Queue.Where, strings.Join(res.Queue.Threads, ", "))
+	}
+	if len(res.WIP) > 0 {
+		fmt.Fprintf(w, "deleted the work-in-progress branches of %d finished task(s) on %s: %s\n", len(res.WIP), res.Remote, strings.Join(res.WIP, ", "))
+	}
+	fmt.Fprintf(w, "freed %s; published branches and %s are kept\n", humanBytes(res.Bytes), file)
 }
 
 // humanBytes shows n bytes as B, kB or MB.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -57,6 +56,17 @@ func openPlan(c common, file string, o control.Options, stderr io.Writer) (*cont
 	return ctl, f, nil
 }
 
+// warnQueue reads ctl's tasks once and warns on stderr when the queue
+// recorded for the plan by run --queue is out of reach: the workers'
+// phases, tokens and histories are then missing from what is served.
+func warnQueue(ctx context.Context, ctl *control.Control, stderr io.Writer) {
+	if _, err := ctl.Tasks(ctx); err == nil {
+		if err := ctl.QueueErr(); err != nil {
+			fmt.Fprintf(stderr, "warning: the workers' phases, tokens and histories are not shown: %v\n", err)
+		}
+	}
+}
+
 func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("status", stderr)
 	var c common
@@ -67,24 +77,11 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	file, plan, _, err := c.paths(pos)
-	if err != nil {
-		return usageError{err.Error()}
+	file := "tasks.json"
+	if len(pos) > 0 {
+		file = pos[0]
 	}
-	var o control.Options
-	st, err := queueCheckpoints(ctx, *queueURL, plan)
-	switch {
-	case err != nil && *queueURL == "":
-		// The queue recorded for the plan is out of reach: tasks.json
-		// still says how each task stands.
-		fmt.Fprintf(stderr, "warning: phases and tokens not shown: %v\n", err)
-	case err != nil:
-		return err
-	case st.Checkpointer != nil:
-		defer st.close()
-		o.Checkpointer = st.Checkpointer
-	}
-	ctl, f, err := openPlan(c, file, o, stderr)
+	ctl, f, err := openPlan(c, file, control.Options{Queue: *queueURL}, stderr)
 	if err != nil {
 		return err
 	}
@@ -95,6 +92,11 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	units, err := ctl.TasksOf(ctx, f)
 	if err != nil {
 		return err
+	}
+	if err := ctl.QueueErr(); err != nil {
+		// The queue recorded for the plan is out of reach: tasks.json
+		// still says how each task stands.
+		fmt.Fprintf(stderr, "warning: phases and tokens not shown: %v\n", err)
 	}
 	enc := json.NewEncoder(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -149,27 +151,17 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("history: give one task id, e.g. statgraph history 3")
 	}
 	id := pos[0]
-	_, plan, _, err := c.paths([]string{*file})
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	st, err := queueCheckpoints(ctx, *queueURL, plan)
-	if err != nil {
-		return err
-	}
-	if st.Checkpointer != nil {
-		defer st.close()
-	}
-	ctl, err := control.Open(control.Options{File: *file, Tag: c.tag, Repo: c.repo, Store: c.store, StoreOnly: true, Checkpointer: st.Checkpointer})
+	ctl, err := control.Open(control.Options{File: *file, Tag: c.tag, Repo: c.repo, Store: c.store, StoreOnly: true, Queue: *queueURL})
 	if err != nil {
 		return usageError{err.Error()}
 	}
 	defer ctl.Close()
 	h, err := ctl.History(ctx, id, !*noDiff)
-	switch {
-	case errors.Is(err, control.ErrNoRun), errors.Is(err, control.ErrNoTask):
-		return usageError{strings.TrimPrefix(err.Error(), control.ErrNoRun.Error()+": ")}
-	case err != nil:
+	if qerr := ctl.QueueErr(); qerr != nil {
+		// The recorded queue holds the history: say why it was not read.
+		return qerr
+	}
+	if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -252,18 +244,4 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprint(stdout, out)
 	return nil
-}
-
-// queueCheckpoints opens the Postgres run store of a run on workers: the
-// queue named by --queue, else the one run --queue recorded for the plan.
-// It returns no store when the plan's runs were local; control then reads
-// the local run store.
-func queueCheckpoints(ctx context.Context, url string, plan tasks.Plan) (runStore, error) {
-	if url == "" {
-		r, err := recordedQueue(plan)
-		if err != nil || r.Queue == "" {
-			return runStore{}, err
-		}
-	}
-	return openRunStore(ctx, url, "", plan)
 }

@@ -35,6 +35,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
@@ -58,6 +59,39 @@ func (e usageError) Error() string { return e.msg }
 func (e usageError) Unwrap() error { return errUsage }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// cliWords are the CLI's names for the operations control's advice
+// points to.
+var cliWords = control.Words{List: "statgraph status", Progress: "statgraph status", Stop: "Ctrl-C in its terminal"}
+
+// exitCode is the exit code of a command that failed with err: 2 for a
+// usage error, else by the kind control.Classify gives it (see
+// control.Kind).
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return exitUsage
+	}
+	switch kind, _ := control.Classify(err, cliWords); kind {
+	case control.KindInternal:
+		return exitFailed
+	case control.KindCanceled:
+		return exitInterrupted
+	}
+	return exitUsage
+}
+
+// errorLine is how the CLI shows a command's error: its message as it
+// is, then what to do about it (control.Classify's advice), if anything.
+func errorLine(err error) string {
+	msg := secret.Scrub(strings.TrimPrefix(err.Error(), "statgraph: "))
+	if errors.Is(err, errUsage) {
+		return msg
+	}
+	if _, advice := control.Classify(err, cliWords); advice != "" {
+		msg += "; " + advice
+	}
+	return msg
+}
 
 const usage = `statgraph: run a tasks.json through planner -> executor -> verifier, with retries.
 
@@ -163,12 +197,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
-		fmt.Fprintln(stderr, "statgraph:", secret.Scrub(strings.TrimPrefix(err.Error(), "statgraph: ")))
-		if errors.Is(err, errUsage) {
-			return exitUsage
-		}
-		if code == exitOK {
-			code = exitFailed
+		fmt.Fprintln(stderr, "statgraph:", errorLine(err))
+		if code == exitOK || errors.Is(err, errUsage) {
+			code = exitCode(err)
 		}
 	}
 	return code

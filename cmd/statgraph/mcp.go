@@ -45,6 +45,7 @@ func cmdMCP(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer ctl.Close()
+	warnQueue(ctx, ctl, stderr)
 	// SIGINT or SIGTERM ends the session; Close then stops the run.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
-	"github.com/statgraph/statgraph/tasks"
 )
 
 // cmdReset sends failed or blocked tasks back to pending in the tasks file,
@@ -37,13 +35,8 @@ func cmdReset(args []string, stdout, stderr io.Writer) error {
 	}
 	defer c.Close()
 	done, err := c.Reset(ids...)
-	switch {
-	case errors.Is(err, control.ErrRunning):
-		return usageError{strings.TrimPrefix(err.Error(), control.ErrRunning.Error()+": ")}
-	case errors.Is(err, tasks.ErrNoTask) || errors.Is(err, tasks.ErrNotResettable):
-		return usagef("reset: %s; nothing was changed (statgraph status %s lists the tasks)", strings.TrimPrefix(err.Error(), "tasks: "), *file)
-	case err != nil:
-		return err
+	if err != nil {
+		return fmt.Errorf("reset: %w; nothing was changed", err)
 	}
 	reportReset(stdout, done)
 	return nil

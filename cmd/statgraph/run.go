@@ -18,7 +18,6 @@ import (
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
-	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 	"golang.org/x/term"
@@ -95,13 +94,6 @@ func warningList(ws []tasks.Problem) string {
 	return head + "\n" + problemList(ws)
 }
 
-func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("run store: %w", err)
-	}
-	return sqlite.Open(ctx, path)
-}
-
 func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags(name, stderr)
 	var c common
@@ -128,45 +120,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitUsage, usageError{err.Error()}
 	}
 	repo := plan.Repo
-	f, err := load(file, c.tag, stderr)
-	if err != nil {
-		return exitUsage, err
+	if q.url == "" && q.remote != "" {
+		return exitUsage, usagef("--remote needs --queue: a local run publishes into the repository itself")
 	}
-	// Check the repository and the state paths, then (for a run here; with
-	// --queue the workers check their own) the sandbox and the setup
-	// (model, key, agent CLIs), before anything is written: as a run
-	// started by serve or mcp does.
-	if err := control.CheckPlan(plan); err != nil {
-		return exitUsage, usageError{err.Error()}
-	}
-	if err := q.check(ctx, f, repo, ro); err != nil {
-		return exitUsage, err
-	}
-	lock, err := tasks.Lock(file)
-	if err != nil {
-		return exitUsage, usageError{err.Error()}
-	}
-	defer lock.Unlock()
-	// The last run's outcomes that are only in its results journal (it was
-	// killed) go into the file first, so that --retry-failed sees them.
-	reset, err := control.Settle(f, plan, *retryFailed)
-	if err != nil {
-		return exitFailed, err
-	}
-	reportReset(stderr, reset)
-	warnUncommitted(stderr, repo, file)
-	st, err := openStore(ctx, store)
-	if err != nil {
-		return exitFailed, err
-	}
-	defer st.Close()
-
-	// The first Ctrl-C or SIGTERM cancels the run: model calls in flight
-	// and running commands (whole process groups) stop now, the units are
-	// marked interrupted and tasks.json is saved; resume repeats the
-	// cancelled step. A second one exits at once, as a kill would.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	// Progress goes to stderr, so that stdout holds only the summary (or
 	// the --json output) and can be piped.
 	tty := false
@@ -175,6 +131,33 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		tty, size = true, termSize(f)
 	}
 	p := newProgress(stderr, tty, size)
+	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
+	defer flush()
+	ro.Tracer, ro.Log = tp, p.logWriter()
+	// Prepare takes the plan's lock, loads the file, checks the repository
+	// and the state paths, then (for a run here; with --queue the workers
+	// check their own) the sandbox and the setup (model, key, agent CLIs),
+	// before anything is written, and settles the last run's results
+	// journal (it was killed) so that --retry-failed sees it: as a run
+	// started by serve or mcp does.
+	prep, err := control.Prepare(ctx, control.PrepareOptions{
+		File: file, Tag: c.tag, Plan: plan, StorePath: store, Run: ro,
+		RetryFailed: *retryFailed, OnWorkers: q.url != "",
+		Load: func(file, tag string) (*tasks.File, error) { return load(file, tag, stderr) },
+	})
+	if err != nil {
+		return exitCode(err), err
+	}
+	defer prep.Close()
+	reportReset(stderr, prep.Reset)
+	warnUncommitted(stderr, repo, file)
+
+	// The first Ctrl-C or SIGTERM cancels the run: model calls in flight
+	// and running commands (whole process groups) stop now, the units are
+	// marked interrupted and tasks.json is saved; resume repeats the
+	// cancelled step. A second one exits at once, as a kill would.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	// The process exits right after the run: a signal arriving from here
@@ -201,10 +184,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		}
 	})
 
-	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
-	defer flush()
-	ro.Tracer, ro.Log = tp, p.logWriter()
-	d := ro.Dispatcher(f, repo, st)
+	d := prep.Dispatcher
 	d.Report = p.event
 	if q.url != "" {
 		closeQueue, err := q.coordinate(ctx, d, plan, file)

@@ -59,6 +59,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{err.Error()}
 	}
 	defer ctl.Close()
+	warnQueue(ctx, ctl, stderr)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return usagef("serve: listen on %s: %v; choose another --addr", *addr, err)
