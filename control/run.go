@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -48,7 +49,7 @@ type RunInfo struct {
 	Started time.Time `json:"started,omitzero"`
 	Ended   time.Time `json:"ended,omitzero"`
 	// Units is the last ended run's outcome per unit.
-	Units []tasks.UnitResult `json:"units,omitempty"`
+	Units []dispatch.UnitResult `json:"units,omitempty"`
 	// Error is why the last run stopped early ("" when it ran to its end).
 	Error string `json:"error,omitempty"`
 }
@@ -70,7 +71,7 @@ type StartOptions struct {
 // process and returns once it is going; the run goes on after ctx's
 // caller returns, until it ends, Stop or Close. It makes the same checks
 // as statgraph run before writing anything (repository, sandbox unless
-// NoSandbox, state paths, the model and agent CLIs: tasks.Preflight) and
+// NoSandbox, state paths, the model and agent CLIs: dispatch.Preflight) and
 // returns their error, with nothing changed. It takes the plan's lock for
 // the length of the run and refuses with ErrRunning when this Control or
 // another process (a statgraph run in a terminal) is running the plan.
@@ -129,7 +130,7 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 
 // prepare makes the checks of statgraph run and the Dispatcher, holding
 // the plan's lock on success.
-func (c *Control) prepare(ctx context.Context, so StartOptions) (*tasks.Dispatcher, *tasks.FileLock, error) {
+func (c *Control) prepare(ctx context.Context, so StartOptions) (*dispatch.Dispatcher, *tasks.FileLock, error) {
 	f, err := tasks.Load(c.o.File, c.o.Tag)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", c.o.File, err)
@@ -151,7 +152,7 @@ func (c *Control) prepare(ctx context.Context, so StartOptions) (*tasks.Dispatch
 // checked makes statgraph run's checks and returns the Dispatcher of f,
 // set up by the run options (Options.Run) as statgraph run's is; the
 // plan's lock is held.
-func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (*tasks.Dispatcher, error) {
+func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (*dispatch.Dispatcher, error) {
 	if err := CheckPlan(c.plan); err != nil {
 		return nil, err
 	}
@@ -177,8 +178,8 @@ func (c *Control) checked(ctx context.Context, f *tasks.File, so StartOptions) (
 // the ids sent back. The caller holds the plan's lock; f is changed in
 // memory only (the run saves it). It fails when the journal cannot be
 // read.
-func Settle(f *tasks.File, plan tasks.Plan, retryFailed bool) ([]string, error) {
-	if err := tasks.SettleJournal(f, plan); err != nil {
+func Settle(f *tasks.File, plan dispatch.Plan, retryFailed bool) ([]string, error) {
+	if err := tasks.SettleJournal(f, plan.Journal()); err != nil {
 		return nil, err
 	}
 	if !retryFailed {
@@ -189,19 +190,19 @@ func Settle(f *tasks.File, plan tasks.Plan, retryFailed bool) ([]string, error) 
 
 // report is the in-process run's Report hook: it keeps the unit's live
 // state and tells the subscribers.
-func (c *Control) report(e tasks.Event) {
+func (c *Control) report(e dispatch.Event) {
 	c.mu.Lock()
 	l := c.live[e.Unit]
 	switch e.Kind {
-	case tasks.EventStart:
+	case dispatch.EventStart:
 		l.status, l.reason = tasks.StatusInProgress, ""
-	case tasks.EventFinish, tasks.EventBlocked:
+	case dispatch.EventFinish, dispatch.EventBlocked:
 		l.status, l.reason = e.Status, e.Reason
 	}
 	if e.Phase != "" {
 		l.phase = e.Phase
 	}
-	if e.Attempt > 0 || e.Kind == tasks.EventStart {
+	if e.Attempt > 0 || e.Kind == dispatch.EventStart {
 		l.attempt = e.Attempt
 	}
 	if e.MaxAttempts > 0 {
@@ -404,7 +405,7 @@ func (c *Control) locked(change func(f *tasks.File) (bool, error)) error {
 		return err
 	}
 	defer lock.Unlock()
-	if err := tasks.SettleJournal(f, c.plan); err != nil {
+	if err := tasks.SettleJournal(f, c.plan.Journal()); err != nil {
 		return err
 	}
 	changed, err := change(f)

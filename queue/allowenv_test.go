@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -50,14 +51,14 @@ func TestWorkerPassesOnlyItsAllowEnv(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	w := &Worker{Pool: pool, ID: uuid.New(), Root: t.TempDir(), Checkpointer: st, AllowEnv: []string{"MY_AGENT_VAR"},
-		Configure: func(d *tasks.Dispatcher) { d.NoSandbox = true }}
+		Configure: func(d *dispatch.Dispatcher) { d.NoSandbox = true }}
 	client, err := w.Start(ctx, 1, time.Minute)
 	require.NoError(t, err)
 	defer client.StopAndCancel(context.WithoutCancel(ctx))
 
 	r, err := NewRunner(pool, remote, file)
 	require.NoError(t, err)
-	plan, err := tasks.NewPlan(repo, file, "")
+	plan, err := dispatch.NewPlan(repo, file, "")
 	require.NoError(t, err)
 	for _, c := range []struct{ id, entry string }{{"1", "*"}, {"2", "OPENAI_API_KEY"}} {
 		res, branch, err := r.RunUnit(ctx, plan, c.id, nil, nil)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
@@ -15,7 +16,7 @@ import (
 )
 
 // cmdClean removes the workspaces, caches, prompts and checkpoints of
-// finished tasks, and what a killed run left (see tasks.Dispatcher.Clean).
+// finished tasks, and what a killed run left (see dispatch.Dispatcher.Clean).
 func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("clean", stderr)
 	var c common
@@ -47,10 +48,10 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// A killed run may have left outcomes only in its results journal: a
 	// task done there is finished too, and its workspace can go.
-	if err := tasks.SettleJournal(f, plan); err != nil {
+	if err := tasks.SettleJournal(f, plan.Journal()); err != nil {
 		return err
 	}
-	d := &tasks.Dispatcher{File: f, Repo: plan.Repo}
+	d := &dispatch.Dispatcher{File: f, Repo: plan.Repo}
 	var st *sqlite.Store
 	if _, err := os.Stat(store); err == nil {
 		if st, err = openStore(ctx, store); err != nil {
@@ -111,7 +112,7 @@ func humanBytes(n int64) string {
 }
 
 // printIntegration reports what --integrate did, task by task.
-func printIntegration(w io.Writer, in tasks.Integration) {
+func printIntegration(w io.Writer, in dispatch.Integration) {
 	fmt.Fprintln(w)
 	if len(in.Units) == 0 {
 		fmt.Fprintln(w, "integration: no task is done; nothing to integrate")

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
@@ -258,7 +259,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 // queue named by --queue, else the one run --queue recorded for the plan.
 // It returns no store when the plan's runs were local; control then reads
 // the local run store.
-func queueCheckpoints(ctx context.Context, url string, plan tasks.Plan) (runStore, error) {
+func queueCheckpoints(ctx context.Context, url string, plan dispatch.Plan) (runStore, error) {
 	if url == "" {
 		r, err := recordedQueue(plan)
 		if err != nil || r.Queue == "" {

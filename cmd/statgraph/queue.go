@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/statgraph"
@@ -53,7 +54,7 @@ func (q *queueFlags) check(ctx context.Context, f *tasks.File, repo string, ro c
 
 // coordinate makes d enqueue its units for workers and wait for their
 // results; the returned function closes the connection.
-func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, plan tasks.Plan, file string) (func(), error) {
+func (q *queueFlags) coordinate(ctx context.Context, d *dispatch.Dispatcher, plan dispatch.Plan, file string) (func(), error) {
 	pool, err := queue.Open(ctx, q.url)
 	if err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ const queueReadUsage = "Postgres `URL` of the queue a run on workers used: read 
 
 // queueFile is where a coordinator records, in the plan's state directory,
 // the queue and the remote its run used (see queueRecord).
-func queueFile(plan tasks.Plan) string { return filepath.Join(plan.Dir, "queue.json") }
+func queueFile(plan dispatch.Plan) string { return filepath.Join(plan.Dir, "queue.json") }
 
 // queueRecord is what a coordinator records for its plan: the queue
 // (without a password), from which status and history read the workers'
@@ -103,7 +104,7 @@ type queueRecord struct {
 }
 
 // recordQueue records r as the plan's queue.
-func recordQueue(plan tasks.Plan, r queueRecord) error {
+func recordQueue(plan dispatch.Plan, r queueRecord) error {
 	if err := plan.Ensure(); err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func recordQueue(plan tasks.Plan, r queueRecord) error {
 
 // recordedQueue returns the plan's queueRecord; zero when its runs used no
 // queue.
-func recordedQueue(plan tasks.Plan) (queueRecord, error) {
+func recordedQueue(plan dispatch.Plan) (queueRecord, error) {
 	var r queueRecord
 	data, err := os.ReadFile(queueFile(plan))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -146,7 +147,7 @@ type runStore struct {
 // the local SQLite store at path. It returns a nil Checkpointer when there
 // is no local store (nothing has run). It reads only: a Postgres without
 // statgraph's checkpoint schema is reported, not created.
-func openRunStore(ctx context.Context, url, path string, plan tasks.Plan) (runStore, error) {
+func openRunStore(ctx context.Context, url, path string, plan dispatch.Plan) (runStore, error) {
 	recorded := ""
 	rec, err := recordedQueue(plan)
 	if err != nil && url == "" {
@@ -211,7 +212,7 @@ func openRunStore(ctx context.Context, url, path string, plan tasks.Plan) (runSt
 // cleanRemote deletes, on the remote the plan's last queue run used, the
 // work-in-progress branches of its finished units (see queue.CleanWIP);
 // nothing when the plan never ran on a queue.
-func cleanRemote(ctx context.Context, stdout io.Writer, plan tasks.Plan, f *tasks.File) error {
+func cleanRemote(ctx context.Context, stdout io.Writer, plan dispatch.Plan, f *tasks.File) error {
 	r, err := recordedQueue(plan)
 	if err != nil || r.Remote == "" {
 		return err
@@ -234,11 +235,11 @@ func cleanRemote(ctx context.Context, stdout io.Writer, plan tasks.Plan, f *task
 
 // cleanQueueCheckpoints deletes (or with keep > 0 prunes) the checkpoints
 // the workers kept in the queue's Postgres for the plan's finished tasks,
-// as clean does in the local run store (tasks.Dispatcher.CleanKeeping):
+// as clean does in the local run store (dispatch.Dispatcher.CleanKeeping):
 // the queue of url, else the one the plan's last queue run recorded;
 // nothing when there is neither. A queue out of reach is an error saying
 // how to give its password; the local cleaning is done by then.
-func cleanQueueCheckpoints(ctx context.Context, stdout io.Writer, url string, plan tasks.Plan, f *tasks.File, keep int) error {
+func cleanQueueCheckpoints(ctx context.Context, stdout io.Writer, url string, plan dispatch.Plan, f *tasks.File, keep int) error {
 	rs, err := queueCheckpoints(ctx, url, plan)
 	if err != nil {
 		return fmt.Errorf("%w; the local workspaces and checkpoints are cleaned, run clean again to delete the checkpoints in the queue", err)
@@ -247,7 +248,7 @@ func cleanQueueCheckpoints(ctx context.Context, stdout io.Writer, url string, pl
 		return nil
 	}
 	defer rs.close()
-	d := &tasks.Dispatcher{File: f, Repo: plan.Repo, Checkpointer: rs.Checkpointer}
+	d := &dispatch.Dispatcher{File: f, Repo: plan.Repo, Checkpointer: rs.Checkpointer}
 	res, err := d.CleanKeeping(ctx, keep)
 	for _, u := range f.Units() {
 		if n, ok := res.Pruned[u.ID]; ok {

@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -69,7 +70,7 @@ func TestCheckSandboxHidesAgentHomesAndPrompts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sb := (&Dispatcher{}).sandbox(Task{ID: "1"}, ws, plan)
+	sb := (&Dispatcher{}).sandbox(tasks.Task{ID: "1"}, ws, plan)
 	for _, p := range append(secrets, filepath.Join(ws, "ok.txt")) {
 		res, err := verifier.Run(context.Background(), verifier.Command{Argv: []string{"cat", p}, Dir: ws, Sandbox: sb})
 		if err != nil {

@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // Dispatcher runs the units of a tasks file through the orchestrator graph:
@@ -27,7 +28,7 @@ import (
 //
 // The caller holds the file's lock (Lock) for the length of the run.
 type Dispatcher struct {
-	File *File
+	File *tasks.File
 	// Repo is the git repository the tasks change; "" means the directory
 	// holding the tasks file.
 	Repo string
@@ -162,7 +163,7 @@ type UnitResult struct {
 func (s Summary) Failed() bool {
 	for _, u := range s.Units {
 		switch u.Status {
-		case StatusFailed, StatusBlocked, StatusInterrupted, StatusInProgress:
+		case tasks.StatusFailed, tasks.StatusBlocked, tasks.StatusInterrupted, tasks.StatusInProgress:
 			return true
 		}
 	}
@@ -176,7 +177,7 @@ func (d *Dispatcher) report(e Event) {
 }
 
 // ErrStopped is returned by Run when Stop was closed.
-var ErrStopped = errors.New("tasks: run stopped")
+var ErrStopped = errors.New("dispatch: run stopped")
 
 // stopping reports whether Stop is closed.
 func (d *Dispatcher) stopping() bool {

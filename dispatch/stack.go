@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 // This file stacks work: a unit starts from the published branches of its
 // dependencies (merged when there are several), a merge conflict becomes
@@ -15,6 +15,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -46,7 +47,7 @@ func (d *Dispatcher) plan() (Plan, error) {
 // published branches (the first as base, the others merged into it), or
 // from the repository's HEAD when none has a published branch (no
 // dependencies, or dependencies done before statgraph ran them).
-func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task, deps []string) (workspace.Options, error) {
+func (d *Dispatcher) workspaceOptions(plan Plan, id string, t tasks.Task, deps []string) (workspace.Options, error) {
 	o := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir(), CopyFiles: t.CopyFiles,
 		Setup:        setupFunc(t, d.sandbox(t, filepath.Join(plan.WorkDir(), id), plan)),
 		MaxFileBytes: int64(t.Limits.FileBytes), MaxCommitFiles: t.Limits.WriteFiles, MaxCommitBytes: int64(t.Limits.WriteBytes)}
@@ -76,7 +77,7 @@ func (d *Dispatcher) workspaceOptions(plan Plan, id string, t Task, deps []strin
 // setupFunc returns the workspace setup running t's setup_cmd through the
 // verifier's process runner, in the task's workdir and in sandbox sb (nil:
 // none) with the host's network; nil without one.
-func setupFunc(t Task, sb *verifier.Sandbox) func(context.Context, string) error {
+func setupFunc(t tasks.Task, sb *verifier.Sandbox) func(context.Context, string) error {
 	if t.SetupCmd.IsZero() {
 		return nil
 	}
@@ -86,7 +87,7 @@ func setupFunc(t Task, sb *verifier.Sandbox) func(context.Context, string) error
 		sb = &open
 	}
 	return func(ctx context.Context, dir string) error {
-		setup := t.SetupCmd
+		setup := command(t.SetupCmd)
 		setup.Dir, setup.Timeout, setup.Sandbox = dir, 30*time.Minute, sb
 		if t.Workdir != "" {
 			setup.Dir = filepath.Join(dir, filepath.FromSlash(t.Workdir))

@@ -1,4 +1,4 @@
-package tasks_test
+package dispatch_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -69,7 +70,7 @@ grep -q 'Retry 0: tests' tasks.json.live && touch fixed
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, AllowEnv: []string{"TASKS_FILE"}}
+	d := &dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1, AllowEnv: []string{"TASKS_FILE"}}
 	sum, err := d.Run(ctx)
 	require.NoError(t, err)
 	require.Len(t, sum.Units, 1)
@@ -107,7 +108,7 @@ func TestDispatcherCheckModes(t *testing.T) {
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	sum, err := (&tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1}).Run(ctx)
+	sum, err := (&dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1}).Run(ctx)
 	require.NoError(t, err)
 	u := sum.Units[0]
 	require.Equal(t, tasks.StatusDone, u.Status)
@@ -147,7 +148,7 @@ func TestDispatcherReview(t *testing.T) {
 
 	f, err := tasks.Load(path, "")
 	require.NoError(t, err)
-	sum, err := (&tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1}).Run(ctx)
+	sum, err := (&dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1}).Run(ctx)
 	require.NoError(t, err)
 	require.Equal(t, tasks.StatusFailed, sum.Units[0].Status)
 	require.Contains(t, sum.Units[0].Reason, `asks for a review ("review": true) but no model is configured`)
@@ -158,7 +159,7 @@ func TestDispatcherReview(t *testing.T) {
 	f, err = tasks.Load(path, "")
 	require.NoError(t, err)
 	require.NoError(t, f.SetStatus("1", tasks.StatusPending, ""))
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1,
+	d := &dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1,
 		Model: llm.Config{BaseURL: srv.BaseURL(), Model: llmtest.Model, HTTPClient: srv.Client()}}
 	sum, err = d.Run(ctx)
 	require.NoError(t, err)

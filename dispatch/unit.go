@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 import (
 	"context"
@@ -13,19 +13,20 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // runUnit takes one unit through the orchestrator graph and records the
 // outcome in the file (not yet saved) and in *rec.
-func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []string, changed chan<- struct{}, rec *Result) UnitResult {
+func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []string, changed chan<- struct{}, rec *tasks.Outcome) UnitResult {
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	res := UnitResult{ID: id, Title: t.Title}
 	ctx, ut := d.startUnitSpan(ctx, id, t)
 	defer func() { ut.end(res) }()
 	var ws *workspace.Workspace
-	finish := func(r Result, branch string) UnitResult {
-		if ws != nil && branch != "" && r.Status != StatusInterrupted && !d.KeepWorkspaces {
+	finish := func(r tasks.Outcome, branch string) UnitResult {
+		if ws != nil && branch != "" && r.Status != tasks.StatusInterrupted && !d.KeepWorkspaces {
 			_, err := ws.Remove()
 			if err == nil {
 				_, err = removeUnitState(plan, id)
@@ -37,10 +38,10 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		*rec = r
 		res.Status, res.Reason, res.Branch = r.Status, r.Reason, branch
 		res.Attempts, res.Elapsed = r.RetryCount, time.Since(start)
-		if err := d.File.SetResult(id, r); errors.Is(err, ErrNoTask) {
+		if err := d.File.Apply(id, r); errors.Is(err, tasks.ErrNoTask) {
 			res.Reason = "removed from the tasks file during the run; result not written back"
 		} else if err != nil {
-			res.Status, res.Reason = StatusFailed, err.Error()
+			res.Status, res.Reason = tasks.StatusFailed, err.Error()
 		}
 		d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
 			Attempt: r.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Branch: branch})
@@ -53,12 +54,12 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		// Stopped before the graph ran (preparing the workspace or the
 		// graph): the unit did not fail, it continues on the next run.
 		if ctx.Err() != nil {
-			return finish(Result{Status: StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, "")
+			return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, "")
 		}
 		now := time.Now().UTC()
 		hist := slices.Clone(state.ErrorHistory)
 		hist = append(hist, fmt.Sprintf("Error: %v", err))
-		return finish(Result{Status: StatusFailed, Reason: oneLine(err.Error()), RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, "")
+		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: oneLine(err.Error()), RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, "")
 	}
 	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
 
@@ -105,36 +106,36 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		now := time.Now().UTC()
 		reason := fmt.Sprintf("deadline of %s passed (attempt %d): raise \"timeout\" in tasks.json or --task-timeout, or split the task", deadline, state.RetryCount+1)
 		hist := append(slices.Clone(state.ErrorHistory), "Error: "+reason)
-		return finish(Result{Status: StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch)
 	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
-		return finish(Result{Status: StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case errors.Is(err, statgraph.ErrInterrupted):
-		return finish(Result{Status: StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case err != nil:
 		r := fail(state, err)
 		r.Branch = branch
 		return r
 	}
 	if perr != nil && (state.Phase == agents.PhaseDone || state.Phase == agents.PhaseSkipped) {
-		return finish(Result{Status: StatusInterrupted, Reason: fmt.Sprintf("done, but its branch could not be published: %v; fix that and run statgraph resume", oneLine(perr.Error())),
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: fmt.Sprintf("done, but its branch could not be published: %v; fix that and run statgraph resume", oneLine(perr.Error())),
 			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, "")
 	}
 	switch state.Phase {
 	case agents.PhaseDone:
-		return finish(Result{Status: StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case agents.PhaseSkipped:
-		return finish(Result{Status: StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	}
 	if reason := unresolvedConflict(ws, opts, state); reason != "" {
-		return finish(Result{Status: StatusBlocked, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusBlocked, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	}
-	return finish(Result{Status: StatusFailed, Reason: fmt.Sprintf("failed after %d attempts", state.RetryCount),
+	return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: fmt.Sprintf("failed after %d attempts", state.RetryCount),
 		RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory, FailedAt: state.FailedAt}, branch)
 }
 
 // invoke runs (or continues) the unit's thread, reporting progress and
 // answering escalations through Ask.
-func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, id string, t Task, in agents.TaskState, start time.Time, changed chan<- struct{}, ut *unitTrace) (agents.TaskState, error) {
+func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, id string, t tasks.Task, in agents.TaskState, start time.Time, changed chan<- struct{}, ut *unitTrace) (agents.TaskState, error) {
 	state := in
 	recorded := -1 // the RetryCount last written to the file
 	var resume any
@@ -202,12 +203,15 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 }
 
 // errDeadline is the cause of a unit's context when its deadline passes.
-var errDeadline = errors.New("tasks: task deadline passed")
+var errDeadline = errors.New("dispatch: task deadline passed")
 
-// recordProgress writes a unit's retry_count and error_history to the file
-// after a verification, and asks the dispatch loop to save it.
+// recordProgress writes a running unit's outcome so far (in progress, its
+// retry_count and error_history) to the file after a verification, and
+// asks the dispatch loop to save it. failed_at stays as it was until the
+// unit ends.
 func (d *Dispatcher) recordProgress(id string, s agents.TaskState, changed chan<- struct{}) {
-	if d.File.SetRetryCount(id, s.RetryCount) != nil || d.File.SetErrorHistory(id, s.ErrorHistory) != nil {
+	t, ok := d.File.Task(id)
+	if !ok || d.File.Apply(id, tasks.Outcome{Status: tasks.StatusInProgress, RetryCount: s.RetryCount, ErrorHistory: s.ErrorHistory, FailedAt: t.FailedAt}) != nil {
 		return
 	}
 	select {

@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // Plan is one plan's identity and where its state lives: a tasks file and
@@ -34,11 +35,11 @@ type Plan struct {
 func NewPlan(repo, file, tag string) (Plan, error) {
 	repo, err := filepath.Abs(repo)
 	if err != nil {
-		return Plan{}, fmt.Errorf("tasks: repository %s: %w", repo, err)
+		return Plan{}, fmt.Errorf("dispatch: repository %s: %w", repo, err)
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return Plan{}, fmt.Errorf("tasks: tasks file %s: %w", file, err)
+		return Plan{}, fmt.Errorf("dispatch: tasks file %s: %w", file, err)
 	}
 	rel, err := filepath.Rel(repo, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -46,14 +47,14 @@ func NewPlan(repo, file, tag string) (Plan, error) {
 	}
 	rel = filepath.ToSlash(rel)
 	if tag == "" {
-		tag = DefaultTag
+		tag = tasks.DefaultTag
 	}
 	root, err := workspace.StateRoot()
 	if err != nil {
 		return Plan{}, err
 	}
 	label := strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
-	if tag != DefaultTag {
+	if tag != tasks.DefaultTag {
 		label += "-" + tag
 	}
 	key := workspace.KeyedName(label, 6, rel, tag)
@@ -67,8 +68,8 @@ func NewPlan(repo, file, tag string) (Plan, error) {
 func (p Plan) Store() string { return filepath.Join(p.Dir, "runs.db") }
 
 // Journal is the path of the plan's results journal: the outcomes a run
-// made durable but not yet saved in the tasks file (see ApplyJournal).
-func (p Plan) Journal() string { return journalPath(p.Dir) }
+// made durable but not yet saved in the tasks file (see tasks.ApplyJournal).
+func (p Plan) Journal() string { return filepath.Join(p.Dir, "results.journal") }
 
 // WorkDir is the directory holding the plan's workspaces, one per unit.
 func (p Plan) WorkDir() string { return filepath.Join(p.Dir, "work") }
@@ -130,7 +131,7 @@ func (p Plan) Ensure() error {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(filepath.Dir(p.Dir)), 0o755); err != nil {
-		return fmt.Errorf("tasks: state directory: %w", err)
+		return fmt.Errorf("dispatch: state directory: %w", err)
 	}
 	for _, d := range []string{filepath.Dir(p.Dir), p.Dir, p.WorkDir(), p.PromptDir()} {
 		if err := workspace.MkdirNoLink(d); err != nil {

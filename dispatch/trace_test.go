@@ -1,4 +1,4 @@
-package tasks_test
+package dispatch_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -92,7 +93,7 @@ func TestDispatcherSpans(t *testing.T) {
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Tracer: tp,
+	d := &dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Tracer: tp,
 		Model: llm.Config{BaseURL: srv.BaseURL(), Model: llmtest.Model, HTTPClient: srv.Client()}}
 	sum, err := d.Run(ctx)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 // This file holds the plan operations that work on finished units as a
 // whole: integrating their branches into one, and cleaning up after them.
@@ -13,6 +13,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph/checkpoint"
+	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -122,7 +123,7 @@ func (d *Dispatcher) Integrate(ctx context.Context, branch string) (out Integrat
 	// The integrated branch holds code the tasks' models wrote: its checks
 	// run in the sandbox like any task's, with the defaults' network setting.
 	def := d.File.Defaults
-	checks := testAndLint(def.TestCmd, def.LintCmd, d.sandbox(Task{ID: scratch, Sandbox: def.Sandbox}, ws.Dir(), plan))
+	checks := testAndLint(def.TestCmd, def.LintCmd, d.sandbox(tasks.Task{ID: scratch, Sandbox: def.Sandbox}, ws.Dir(), plan))
 	if len(checks) > 0 {
 		workdir := ws.Dir()
 		if def.Workdir != "" {
@@ -166,9 +167,9 @@ func (in *Integration) explain(err error) {
 
 // doneInOrder returns the ids of the done units, each after the units it
 // depends on, otherwise in file order.
-func doneInOrder(f *File) []string {
+func doneInOrder(f *tasks.File) []string {
 	units := f.Units()
-	byID := make(map[string]Unit, len(units))
+	byID := make(map[string]tasks.Unit, len(units))
 	for _, u := range units {
 		byID[u.ID] = u
 	}
@@ -184,7 +185,7 @@ func doneInOrder(f *File) []string {
 		for _, dep := range byID[id].Deps {
 			visit(dep)
 		}
-		if status[id] == StatusDone {
+		if status[id] == tasks.StatusDone {
 			out = append(out, id)
 		}
 	}
@@ -230,7 +231,7 @@ func (d *Dispatcher) Clean(ctx context.Context) (Cleaned, error) {
 // mid-graph) is then left whole.
 func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error) {
 	if d.Checkpointer == nil {
-		return Cleaned{}, errors.New("tasks: Clean needs the Checkpointer (the run store)")
+		return Cleaned{}, errors.New("dispatch: Clean needs the Checkpointer (the run store)")
 	}
 	plan, err := d.plan()
 	if err != nil {
@@ -251,7 +252,7 @@ func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error
 		return out, err
 	}
 	for _, id := range slices.Sorted(maps.Keys(status)) {
-		if Runnable(status[id]) {
+		if tasks.Runnable(status[id]) {
 			continue
 		}
 		n, err := workspace.RemoveDir(plan.WorkDir(), id)

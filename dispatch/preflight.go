@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // PreflightTimeout bounds the one request Preflight makes to the model
@@ -45,12 +46,12 @@ func (e *PreflightError) Error() string {
 // the repository repo. It returns a *PreflightError listing every problem,
 // or nil. Preflight reads the file and the environment and writes nothing;
 // hc nil means http.DefaultClient. It is safe for concurrent use.
-func Preflight(ctx context.Context, f *File, repo string, model llm.Config, hc *http.Client) error {
+func Preflight(ctx context.Context, f *tasks.File, repo string, model llm.Config, hc *http.Client) error {
 	var problems, needModel, models []string
 	seen := map[string]bool{}
 	for _, u := range f.Units() {
 		t, _ := f.Task(u.ID)
-		if !Runnable(t.Status) {
+		if !tasks.Runnable(t.Status) {
 			continue
 		}
 		m := cmp.Or(t.Model, model.Model) // a unit with a model plans with it
@@ -72,7 +73,7 @@ func Preflight(ctx context.Context, f *File, repo string, model llm.Config, hc *
 		problems = append(problems, fmt.Sprintf("%s need%s a model but none is configured: pass --model NAME or set STATGRAPH_MODEL "+
 			"(with OPENAI_BASE_URL for a local server such as Ollama, and OPENAI_API_KEY if it needs one), "+
 			"or give the task an agent CLI as \"executor\" (%s, or {\"command\": [...]})",
-			plural("task", needModel), verbS(needModel), strings.Join(ExecutorPresets, ", ")))
+			plural("task", needModel), verbS(needModel), strings.Join(tasks.ExecutorPresets, ", ")))
 	}
 	if len(models) > 0 {
 		problems = append(problems, checkModel(ctx, model, models, hc)...)
@@ -84,7 +85,7 @@ func Preflight(ctx context.Context, f *File, repo string, model llm.Config, hc *
 }
 
 // checkAgentCLI returns the problem with task t's agent CLI, or "".
-func checkAgentCLI(t Task, repo string) string {
+func checkAgentCLI(t tasks.Task, repo string) string {
 	prog, install := "", ""
 	if t.Executor.Preset != "" {
 		c, _ := agents.Preset(t.Executor.Preset)

@@ -1,6 +1,10 @@
-package tasks
+package dispatch
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/statgraph/statgraph/tasks"
+)
 
 // refresh.go keeps a running dispatch in step with edits the user makes to
 // the tasks file meanwhile (see File.Save).
@@ -10,7 +14,7 @@ import "fmt"
 // started: a task the user added gets its entry (and runs when its
 // dependencies allow), one whose status the user changed gets that status.
 // Units already started keep the dispatcher's view until they finish.
-func (d *Dispatcher) refreshUnits(old []Unit, status map[string]string, results map[string]*UnitResult, started map[string]bool) []Unit {
+func (d *Dispatcher) refreshUnits(old []tasks.Unit, status map[string]string, results map[string]*UnitResult, started map[string]bool) []tasks.Unit {
 	units := d.File.Units()
 	have := make(map[string]bool, len(units))
 	for _, u := range units {

@@ -1,4 +1,4 @@
-package tasks_test
+package dispatch_test
 
 import (
 	"os"
@@ -9,20 +9,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/workspace"
-	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/dispatch"
 )
 
 func TestNewPlan(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("STATGRAPH_HOME", home)
-	plan := func(repo, file, tag string) tasks.Plan {
+	plan := func(repo, file, tag string) dispatch.Plan {
 		t.Helper()
-		p, err := tasks.NewPlan(repo, filepath.Join(repo, file), tag)
+		p, err := dispatch.NewPlan(repo, filepath.Join(repo, file), tag)
 		require.NoError(t, err)
 		return p
 	}
 	a := plan("/src/app", "tasks.json", "")
-	assert.Equal(t, tasks.Plan{Repo: "/src/app", File: "tasks.json", Tag: "master", Key: a.Key, Dir: a.Dir}, a)
+	assert.Equal(t, dispatch.Plan{Repo: "/src/app", File: "tasks.json", Tag: "master", Key: a.Key, Dir: a.Dir}, a)
 	assert.Regexp(t, `^tasks-[0-9a-f]{6}$`, a.Key)
 	assert.Regexp(t, `^`+home+`/plans/app-tasks-[0-9a-f]{6}-[0-9a-f]{8}$`, a.Dir)
 	assert.Equal(t, a, plan("/src/app", "tasks.json", "master"), `"" is the default tag`)
@@ -34,7 +34,7 @@ func TestNewPlan(t *testing.T) {
 	assert.Equal(t, a.Key, moved.Key, "branch names do not depend on where the repository is")
 	assert.NotEqual(t, a.Dir, moved.Dir, "the state does")
 
-	for _, other := range []tasks.Plan{
+	for _, other := range []dispatch.Plan{
 		plan("/src/app", "sub/tasks.json", ""),
 		plan("/src/app", ".taskmaster/tasks/tasks.json", ""),
 		plan("/src/app", "tasks.json", "feature"),
@@ -52,7 +52,7 @@ func TestNewPlan(t *testing.T) {
 func TestPlanCheckRefusesSymlinks(t *testing.T) {
 	t.Setenv("STATGRAPH_HOME", t.TempDir())
 	repo := t.TempDir()
-	p, err := tasks.NewPlan(repo, filepath.Join(repo, "tasks.json"), "")
+	p, err := dispatch.NewPlan(repo, filepath.Join(repo, "tasks.json"), "")
 	require.NoError(t, err)
 	require.NoError(t, p.Check())
 	require.NoError(t, p.Ensure())

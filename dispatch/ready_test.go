@@ -1,25 +1,30 @@
-package tasks
+package dispatch
 
 import (
+	"slices"
+
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
+
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // randomUnits returns n units in file order, each depending on up to three
 // earlier units (a DAG, as Load guarantees), some with a Hold, and initial
 // statuses mixing every kind Next distinguishes.
-func randomUnits(rng *rand.Rand, n int) ([]Unit, map[string]string) {
-	initial := []string{"", StatusPending, StatusPending, StatusPending, StatusDone, StatusFailed, StatusCancelled, StatusDeferred, StatusInterrupted, StatusInProgress}
-	units := make([]Unit, n)
+func randomUnits(rng *rand.Rand, n int) ([]tasks.Unit, map[string]string) {
+	initial := []string{"", tasks.StatusPending, tasks.StatusPending, tasks.StatusPending, tasks.StatusDone, tasks.StatusFailed, tasks.StatusCancelled, tasks.StatusDeferred, tasks.StatusInterrupted, tasks.StatusInProgress}
+	units := make([]tasks.Unit, n)
 	status := map[string]string{}
 	for i := range units {
 		id := fmt.Sprint(i + 1)
 		units[i].ID = id
 		for range rng.IntN(4) {
 			if i > 0 {
-				units[i].Deps = appendNew(units[i].Deps, fmt.Sprint(rng.IntN(i)+1))
+				if dep := fmt.Sprint(rng.IntN(i) + 1); !slices.Contains(units[i].Deps, dep) {
+					units[i].Deps = append(units[i].Deps, dep)
+				}
 			}
 		}
 		if rng.IntN(40) == 0 {
@@ -39,7 +44,7 @@ func randomUnits(rng *rand.Rand, n int) ([]Unit, map[string]string) {
 // those started) and blocks exactly those Next blocks, with the same
 // reasons.
 func TestReadinessMatchesNext(t *testing.T) {
-	outcomes := []string{StatusDone, StatusDone, StatusDone, StatusFailed, StatusCancelled, StatusInterrupted}
+	outcomes := []string{tasks.StatusDone, tasks.StatusDone, tasks.StatusDone, tasks.StatusFailed, tasks.StatusCancelled, tasks.StatusInterrupted}
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		units, status := randomUnits(rng, 1+rng.IntN(40))
@@ -48,17 +53,17 @@ func TestReadinessMatchesNext(t *testing.T) {
 		for round := 0; ; round++ {
 			// What Next says now, before the index's blocked units are
 			// applied (the loop applies them in the next round).
-			wantBlocked := Next(units, status).Blocked
+			wantBlocked := tasks.Next(units, status).Blocked
 			gotBlocked := r.takeBlocked()
 			sortBlocked(gotBlocked)
 			if !slices.Equal(gotBlocked, wantBlocked) {
 				t.Fatalf("seed %d round %d: blocked %v; want %v", seed, round, gotBlocked, wantBlocked)
 			}
 			for _, b := range gotBlocked {
-				status[b.ID] = StatusBlocked
+				status[b.ID] = tasks.StatusBlocked
 			}
 			var wantReady []string
-			for _, id := range Next(units, status).Ready {
+			for _, id := range tasks.Next(units, status).Ready {
 				if !started[id] {
 					wantReady = append(wantReady, id)
 				}
@@ -76,11 +81,11 @@ func TestReadinessMatchesNext(t *testing.T) {
 			}
 			for _, id := range gotReady {
 				started[id] = true
-				status[id] = StatusInProgress
+				status[id] = tasks.StatusInProgress
 			}
 			running := []string{}
 			for id := range started {
-				if status[id] == StatusInProgress {
+				if status[id] == tasks.StatusInProgress {
 					running = append(running, id)
 				}
 			}
@@ -100,8 +105,8 @@ func TestReadinessMatchesNext(t *testing.T) {
 
 // sortBlocked puts blocked units in file order (ids are their positions),
 // the order Next reports them in.
-func sortBlocked(b []Blocked) {
-	slices.SortFunc(b, func(x, y Blocked) int {
+func sortBlocked(b []tasks.Blocked) {
+	slices.SortFunc(b, func(x, y tasks.Blocked) int {
 		var a, c int
 		fmt.Sscan(x.ID, &a)
 		fmt.Sscan(y.ID, &c)

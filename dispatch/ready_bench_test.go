@@ -1,14 +1,16 @@
-package tasks
+package dispatch
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // chainUnits returns n units in chains of 10, each depending on the one
 // before it, all pending.
-func chainUnits(n int) []Unit {
-	units := make([]Unit, n)
+func chainUnits(n int) []tasks.Unit {
+	units := make([]tasks.Unit, n)
 	for i := range units {
 		units[i].ID = fmt.Sprint(i + 1)
 		if i%10 != 0 {
@@ -42,7 +44,7 @@ func BenchmarkDispatchRounds(b *testing.B) {
 					if len(running) == 0 {
 						break
 					}
-					r.set(running[0], StatusDone)
+					r.set(running[0], tasks.StatusDone)
 					running = running[1:]
 				}
 			}
@@ -57,7 +59,7 @@ func BenchmarkDispatchRounds(b *testing.B) {
 				started := map[string]bool{}
 				var running []string
 				for {
-					for _, id := range Next(units, status).Ready {
+					for _, id := range tasks.Next(units, status).Ready {
 						if len(running) < 8 && !started[id] {
 							started[id] = true
 							running = append(running, id)
@@ -66,7 +68,7 @@ func BenchmarkDispatchRounds(b *testing.B) {
 					if len(running) == 0 {
 						break
 					}
-					status[running[0]] = StatusDone
+					status[running[0]] = tasks.StatusDone
 					running = running[1:]
 				}
 			}

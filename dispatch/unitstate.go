@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // removed: after publishing (unless KeepWorkspaces) and by Clean.
 func removeUnitState(plan Plan, id string) (int64, error) {
 	if !filepath.IsLocal(id) || filepath.Base(id) != id {
-		return 0, fmt.Errorf("tasks: unit id %q is not a file name", id)
+		return 0, fmt.Errorf("dispatch: unit id %q is not a file name", id)
 	}
 	var freed int64
 	var errs []error
@@ -42,7 +42,7 @@ func removeLeftovers(plan Plan, units map[string]bool) (int64, error) {
 			continue
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("tasks: %w", err))
+			errs = append(errs, fmt.Errorf("dispatch: %w", err))
 			continue
 		}
 		for _, e := range entries {
@@ -74,7 +74,7 @@ func removeAll(path string) (int64, error) {
 		return nil
 	})
 	if err := os.RemoveAll(path); err != nil {
-		return 0, fmt.Errorf("tasks: remove %s: %w", path, err)
+		return 0, fmt.Errorf("dispatch: remove %s: %w", path, err)
 	}
 	return size, nil
 }

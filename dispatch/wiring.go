@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 // This file turns a unit's settings into the orchestrator's agents and checks.
 
@@ -18,11 +18,12 @@ import (
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 )
 
 // graph compiles the orchestrator graph for unit t in workspace ws.
-func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
+func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
 	workdir := ws.Dir()
 	if t.Workdir != "" {
 		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
@@ -36,8 +37,9 @@ func (d *Dispatcher) graph(t Task, ws *workspace.Workspace, plan Plan) (*statgra
 	checks := testAndLint(t.TestCmd, t.LintCmd, sb)
 	checks = append(checks, conflictChecks(ws)...)
 	for _, c := range t.Checks {
-		c.Command.Sandbox = sb
-		checks = append(checks, c)
+		vc := check(c)
+		vc.Command.Sandbox = sb
+		checks = append(checks, vc)
 	}
 	cfg := agents.Config{
 		Verifier:  agents.ChecksVerifier{Checks: checks, Workdir: workdir},
@@ -154,7 +156,7 @@ func probeSandbox(probe []string) error {
 // only reads it. The agent CLI's sandbox adds the unit's own prompt
 // directory and private home (agents.CommandExecutor), which the checks
 // never see.
-func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox {
+func (d *Dispatcher) sandbox(t tasks.Task, wsDir string, plan Plan) *verifier.Sandbox {
 	if d.NoSandbox {
 		return nil
 	}
@@ -162,7 +164,7 @@ func (d *Dispatcher) sandbox(t Task, wsDir string, plan Plan) *verifier.Sandbox 
 	paths := func(list []string) []string {
 		out := make([]string, 0, len(list))
 		for _, p := range list {
-			out = append(out, HomePath(p, home))
+			out = append(out, tasks.HomePath(p, home))
 		}
 		return out
 	}
@@ -189,7 +191,7 @@ func (d *Dispatcher) noteOpenNetwork() {
 	}
 	var ids []string
 	for _, u := range d.File.Units() {
-		if t, ok := d.File.Task(u.ID); ok && t.Sandbox.NetworkOn() && !IsDone(t.Status) {
+		if t, ok := d.File.Task(u.ID); ok && t.Sandbox.NetworkOn() && !tasks.IsDone(t.Status) {
 			ids = append(ids, u.ID)
 		}
 	}
@@ -202,9 +204,9 @@ func (d *Dispatcher) noteOpenNetwork() {
 // testAndLint returns the blocking checks of a test_cmd and a lint_cmd
 // (either may be unset), each run in sandbox sb (nil: none) with a
 // 10-minute timeout.
-func testAndLint(test, lint verifier.Command, sb *verifier.Sandbox) []verifier.Check {
+func testAndLint(test, lint tasks.Command, sb *verifier.Sandbox) []verifier.Check {
 	var checks []verifier.Check
-	for _, c := range []verifier.Check{{Name: "tests", Kind: verifier.KindTest, Command: test}, {Name: "lint", Kind: verifier.KindLint, Command: lint}} {
+	for _, c := range []verifier.Check{{Name: "tests", Kind: verifier.KindTest, Command: command(test)}, {Name: "lint", Kind: verifier.KindLint, Command: command(lint)}} {
 		if c.Command.IsZero() {
 			continue
 		}
@@ -212,6 +214,18 @@ func testAndLint(test, lint verifier.Command, sb *verifier.Sandbox) []verifier.C
 		checks = append(checks, c)
 	}
 	return checks
+}
+
+// command is the file's command c as the verifier's process runner takes
+// it; the caller sets where and how it runs (Dir, Sandbox, ...).
+func command(c tasks.Command) verifier.Command {
+	return verifier.Command{Shell: c.Shell, Argv: c.Argv, Timeout: c.Timeout}
+}
+
+// check is the file's check c as the verifier runs it: its kind and mode
+// have the verifier's spelling (tasks.CheckKinds, tasks.CheckModes).
+func check(c tasks.Check) verifier.Check {
+	return verifier.Check{Name: c.Name, Command: command(c.Command), Kind: verifier.Kind(c.Kind), Mode: verifier.Mode(c.Mode)}
 }
 
 // hiddenState lists what a sandbox hides of statgraph's state: the plan's
@@ -234,7 +248,7 @@ func hiddenState(plan Plan) []string {
 // commandExecutor returns the agent CLI of executor e (a preset or a
 // command) with its settings from tasks.json; allow names more variables
 // to pass through (run's --allow-env).
-func commandExecutor(e Executor, allow []string) agents.CommandExecutor {
+func commandExecutor(e tasks.Executor, allow []string) agents.CommandExecutor {
 	c := agents.CommandExecutor{Argv: e.Command}
 	if e.Preset != "" {
 		c, _ = agents.Preset(e.Preset)

@@ -1,9 +1,11 @@
-package tasks
+package dispatch
 
 import (
 	"container/heap"
 	"fmt"
 	"slices"
+
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // readiness indexes a run's units by what they wait for, so that a round of
@@ -16,21 +18,21 @@ import (
 //
 // A readiness is used by the dispatch loop's goroutine only.
 type readiness struct {
-	units      []Unit
-	pos        map[string]int // unit id -> index in units
-	status     []string       // each unit's status, as Next reads it
-	waiting    []int          // each unit's dependencies that are not done
-	dependents [][]int        // the units whose Deps name each unit
-	taken      []bool         // started by this run, or blocked: never queued again
-	queue      indexHeap      // ready units not taken yet, smallest index (file order) first
-	fresh      []int          // units blocked since the last takeBlocked
-	initial    []Blocked      // the units Next blocked when the index was made, for the first takeBlocked
+	units      []tasks.Unit
+	pos        map[string]int  // unit id -> index in units
+	status     []string        // each unit's status, as Next reads it
+	waiting    []int           // each unit's dependencies that are not done
+	dependents [][]int         // the units whose Deps name each unit
+	taken      []bool          // started by this run, or blocked: never queued again
+	queue      indexHeap       // ready units not taken yet, smallest index (file order) first
+	fresh      []int           // units blocked since the last takeBlocked
+	initial    []tasks.Blocked // the units Next blocked when the index was made, for the first takeBlocked
 }
 
 // newReadiness indexes units under status (a missing entry counts as
 // pending, as for Next); started names the units this run already took up,
 // which are never ready again.
-func newReadiness(units []Unit, status map[string]string, started map[string]bool) *readiness {
+func newReadiness(units []tasks.Unit, status map[string]string, started map[string]bool) *readiness {
 	r := &readiness{
 		units:      units,
 		pos:        make(map[string]int, len(units)),
@@ -46,7 +48,7 @@ func newReadiness(units []Unit, status map[string]string, started map[string]boo
 	}
 	for i, u := range units {
 		for _, dep := range u.Deps {
-			if !IsDone(status[dep]) {
+			if !tasks.IsDone(status[dep]) {
 				r.waiting[i]++
 			}
 			if j, ok := r.pos[dep]; ok {
@@ -54,11 +56,11 @@ func newReadiness(units []Unit, status map[string]string, started map[string]boo
 			}
 		}
 	}
-	step := Next(units, status)
+	step := tasks.Next(units, status)
 	r.initial = step.Blocked
 	for _, b := range step.Blocked {
 		i := r.pos[b.ID]
-		r.status[i], r.taken[i] = StatusBlocked, true
+		r.status[i], r.taken[i] = tasks.StatusBlocked, true
 	}
 	for _, id := range step.Ready {
 		if i := r.pos[id]; !r.taken[i] {
@@ -73,7 +75,7 @@ func newReadiness(units []Unit, status map[string]string, started map[string]boo
 func (r *readiness) pop() (string, bool) {
 	for r.queue.Len() > 0 {
 		i := heap.Pop(&r.queue).(int)
-		if !r.taken[i] && Runnable(r.status[i]) {
+		if !r.taken[i] && tasks.Runnable(r.status[i]) {
 			r.taken[i] = true
 			return r.units[i].ID, true
 		}
@@ -93,14 +95,14 @@ func (r *readiness) set(id, st string) {
 	was := r.status[i]
 	r.status[i] = st
 	switch {
-	case IsDone(st) && !IsDone(was):
+	case tasks.IsDone(st) && !tasks.IsDone(was):
 		for _, k := range r.dependents[i] {
 			r.waiting[k]--
-			if r.waiting[k] == 0 && !r.taken[k] && Runnable(r.status[k]) {
+			if r.waiting[k] == 0 && !r.taken[k] && tasks.Runnable(r.status[k]) {
 				heap.Push(&r.queue, k)
 			}
 		}
-	case st == StatusFailed || st == StatusBlocked || st == StatusCancelled:
+	case st == tasks.StatusFailed || st == tasks.StatusBlocked || st == tasks.StatusCancelled:
 		r.blockDependents(i)
 	}
 }
@@ -113,10 +115,10 @@ func (r *readiness) blockDependents(i int) {
 		j := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, k := range r.dependents[j] {
-			if r.taken[k] || !Runnable(r.status[k]) {
+			if r.taken[k] || !tasks.Runnable(r.status[k]) {
 				continue
 			}
-			r.status[k], r.taken[k] = StatusBlocked, true
+			r.status[k], r.taken[k] = tasks.StatusBlocked, true
 			r.fresh = append(r.fresh, k)
 			stack = append(stack, k)
 		}
@@ -127,7 +129,7 @@ func (r *readiness) blockDependents(i int) {
 // each with the reason Next gives: the first dependency that was failed,
 // cancelled or blocked before (that is, not blocked since the last call),
 // else the first one blocked since the last call.
-func (r *readiness) takeBlocked() []Blocked {
+func (r *readiness) takeBlocked() []tasks.Blocked {
 	if r.initial != nil {
 		out := r.initial
 		r.initial = nil
@@ -141,9 +143,9 @@ func (r *readiness) takeBlocked() []Blocked {
 		fresh[k] = true
 	}
 	slices.Sort(r.fresh)
-	out := make([]Blocked, 0, len(r.fresh))
+	out := make([]tasks.Blocked, 0, len(r.fresh))
 	for _, k := range r.fresh {
-		out = append(out, Blocked{ID: r.units[k].ID, Reason: r.blockReason(k, fresh)})
+		out = append(out, tasks.Blocked{ID: r.units[k].ID, Reason: r.blockReason(k, fresh)})
 	}
 	r.fresh = r.fresh[:0]
 	return out
@@ -152,7 +154,7 @@ func (r *readiness) takeBlocked() []Blocked {
 func (r *readiness) blockReason(k int, fresh map[int]bool) string {
 	for _, dep := range r.units[k].Deps {
 		if j, ok := r.pos[dep]; ok && !fresh[j] {
-			if st := r.status[j]; st == StatusFailed || st == StatusBlocked || st == StatusCancelled {
+			if st := r.status[j]; st == tasks.StatusFailed || st == tasks.StatusBlocked || st == tasks.StatusCancelled {
 				return fmt.Sprintf("dependency %s %s", dep, st)
 			}
 		}

@@ -1,4 +1,4 @@
-package tasks_test
+package dispatch_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -38,8 +39,8 @@ func TestProgressNamesTheRunningNode(t *testing.T) {
 	// NoSandbox: the tests poll for signal, outside the workspace, in a
 	// /tmp the sandbox replaces with an empty one, so sandboxed they would
 	// never see it. The sandbox is not what this test is about.
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, NoSandbox: true, Report: func(e tasks.Event) {
-		if e.Kind != tasks.EventProgress {
+	d := &dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1, NoSandbox: true, Report: func(e dispatch.Event) {
+		if e.Kind != dispatch.EventProgress {
 			return
 		}
 		mu.Lock()

@@ -1,4 +1,4 @@
-package tasks_test
+package dispatch_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -27,8 +28,8 @@ func TestCancelWhileUnitStartsLeavesItInterrupted(t *testing.T) {
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, NoSandbox: true, Report: func(e tasks.Event) {
-		if e.Kind == tasks.EventStart {
+	d := &dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1, NoSandbox: true, Report: func(e dispatch.Event) {
+		if e.Kind == dispatch.EventStart {
 			cancel()
 		}
 	}}

@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 // This file is the one seam between the dispatcher and a queue of workers:
 // the dispatcher decides which unit runs when (dependency order, blocked
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // Runner runs ready units somewhere else than in the dispatcher's process,
@@ -25,7 +26,7 @@ type Runner interface {
 	// dispatcher's Report. An error means no result is known: the unit is
 	// recorded interrupted with the error as the reason, and a later run
 	// asks the Runner again. RunUnit returns when ctx is cancelled.
-	RunUnit(ctx context.Context, plan Plan, id string, deps []string, report func(Event)) (Result, string, error)
+	RunUnit(ctx context.Context, plan Plan, id string, deps []string, report func(Event)) (tasks.Outcome, string, error)
 }
 
 // RunOne runs unit id in this process, through the same steps as Run (its
@@ -38,27 +39,27 @@ type Runner interface {
 // NoSandbox, about which RunOne writes nothing: the caller warns once) or
 // the plan's state directory cannot be made. It is safe to call
 // concurrently for different units of one File.
-func (d *Dispatcher) RunOne(ctx context.Context, id string) (UnitResult, Result, error) {
+func (d *Dispatcher) RunOne(ctx context.Context, id string) (UnitResult, tasks.Outcome, error) {
 	if d.Checkpointer == nil {
-		return UnitResult{}, Result{}, errors.New("tasks: RunOne needs a Checkpointer (the run store)")
+		return UnitResult{}, tasks.Outcome{}, errors.New("dispatch: RunOne needs a Checkpointer (the run store)")
 	}
 	if !d.NoSandbox { // the caller warns about NoSandbox once, not per unit
 		if err := d.checkSandbox(); err != nil {
-			return UnitResult{}, Result{}, err
+			return UnitResult{}, tasks.Outcome{}, err
 		}
 	}
 	plan, err := d.plan()
 	if err != nil {
-		return UnitResult{}, Result{}, err
+		return UnitResult{}, tasks.Outcome{}, err
 	}
 	if err := plan.Ensure(); err != nil {
-		return UnitResult{}, Result{}, err
+		return UnitResult{}, tasks.Outcome{}, err
 	}
 	if err := agents.RemoveStaleHomes(plan.HomeDir(id)); err != nil {
-		return UnitResult{}, Result{}, err
+		return UnitResult{}, tasks.Outcome{}, err
 	}
 	if _, ok := d.File.Task(id); !ok {
-		return UnitResult{}, Result{}, fmt.Errorf("tasks: no unit %q in %s: %w", id, d.File.Path, ErrNoTask)
+		return UnitResult{}, tasks.Outcome{}, fmt.Errorf("dispatch: no unit %q in %s: %w", id, d.File.Path, tasks.ErrNoTask)
 	}
 	var deps []string
 	for _, u := range d.File.Units() {
@@ -66,28 +67,28 @@ func (d *Dispatcher) RunOne(ctx context.Context, id string) (UnitResult, Result,
 			deps = u.Deps
 		}
 	}
-	var rec Result
+	var rec tasks.Outcome
 	res := d.runUnit(ctx, plan, id, deps, make(chan struct{}, 1), &rec)
 	return res, rec, nil
 }
 
 // runElsewhere hands unit id to the Runner and records its result in the
 // file (not yet saved) and in rec, as runUnit does for a unit run here.
-func (d *Dispatcher) runElsewhere(ctx context.Context, plan Plan, id string, deps []string, rec *Result) UnitResult {
+func (d *Dispatcher) runElsewhere(ctx context.Context, plan Plan, id string, deps []string, rec *tasks.Outcome) UnitResult {
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
 	r, branch, err := d.Runner.RunUnit(ctx, plan, id, deps, d.report)
 	if err != nil {
-		r = Result{Status: StatusInterrupted, Reason: oneLine(err.Error()), RetryCount: t.RetryCount, ErrorHistory: t.ErrorHistory}
+		r = tasks.Outcome{Status: tasks.StatusInterrupted, Reason: oneLine(err.Error()), RetryCount: t.RetryCount, ErrorHistory: t.ErrorHistory}
 		branch = ""
 	}
 	*rec = r
 	res := UnitResult{ID: id, Title: t.Title, Status: r.Status, Reason: r.Reason, Branch: branch, Attempts: r.RetryCount, Elapsed: time.Since(start)}
-	if err := d.File.SetResult(id, r); errors.Is(err, ErrNoTask) {
+	if err := d.File.Apply(id, r); errors.Is(err, tasks.ErrNoTask) {
 		res.Reason = "removed from the tasks file during the run; result not written back"
 	} else if err != nil {
-		res.Status, res.Reason = StatusFailed, err.Error()
+		res.Status, res.Reason = tasks.StatusFailed, err.Error()
 	}
 	d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
 		Attempt: r.RetryCount, Elapsed: res.Elapsed, Branch: branch})

@@ -1,4 +1,4 @@
-package tasks_test
+package dispatch_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -41,7 +42,7 @@ func TestDispatcherAppliesTheJournalOfAKilledRun(t *testing.T) {
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	d := &tasks.Dispatcher{File: f, StateDir: state, Checkpointer: st, Jobs: 2, NoSandbox: true}
+	d := &dispatch.Dispatcher{File: f, StateDir: state, Checkpointer: st, Jobs: 2, NoSandbox: true}
 	sum, err := d.Run(ctx)
 	require.NoError(t, err)
 
@@ -81,7 +82,7 @@ func TestDispatcherKeepsTheJournalWhileTheFileCannotTakeIt(t *testing.T) {
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	d := &tasks.Dispatcher{File: f, StateDir: state, Checkpointer: st, NoSandbox: true}
+	d := &dispatch.Dispatcher{File: f, StateDir: state, Checkpointer: st, NoSandbox: true}
 	sum, err := d.Run(ctx)
 	require.NoError(t, err)
 	require.Len(t, sum.Units, 1)

@@ -1,4 +1,4 @@
-package tasks_test
+package dispatch_test
 
 import (
 	"bytes"
@@ -13,15 +13,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 )
 
-// dispatch runs the tasks file of repo with the sandbox and returns the
+// runSandboxed runs the tasks file of repo with the sandbox and returns the
 // summary and the run store's path.
-func dispatch(t *testing.T, repo string, keep bool) (tasks.Summary, string) {
+func runSandboxed(t *testing.T, repo string, keep bool) (dispatch.Summary, string) {
 	t.Helper()
 	f, err := tasks.Load(filepath.Join(repo, "tasks.json"), "")
 	require.NoError(t, err)
@@ -32,7 +33,7 @@ func dispatch(t *testing.T, repo string, keep bool) (tasks.Summary, string) {
 	var log bytes.Buffer
 	self, err := os.Executable()
 	require.NoError(t, err)
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Log: &log, KeepWorkspaces: keep, SandboxHelper: []string{self, "sandbox-init"}}
+	d := &dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Log: &log, KeepWorkspaces: keep, SandboxHelper: []string{self, "sandbox-init"}}
 	sum, err := d.Run(context.Background())
 	require.NoError(t, err, log.String())
 	return sum, store
@@ -97,10 +98,10 @@ func TestAgentCredentialCopies(t *testing.T) {
 	require.NoError(t, os.MkdirAll(bin, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "claude"), []byte(fakeClaude), 0o755))
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	plan, err := tasks.NewPlan(repo, filepath.Join(repo, "tasks.json"), "")
+	plan, err := dispatch.NewPlan(repo, filepath.Join(repo, "tasks.json"), "")
 	require.NoError(t, err)
 
-	sum, store := dispatch(t, repo, false)
+	sum, store := runSandboxed(t, repo, false)
 	require.Len(t, sum.Units, 1)
 	u := sum.Units[0]
 	require.Equal(t, tasks.StatusDone, u.Status, "%+v", u)
@@ -137,7 +138,7 @@ func TestPromptsAndCachesPerTask(t *testing.T) {
 		t.Fatal("the sandbox is a required part of statgraph (.ci/run installs bubblewrap): ", err)
 	}
 	repo := t.TempDir()
-	plan, err := tasks.NewPlan(repo, filepath.Join(repo, "tasks.json"), "")
+	plan, err := dispatch.NewPlan(repo, filepath.Join(repo, "tasks.json"), "")
 	require.NoError(t, err)
 	// Where task 2's prompt is now, and where it was when all tasks shared
 	// one prompt directory.
@@ -150,7 +151,7 @@ func TestPromptsAndCachesPerTask(t *testing.T) {
 		read, plan.UnitPromptDir("2"), plan.PromptDir())
 	gitRepo(t, repo, map[string]string{"tasks.json": tasksJSON})
 
-	sum, _ := dispatch(t, repo, true)
+	sum, _ := runSandboxed(t, repo, true)
 	require.Len(t, sum.Units, 2)
 	for _, u := range sum.Units {
 		require.Equal(t, tasks.StatusDone, u.Status, "task %s: %+v", u.ID, u)
@@ -173,7 +174,7 @@ func TestPromptsAndCachesPerTask(t *testing.T) {
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	res, err := (&tasks.Dispatcher{File: f, Checkpointer: st}).Clean(context.Background())
+	res, err := (&dispatch.Dispatcher{File: f, Checkpointer: st}).Clean(context.Background())
 	require.NoError(t, err)
 	for _, id := range []string{"1", "2", "99"} {
 		assert.NoDirExists(t, plan.CacheDir(id), "clean removes task %s's caches", id)

@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // loop.go is the dispatch loop: it starts ready units, records what they
@@ -41,7 +42,7 @@ func (d *Dispatcher) Run(ctx context.Context) (Summary, error) {
 
 func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	if d.Checkpointer == nil {
-		return Summary{}, errors.New("tasks: the dispatcher needs a Checkpointer (the run store)")
+		return Summary{}, errors.New("dispatch: the dispatcher needs a Checkpointer (the run store)")
 	}
 	if d.Runner == nil {
 		if err := d.checkSandbox(); err != nil {
@@ -62,29 +63,14 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	if err := agents.RemoveStaleHomes(plan.HomesDir()); err != nil {
 		return Summary{}, err
 	}
-	jr := &journal{path: journalPath(plan.Dir)}
-	defer jr.close()
-	applied, entries, err := replayJournal(jr.path, d.File)
-	if err != nil {
-		return Summary{}, err
-	}
-	jr.n = entries
 	// held: the file could not take the replayed outcomes yet (the user's
 	// edit in progress does not parse); the journal keeps them until the
 	// loop's first save that writes.
-	held := false
-	if applied > 0 {
-		wrote, err := d.File.save()
-		if err != nil {
-			return Summary{}, err
-		}
-		held = !wrote
+	jr, held, err := tasks.OpenJournal(d.File, plan.Journal())
+	if err != nil {
+		return Summary{}, err
 	}
-	if !held {
-		if err := jr.clear(); err != nil {
-			return Summary{}, err
-		}
-	}
+	defer jr.Close()
 	jobs := d.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
@@ -96,7 +82,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 		t, _ := d.File.Task(u.ID)
 		status[u.ID] = t.Status
 		results[u.ID] = &UnitResult{ID: u.ID, Title: t.Title, Status: t.Status, Reason: t.StatusReason, Attempts: t.RetryCount}
-		if t.Status == StatusDone && d.Runner == nil {
+		if t.Status == tasks.StatusDone && d.Runner == nil {
 			results[u.ID].Branch = d.republish(ctx, plan, u.ID)
 		}
 	}
@@ -116,14 +102,14 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	// ready ones in progress, in memory, and returns the units to start.
 	schedule := func() ([]string, error) {
 		for _, b := range ready.takeBlocked() {
-			status[b.ID] = StatusBlocked
+			status[b.ID] = tasks.StatusBlocked
 			r := results[b.ID]
-			r.Status, r.Reason = StatusBlocked, b.Reason
-			if err := d.File.SetStatus(b.ID, StatusBlocked, b.Reason); err != nil {
+			r.Status, r.Reason = tasks.StatusBlocked, b.Reason
+			if err := d.File.SetStatus(b.ID, tasks.StatusBlocked, b.Reason); err != nil {
 				return nil, err
 			}
 			sv.dirty = true
-			d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: StatusBlocked, Reason: b.Reason})
+			d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: tasks.StatusBlocked, Reason: b.Reason})
 		}
 		var start []string
 		for running+len(start) < jobs && !d.stopping() {
@@ -131,8 +117,8 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			if !ok {
 				break
 			}
-			status[id] = StatusInProgress
-			if err := d.File.SetStatus(id, StatusInProgress, ""); err != nil {
+			status[id] = tasks.StatusInProgress
+			if err := d.File.SetStatus(id, tasks.StatusInProgress, ""); err != nil {
 				return nil, err
 			}
 			sv.dirty = true
@@ -145,7 +131,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 		status[o.res.ID] = o.res.Status
 		*results[o.res.ID] = o.res
 		ready.set(o.res.ID, o.res.Status)
-		jr.add(o.res.ID, o.res, o.rec)
+		jr.Add(o.res.ID, tasks.Outcome{Status: o.res.Status, Reason: o.res.Reason, RetryCount: o.rec.RetryCount, ErrorHistory: o.rec.ErrorHistory, FailedAt: o.rec.FailedAt})
 		sv.dirty = true
 	}
 	// Each round records what changed (units that finished, units blocked
@@ -159,7 +145,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 		if ctx.Err() == nil && runErr == nil {
 			start, runErr = schedule()
 		}
-		if err := jr.flush(); err != nil && runErr == nil {
+		if err := jr.Flush(); err != nil && runErr == nil {
 			runErr = err
 		}
 		last := running == 0 && len(start) == 0
@@ -172,7 +158,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 				}
 				start = nil
 			} else if wrote {
-				if err := jr.clear(); err != nil && runErr == nil {
+				if err := jr.Clear(); err != nil && runErr == nil {
 					runErr = err
 				}
 			}
@@ -229,7 +215,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 // taken before the unit starts.
 func (d *Dispatcher) startUnit(ctx context.Context, plan Plan, deps []string, id string, wg *sync.WaitGroup, finished chan<- unitOutcome, changed chan<- struct{}) {
 	wg.Go(func() {
-		var rec Result
+		var rec tasks.Outcome
 		var res UnitResult
 		if d.Runner != nil {
 			res = d.runElsewhere(ctx, plan, id, deps, &rec)
@@ -244,7 +230,7 @@ func (d *Dispatcher) startUnit(ctx context.Context, plan Plan, deps []string, id
 // summary, and what it recorded in the file (for the journal).
 type unitOutcome struct {
 	res UnitResult
-	rec Result
+	rec tasks.Outcome
 }
 
 // mergeStarted returns started with the ids of start added (the units the
@@ -263,7 +249,7 @@ func mergeStarted(started map[string]bool, start []string) map[string]bool {
 	return m
 }
 
-func (d *Dispatcher) summary(units []Unit, results map[string]*UnitResult) Summary {
+func (d *Dispatcher) summary(units []tasks.Unit, results map[string]*UnitResult) Summary {
 	var s Summary
 	for _, u := range units {
 		s.Units = append(s.Units, *results[u.ID])
@@ -282,7 +268,7 @@ func (d *Dispatcher) summary(units []Unit, results map[string]*UnitResult) Summa
 // ~0.45 s to save on a slow disk, mostly its fsync (BenchmarkSave), so the
 // loop keeps that to a twentieth of its time.
 type saver struct {
-	file  *File
+	file  *tasks.File
 	dirty bool          // the file changed in memory since the last save
 	last  time.Time     // when the last save ended
 	cost  time.Duration // how long it took
@@ -306,7 +292,7 @@ func (s *saver) due(now time.Time) bool {
 // changes (false when the user's edit in progress made it wait).
 func (s *saver) save() (bool, error) {
 	begin := time.Now()
-	wrote, err := s.file.save()
+	wrote, err := s.file.TrySave()
 	s.last = time.Now()
 	s.cost = s.last.Sub(begin)
 	if err == nil && wrote {

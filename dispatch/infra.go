@@ -1,6 +1,9 @@
-package tasks
+package dispatch
 
-import "github.com/statgraph/statgraph/agents"
+import (
+	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/tasks"
+)
 
 // infraResult returns the result of unit t stopped by an infrastructure
 // error (see agents.InfraError): interrupted, with the reason and what to
@@ -10,13 +13,13 @@ import "github.com/statgraph/statgraph/agents"
 // when the error came before the graph reported any (while preparing, or
 // at once on a resumed run), so t's values as loaded count when s has
 // fewer. ok is false for any other error.
-func infraResult(t Task, s agents.TaskState, err error) (r Result, ok bool) {
+func infraResult(t tasks.Task, s agents.TaskState, err error) (r tasks.Outcome, ok bool) {
 	ie, ok := agents.AsInfraError(err)
 	if !ok {
-		return Result{}, false
+		return tasks.Outcome{}, false
 	}
-	r = Result{
-		Status:       StatusInterrupted,
+	r = tasks.Outcome{
+		Status:       tasks.StatusInterrupted,
 		Reason:       "setup problem, no retry used: " + oneLine(ie.Error()) + "; fix it, then run statgraph resume",
 		RetryCount:   max(s.RetryCount, t.RetryCount),
 		ErrorHistory: s.ErrorHistory,

@@ -1,4 +1,4 @@
-package tasks_test
+package dispatch_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
@@ -42,7 +43,7 @@ func runDispatcher(t *testing.T, noSandbox bool) (string, string, error) {
 	require.NoError(t, err)
 	defer st.Close()
 	var log bytes.Buffer
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Log: &log, NoSandbox: noSandbox}
+	d := &dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 1, Log: &log, NoSandbox: noSandbox}
 	sum, err := d.Run(ctx)
 	if err == nil {
 		require.Len(t, sum.Units, 1)
@@ -87,7 +88,7 @@ func TestDispatcherWithoutBwrap(t *testing.T) {
 	assert.Contains(t, err.Error(), "apt-get install bubblewrap")
 	assert.Contains(t, err.Error(), "--no-sandbox")
 	assert.NoDirExists(t, filepath.Join(repo, ".statgraph"), "nothing was written in the repository")
-	plan, perr := tasks.NewPlan(repo, filepath.Join(repo, "tasks.json"), "")
+	plan, perr := dispatch.NewPlan(repo, filepath.Join(repo, "tasks.json"), "")
 	require.NoError(t, perr)
 	assert.NoDirExists(t, plan.Dir, "nothing was written in the plan's state directory")
 	b, rerr := os.ReadFile(filepath.Join(repo, "tasks.json"))
@@ -125,7 +126,7 @@ func TestDispatcherNetwork(t *testing.T) {
 	self, err := filepath.Abs(os.Args[0])
 	require.NoError(t, err)
 	var log bytes.Buffer
-	d := &tasks.Dispatcher{File: f, Checkpointer: st, Jobs: 3, Log: &log, SandboxHelper: []string{self, "sandbox-init"}}
+	d := &dispatch.Dispatcher{File: f, Checkpointer: st, Jobs: 3, Log: &log, SandboxHelper: []string{self, "sandbox-init"}}
 	sum, err := d.Run(ctx)
 	require.NoError(t, err)
 	got := map[string]string{}

@@ -1,4 +1,4 @@
-package tasks
+package dispatch
 
 // This file makes the orchestrator's trace spans when Dispatcher.Tracer is
 // set: statgraph run → task → attempt → node (planner, executor, verifier,
@@ -17,6 +17,7 @@ import (
 	"github.com/statgraph/statgraph/internal/obs"
 	"github.com/statgraph/statgraph/statgraph"
 	sgotel "github.com/statgraph/statgraph/statgraph/otel"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // scopeName is the instrumentation scope of the orchestrator's spans.
@@ -63,7 +64,7 @@ type unitTrace struct {
 
 // startUnitSpan starts unit id's task span, or returns nil without a
 // Tracer.
-func (d *Dispatcher) startUnitSpan(ctx context.Context, id string, t Task) (context.Context, *unitTrace) {
+func (d *Dispatcher) startUnitSpan(ctx context.Context, id string, t tasks.Task) (context.Context, *unitTrace) {
 	if d.Tracer == nil {
 		return ctx, nil
 	}
@@ -136,7 +137,7 @@ func (u *unitTrace) end(res UnitResult) {
 	if res.Reason != "" {
 		u.task.SetAttributes(attribute.String("statgraph.task.reason", res.Reason))
 	}
-	if res.Status == StatusFailed {
+	if res.Status == tasks.StatusFailed {
 		u.task.SetStatus(codes.Error, res.Reason)
 	}
 	u.task.End()
