@@ -98,9 +98,9 @@ type Dispatcher struct {
 	// is removed once its branch is published (an interrupted unit's is
 	// always kept, to continue in).
 	KeepWorkspaces bool
-	// Runner, when set, runs the ready units elsewhere (workers taking them
-	// from a queue) instead of in this process; see Runner. Run then checks
-	// no sandbox and publishes nothing itself: the workers do.
+	// Runner runs the ready units; nil runs them in this process. A
+	// Runner of workers taking them from a queue (queue.Runner) makes Run
+	// check no sandbox and publish nothing itself: the workers do.
 	Runner Runner
 	// StartFrom, when set, names a branch of Repo that unit id's new
 	// workspace's files and branch start from, or "" for none: a worker

@@ -215,13 +215,12 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 // taken before the unit starts.
 func (d *Dispatcher) startUnit(ctx context.Context, plan Plan, deps []string, id string, wg *sync.WaitGroup, finished chan<- unitOutcome, changed chan<- struct{}) {
 	wg.Go(func() {
-		var rec tasks.Outcome
-		var res UnitResult
+		var r Runner = local{d: d, changed: changed}
 		if d.Runner != nil {
-			res = d.runElsewhere(ctx, plan, id, deps, &rec)
-		} else {
-			res = d.runUnit(ctx, plan, id, deps, changed, &rec)
+			r = d.Runner
 		}
+		var rec tasks.Outcome
+		res := d.runOn(ctx, r, plan, id, deps, &rec)
 		finished <- unitOutcome{res: res, rec: rec}
 	})
 }

@@ -1,9 +1,10 @@
 package dispatch
 
-// This file is the one seam between the dispatcher and a queue of workers:
+// This file is the one seam between the dispatcher and what runs a unit:
 // the dispatcher decides which unit runs when (dependency order, blocked
-// units, saves of the tasks file, progress and summary); a Runner decides
-// where it runs. Without one, units run in this process (runUnit).
+// units, saves of the tasks file, progress and summary) and records each
+// outcome (runOn); a Runner decides where the unit runs: in this process
+// (local, unit.go) or on workers taking units from a queue (queue.Runner).
 
 import (
 	"context"
@@ -15,18 +16,26 @@ import (
 	"github.com/statgraph/statgraph/tasks"
 )
 
-// Runner runs ready units somewhere else than in the dispatcher's process,
-// e.g. on workers taking them from a queue (package queue). The dispatcher
-// calls RunUnit once per ready unit, from its own goroutine, concurrently
-// for different units, after saving the file with the unit in progress.
+// Runner runs ready units: in the dispatcher's process (the default), or
+// somewhere else, e.g. on workers taking them from a queue (package
+// queue). The dispatcher calls RunUnit once per ready unit, from its own
+// goroutine, concurrently for different units, after saving the file with
+// the unit in progress, and records what it returns in the file.
 type Runner interface {
 	// RunUnit runs unit id of plan, whose dependencies deps are done, and
-	// returns its result and published branch ("" for none). report sends
-	// progress events of the unit (EventStart, EventProgress) to the
-	// dispatcher's Report. An error means no result is known: the unit is
-	// recorded interrupted with the error as the reason, and a later run
-	// asks the Runner again. RunUnit returns when ctx is cancelled.
-	RunUnit(ctx context.Context, plan Plan, id string, deps []string, report func(Event)) (tasks.Outcome, string, error)
+	// returns what the run ended with. report sends progress events of
+	// the unit (EventProgress) to the dispatcher's Report. An error means
+	// no outcome is known: the unit is recorded interrupted with the
+	// error as the reason, and a later run asks the Runner again. RunUnit
+	// returns when ctx is cancelled.
+	RunUnit(ctx context.Context, plan Plan, id string, deps []string, report func(Event)) (Ran, error)
+}
+
+// Ran is what a Runner reports of one run of a unit.
+type Ran struct {
+	Outcome tasks.Outcome // what the file records
+	Branch  string        // the unit's published branch; "" for none
+	Tokens  int           // tokens its model calls used; 0 when not known
 }
 
 // RunOne runs unit id in this process, through the same steps as Run (its
@@ -68,29 +77,30 @@ func (d *Dispatcher) RunOne(ctx context.Context, id string) (UnitResult, tasks.O
 		}
 	}
 	var rec tasks.Outcome
-	res := d.runUnit(ctx, plan, id, deps, make(chan struct{}, 1), &rec)
+	res := d.runOn(ctx, local{d: d, changed: make(chan struct{}, 1)}, plan, id, deps, &rec)
 	return res, rec, nil
 }
 
-// runElsewhere hands unit id to the Runner and records its result in the
-// file (not yet saved) and in rec, as runUnit does for a unit run here.
-func (d *Dispatcher) runElsewhere(ctx context.Context, plan Plan, id string, deps []string, rec *tasks.Outcome) UnitResult {
+// runOn runs unit id on r and records its outcome in the file (not yet
+// saved) and in rec, reporting the unit's start and finish. It is the one
+// path of every unit, whoever runs it.
+func (d *Dispatcher) runOn(ctx context.Context, r Runner, plan Plan, id string, deps []string, rec *tasks.Outcome) UnitResult {
 	t, _ := d.File.Task(id)
 	start := time.Now()
 	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
-	r, branch, err := d.Runner.RunUnit(ctx, plan, id, deps, d.report)
+	ran, err := r.RunUnit(ctx, plan, id, deps, d.report)
 	if err != nil {
-		r = tasks.Outcome{Status: tasks.StatusInterrupted, Reason: oneLine(err.Error()), RetryCount: t.RetryCount, ErrorHistory: t.ErrorHistory}
-		branch = ""
+		ran = Ran{Outcome: tasks.Outcome{Status: tasks.StatusInterrupted, Reason: oneLine(err.Error()), RetryCount: t.RetryCount, ErrorHistory: t.ErrorHistory}}
 	}
-	*rec = r
-	res := UnitResult{ID: id, Title: t.Title, Status: r.Status, Reason: r.Reason, Branch: branch, Attempts: r.RetryCount, Elapsed: time.Since(start)}
-	if err := d.File.Apply(id, r); errors.Is(err, tasks.ErrNoTask) {
+	o := ran.Outcome
+	*rec = o
+	res := UnitResult{ID: id, Title: t.Title, Status: o.Status, Reason: o.Reason, Branch: ran.Branch, Attempts: o.RetryCount, Tokens: ran.Tokens, Elapsed: time.Since(start)}
+	if err := d.File.Apply(id, o); errors.Is(err, tasks.ErrNoTask) {
 		res.Reason = "removed from the tasks file during the run; result not written back"
 	} else if err != nil {
 		res.Status, res.Reason = tasks.StatusFailed, err.Error()
 	}
 	d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
-		Attempt: r.RetryCount, Elapsed: res.Elapsed, Branch: branch})
+		Attempt: o.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Branch: ran.Branch})
 	return res
 }

@@ -16,8 +16,26 @@ import (
 	"github.com/statgraph/statgraph/tasks"
 )
 
-// runUnit takes one unit through the orchestrator graph and records the
-// outcome in the file (not yet saved) and in *rec.
+// local is the Runner of a Dispatcher without one: it runs each unit in
+// this process (runUnit). changed tells the dispatch loop that a unit
+// recorded progress in the file.
+type local struct {
+	d       *Dispatcher
+	changed chan<- struct{}
+}
+
+// RunUnit implements Runner: it takes unit id through the orchestrator
+// graph here, reporting progress through the Dispatcher's Report. It
+// never fails: what goes wrong is the unit's outcome.
+func (l local) RunUnit(ctx context.Context, plan Plan, id string, deps []string, _ func(Event)) (Ran, error) {
+	var rec tasks.Outcome
+	res := l.d.runUnit(ctx, plan, id, deps, l.changed, &rec)
+	return Ran{Outcome: rec, Branch: res.Branch, Tokens: res.Tokens}, nil
+}
+
+// runUnit takes one unit through the orchestrator graph and returns its
+// outcome in *rec, with the branch and tokens in the UnitResult; runOn
+// records it.
 func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []string, changed chan<- struct{}, rec *tasks.Outcome) UnitResult {
 	t, _ := d.File.Task(id)
 	start := time.Now()
@@ -38,13 +56,6 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		*rec = r
 		res.Status, res.Reason, res.Branch = r.Status, r.Reason, branch
 		res.Attempts, res.Elapsed = r.RetryCount, time.Since(start)
-		if err := d.File.Apply(id, r); errors.Is(err, tasks.ErrNoTask) {
-			res.Reason = "removed from the tasks file during the run; result not written back"
-		} else if err != nil {
-			res.Status, res.Reason = tasks.StatusFailed, err.Error()
-		}
-		d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
-			Attempt: r.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Branch: branch})
 		return res
 	}
 	fail := func(state agents.TaskState, err error) UnitResult {
@@ -61,8 +72,6 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		hist = append(hist, fmt.Sprintf("Error: %v", err))
 		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: oneLine(err.Error()), RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, "")
 	}
-	d.report(Event{Kind: EventStart, Unit: id, Title: t.Title, MaxAttempts: t.Retries()})
-
 	opts, err := d.workspaceOptions(plan, id, t, deps)
 	if err != nil {
 		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))

@@ -61,7 +61,8 @@ func TestWorkerPassesOnlyItsAllowEnv(t *testing.T) {
 	plan, err := dispatch.NewPlan(repo, file, "")
 	require.NoError(t, err)
 	for _, c := range []struct{ id, entry string }{{"1", "*"}, {"2", "OPENAI_API_KEY"}} {
-		res, branch, err := r.RunUnit(ctx, plan, c.id, nil, nil)
+		ran, err := r.RunUnit(ctx, plan, c.id, nil, nil)
+		res, branch := ran.Outcome, ran.Branch
 		require.NoError(t, err)
 		require.Equal(t, tasks.StatusFailed, res.Status, "unit %s: %+v", c.id, res)
 		require.Empty(t, branch)
@@ -69,7 +70,8 @@ func TestWorkerPassesOnlyItsAllowEnv(t *testing.T) {
 		require.Contains(t, res.Reason, "--allow-env: MY_AGENT_VAR")
 		require.NoFileExists(t, filepath.Join(out, c.id), "unit %s's agent ran", c.id)
 	}
-	res, _, err := r.RunUnit(ctx, plan, "3", nil, nil)
+	ran, err := r.RunUnit(ctx, plan, "3", nil, nil)
+	res := ran.Outcome
 	require.NoError(t, err)
 	env, err := os.ReadFile(filepath.Join(out, "3"))
 	require.NoError(t, err, "unit 3's agent ran: %+v", res)

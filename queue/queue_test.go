@@ -140,8 +140,8 @@ func TestRunnerReenqueuesAUnitWhoseJobEndedWithoutAResult(t *testing.T) {
 	}
 	got := make(chan out, 1)
 	go func() {
-		res, _, err := r.RunUnit(ctx, plan, "4", nil, nil)
-		got <- out{res, err}
+		ran, err := r.RunUnit(ctx, plan, "4", nil, nil)
+		got <- out{ran.Outcome, err}
 	}()
 	// Play the worker of generation 2.
 	var gen int

@@ -76,25 +76,25 @@ func NewRunner(pool *pgxpool.Pool, remote, tasksFile string) (*Runner, error) {
 func PlanID(remote string, plan dispatch.Plan) string { return remote + "#" + plan.Key }
 
 // RunUnit implements dispatch.Runner.
-func (r *Runner) RunUnit(ctx context.Context, plan dispatch.Plan, id string, deps []string, report func(dispatch.Event)) (tasks.Outcome, string, error) {
+func (r *Runner) RunUnit(ctx context.Context, plan dispatch.Plan, id string, deps []string, report func(dispatch.Event)) (dispatch.Ran, error) {
 	pid := PlanID(r.Remote, plan)
 	gen, res, err := latest(ctx, r.Pool, pid, id)
 	if err != nil {
-		return tasks.Outcome{}, "", err
+		return dispatch.Ran{}, err
 	}
 	switch {
 	case res != nil && tasks.IsDone(res.Status):
-		return res.taskResult(), res.Branch, nil
+		return dispatch.Ran{Outcome: res.taskResult(), Branch: res.Branch}, nil
 	case gen == 0 || res != nil:
 		gen++
 		if err := r.enqueue(ctx, plan, pid, id, gen); err != nil {
-			return tasks.Outcome{}, "", err
+			return dispatch.Ran{}, err
 		}
 	}
 	for {
 		res, branch, err := r.wait(ctx, pid, id, gen)
 		if !errors.Is(err, errJobEnded) {
-			return res, branch, err
+			return dispatch.Ran{Outcome: res, Branch: branch}, err
 		}
 		// The job ended with no result (its attempts ran out, or a worker
 		// that lost the unit completed it while another, since dead, held
@@ -102,7 +102,7 @@ func (r *Runner) RunUnit(ctx context.Context, plan dispatch.Plan, id string, dep
 		// new generation. A late result of the old one is refused then
 		// (publish checks for a newer generation).
 		if gen, err = r.enqueueAfter(ctx, plan, pid, id, gen); err != nil {
-			return tasks.Outcome{}, "", err
+			return dispatch.Ran{}, err
 		}
 	}
 }

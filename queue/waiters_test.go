@@ -78,8 +78,8 @@ func TestRunnerWaitsForManyUnitsWithOneQueryPerPoll(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, branch, err := r.RunUnit(ctx, plan, strconv.Itoa(i), nil, nil)
-			got[i] = out{res, branch, err}
+			ran, err := r.RunUnit(ctx, plan, strconv.Itoa(i), nil, nil)
+			got[i] = out{ran.Outcome, ran.Branch, err}
 		}()
 	}
 	time.Sleep(time.Second)
