@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
@@ -16,7 +17,7 @@ type Cleaned struct {
 	// Cleaned is what went from this machine: workspaces, caches and
 	// prompts, and the checkpoints (Threads, Pruned) of the local run
 	// store; Bytes includes Freed.
-	tasks.Cleaned
+	dispatch.Cleaned
 	// Store is the local run store; Compacted says whether it was
 	// compacted (after deleting checkpoints there) and Freed by how much.
 	Store     string
@@ -45,7 +46,7 @@ type QueueCleaned struct {
 // Clean removes, under the plan's lock and after settling the results
 // journal (a task done only there is finished too), the workspaces, tool
 // caches, prompts and checkpoints of the finished tasks and what a killed
-// run left (tasks.Dispatcher.CleanKeeping, keeping the last keep
+// run left (dispatch.Dispatcher.CleanKeeping, keeping the last keep
 // checkpoints of each thread when keep > 0), then compacts the local run
 // store; and, for a plan whose run went to workers, the finished units'
 // checkpoints in the queue's store and their work-in-progress branches on
@@ -70,11 +71,11 @@ func (c *Control) Clean(ctx context.Context, keep int) (Cleaned, error) {
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", c.o.File, err)
 	}
-	if err := tasks.SettleJournal(f, c.plan); err != nil {
+	if err := tasks.SettleJournal(f, c.plan.Journal()); err != nil {
 		return out, err
 	}
 	defer c.hub.resyncAll()
-	d := &tasks.Dispatcher{File: f, Repo: c.plan.Repo}
+	d := &dispatch.Dispatcher{File: f, Repo: c.plan.Repo}
 	c.storeMu.Lock()
 	st := c.store
 	c.storeMu.Unlock()
@@ -130,7 +131,7 @@ func (c *Control) cleanQueue(ctx context.Context, f *tasks.File, keep int, out *
 	if where == "" {
 		where = "the workers' run store"
 	}
-	d := &tasks.Dispatcher{File: f, Repo: c.plan.Repo, Checkpointer: cp}
+	d := &dispatch.Dispatcher{File: f, Repo: c.plan.Repo, Checkpointer: cp}
 	res, err := d.CleanKeeping(ctx, keep)
 	out.Queue = QueueCleaned{Where: where, Threads: res.Threads, Pruned: res.Pruned}
 	return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
@@ -64,7 +65,7 @@ type Options struct {
 // All methods are safe for concurrent use.
 type Control struct {
 	o    Options
-	plan tasks.Plan
+	plan dispatch.Plan
 
 	storeMu    sync.Mutex    // guards the four below
 	store      *sqlite.Store // opened on first need, shared with the runs
@@ -126,16 +127,16 @@ func Open(o Options) (*Control, error) {
 // Paths resolves a tasks file, tag, repository and store the way every
 // statgraph command does: file "" is tasks.json, repo "" is the file's
 // directory, store "" is the plan's run store under $STATGRAPH_HOME.
-func Paths(file, tag, repo, store string) (tasks.Plan, string, error) {
+func Paths(file, tag, repo, store string) (dispatch.Plan, string, error) {
 	if file == "" {
 		file = "tasks.json"
 	}
 	if repo == "" {
 		repo = filepath.Dir(file)
 	}
-	plan, err := tasks.NewPlan(repo, file, tag)
+	plan, err := dispatch.NewPlan(repo, file, tag)
 	if err != nil {
-		return tasks.Plan{}, "", err
+		return dispatch.Plan{}, "", err
 	}
 	if store == "" {
 		store = plan.Store()
@@ -144,7 +145,7 @@ func Paths(file, tag, repo, store string) (tasks.Plan, string, error) {
 }
 
 // Plan returns the plan the Control works on.
-func (c *Control) Plan() tasks.Plan { return c.plan }
+func (c *Control) Plan() dispatch.Plan { return c.plan }
 
 // File returns the tasks file's path as given to Open.
 func (c *Control) File() string { return c.o.File }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/control/controltest"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -41,7 +42,7 @@ func TestWatchesRunStartedElsewhere(t *testing.T) {
 	defer st.Close()
 	done := make(chan error, 1)
 	go func() {
-		_, err := (&tasks.Dispatcher{File: f, Repo: filepath.Dir(file), Checkpointer: st, Jobs: 1}).Run(bg)
+		_, err := (&dispatch.Dispatcher{File: f, Repo: filepath.Dir(file), Checkpointer: st, Jobs: 1}).Run(bg)
 		lock.Unlock()
 		done <- err
 	}()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -83,7 +84,7 @@ type planRead struct {
 // shared: callers copy before changing them. It fails when a file cannot
 // be read or the tasks file is not valid (an edit in progress); the next
 // call reads again.
-func (pr *planRead) read(file, tag string, plan tasks.Plan) ([]TaskInfo, int, error) {
+func (pr *planRead) read(file, tag string, plan dispatch.Plan) ([]TaskInfo, int, error) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	fst, fsame, data, err := restamp(file, pr.file, pr.have)
@@ -109,7 +110,7 @@ func (pr *planRead) read(file, tag string, plan tasks.Plan) ([]TaskInfo, int, er
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", file, err)
 	}
-	if _, err := tasks.ApplyJournal(f, plan); err != nil {
+	if _, err := tasks.ApplyJournal(f, plan.Journal()); err != nil {
 		return nil, 0, err
 	}
 	units, deps := unitsOf(f)

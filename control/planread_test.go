@@ -9,18 +9,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/tasks"
 )
 
 // readFixture writes a tasks file of three pending tasks and returns it
 // with its plan, the file's modification time set to age ago.
-func readFixture(t *testing.T, age time.Duration) (string, tasks.Plan) {
+func readFixture(t *testing.T, age time.Duration) (string, dispatch.Plan) {
 	t.Helper()
 	t.Setenv("STATGRAPH_HOME", t.TempDir())
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tasks.json")
 	writeAged(t, file, `{"tasks": [{"id": 1, "title": "a", "status": "pending"}, {"id": 2, "title": "b"}, {"id": 3, "title": "c"}]}`, age)
-	plan, err := tasks.NewPlan(dir, file, "")
+	plan, err := dispatch.NewPlan(dir, file, "")
 	require.NoError(t, err)
 	return file, plan
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
@@ -19,7 +20,7 @@ type PrepareOptions struct {
 	// claude-task-master tag; "" means tasks.DefaultTag.
 	File, Tag string
 	// Plan is the plan of File (see Paths).
-	Plan tasks.Plan
+	Plan dispatch.Plan
 	// StorePath is the SQLite run store opened when Store is nil; ""
 	// means Plan.Store().
 	StorePath string
@@ -48,7 +49,7 @@ type Prepared struct {
 	// Dispatcher runs the plan's tasks with the run's settings; the caller
 	// sets what depends on who watches the run (Report, Ask, a queue's
 	// Runner) and calls Run.
-	Dispatcher *tasks.Dispatcher
+	Dispatcher *dispatch.Dispatcher
 	// Reset are the ids RetryFailed sent back to pending.
 	Reset []string
 

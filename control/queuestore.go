@@ -16,16 +16,16 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
-	"github.com/statgraph/statgraph/tasks"
 )
 
 // queueFile is where a coordinator records, in the plan's state directory,
 // the queue and the remote its run used (see QueueRecord).
-func queueFile(plan tasks.Plan) string { return filepath.Join(plan.Dir, "queue.json") }
+func queueFile(plan dispatch.Plan) string { return filepath.Join(plan.Dir, "queue.json") }
 
 // QueueRecord is what a coordinator (statgraph run --queue) records for
 // its plan: the queue (without a password), from which every front end
@@ -38,7 +38,7 @@ type QueueRecord struct {
 
 // RecordQueue records r as the plan's queue (its password left out). It
 // fails when the plan's state directory cannot be written.
-func RecordQueue(plan tasks.Plan, r QueueRecord) error {
+func RecordQueue(plan dispatch.Plan, r QueueRecord) error {
 	if err := plan.Ensure(); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func RecordQueue(plan tasks.Plan, r QueueRecord) error {
 // RecordedQueue returns the plan's QueueRecord; the zero record when its
 // runs used no queue. It fails, saying what to do, when the record
 // cannot be read.
-func RecordedQueue(plan tasks.Plan) (QueueRecord, error) {
+func RecordedQueue(plan dispatch.Plan) (QueueRecord, error) {
 	var r QueueRecord
 	data, err := os.ReadFile(queueFile(plan))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -85,7 +85,7 @@ const queueConnectTimeout = 30 * time.Second
 // queueStore when the plan's runs used no queue. It reads only: a
 // Postgres without statgraph's checkpoint schema is reported, not
 // created.
-func openQueueStore(ctx context.Context, url string, plan tasks.Plan) (queueStore, error) {
+func openQueueStore(ctx context.Context, url string, plan dispatch.Plan) (queueStore, error) {
 	rec, err := RecordedQueue(plan)
 	if err != nil && url == "" {
 		return queueStore{}, err

@@ -60,7 +60,7 @@ func (c *Control) Tasks(ctx context.Context) ([]TaskInfo, error) {
 // not read it twice. It applies the results journal to f, and fails as
 // Tasks does when the journal or the run store cannot be read.
 func (c *Control) TasksOf(ctx context.Context, f *tasks.File) ([]TaskInfo, error) {
-	if _, err := tasks.ApplyJournal(f, c.plan); err != nil {
+	if _, err := tasks.ApplyJournal(f, c.plan.Journal()); err != nil {
 		return nil, err
 	}
 	base, ndeps := unitsOf(f)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
-	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/dispatch"
 )
 
 // A run in another process (statgraph run in a terminal) and a Control
@@ -39,19 +39,19 @@ type remoteAnswer struct {
 }
 
 // questionDir is where a plan's runs leave their pending questions.
-func questionDir(plan tasks.Plan) string { return filepath.Join(plan.Dir, "questions") }
+func questionDir(plan dispatch.Plan) string { return filepath.Join(plan.Dir, "questions") }
 
 // RemoteAskPoll is how often RemoteAsk looks for an answer.
 const RemoteAskPoll = 100 * time.Millisecond
 
-// RemoteAsk returns an Ask hook (tasks.Dispatcher.Ask) that makes each
+// RemoteAsk returns an Ask hook (dispatch.Dispatcher.Ask) that makes each
 // escalation of plan a question other processes see (Control.Tasks,
 // Questions) and answer (Control.Answer: statgraph serve, statgraph mcp),
 // and waits for the answer until ctx is done (then "abort" with ctx's
 // error). The question is removed once answered or given up. It fails
 // when the question cannot be written. Safe for concurrent use, one
 // question per unit at a time.
-func RemoteAsk(plan tasks.Plan) func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
 	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
 		dir := questionDir(plan)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -122,7 +122,7 @@ func validAnswer(a string) bool {
 // process is gone (killed while it asked, so it could not remove its file)
 // is left out: nobody waits for its answer. The file stays until the next
 // run asks the unit again.
-func remoteQuestions(plan tasks.Plan) map[string]remoteQuestion {
+func remoteQuestions(plan dispatch.Plan) map[string]remoteQuestion {
 	ents, err := os.ReadDir(questionDir(plan))
 	if err != nil {
 		return nil
@@ -143,7 +143,7 @@ func remoteQuestions(plan tasks.Plan) map[string]remoteQuestion {
 
 // answerRemote answers unit's question of a run in another process; it
 // fails with ErrNoQuestion when there is none.
-func answerRemote(plan tasks.Plan, unit, answer string) error {
+func answerRemote(plan dispatch.Plan, unit, answer string) error {
 	var q remoteQuestion
 	err := readJSON(filepath.Join(questionDir(plan), unit+".question"), &q)
 	if errors.Is(err, os.ErrNotExist) {

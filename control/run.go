@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -37,7 +38,7 @@ type RunInfo struct {
 	Started time.Time `json:"started,omitzero"`
 	Ended   time.Time `json:"ended,omitzero"`
 	// Units is the last ended run's outcome per unit.
-	Units []tasks.UnitResult `json:"units,omitempty"`
+	Units []dispatch.UnitResult `json:"units,omitempty"`
 	// Error is why the last run stopped early ("" when it ran to its end).
 	Error string `json:"error,omitempty"`
 }
@@ -59,7 +60,7 @@ type StartOptions struct {
 // process and returns once it is going; the run goes on after ctx's
 // caller returns, until it ends, Stop or Close. It makes the same checks
 // as statgraph run before writing anything (repository, sandbox unless
-// NoSandbox, state paths, the model and agent CLIs: tasks.Preflight) and
+// NoSandbox, state paths, the model and agent CLIs: dispatch.Preflight) and
 // returns their error, with nothing changed. It takes the plan's lock for
 // the length of the run and refuses with ErrRunning when this Control or
 // another process (a statgraph run in a terminal) is running the plan.
@@ -141,8 +142,8 @@ func (c *Control) prepare(ctx context.Context, so StartOptions) (*Prepared, erro
 // the ids sent back. The caller holds the plan's lock; f is changed in
 // memory only (the run saves it). It fails when the journal cannot be
 // read.
-func Settle(f *tasks.File, plan tasks.Plan, retryFailed bool) ([]string, error) {
-	if err := tasks.SettleJournal(f, plan); err != nil {
+func Settle(f *tasks.File, plan dispatch.Plan, retryFailed bool) ([]string, error) {
+	if err := tasks.SettleJournal(f, plan.Journal()); err != nil {
 		return nil, err
 	}
 	if !retryFailed {
@@ -153,19 +154,19 @@ func Settle(f *tasks.File, plan tasks.Plan, retryFailed bool) ([]string, error) 
 
 // report is the in-process run's Report hook: it keeps the unit's live
 // state and tells the subscribers.
-func (c *Control) report(e tasks.Event) {
+func (c *Control) report(e dispatch.Event) {
 	c.mu.Lock()
 	l := c.live[e.Unit]
 	switch e.Kind {
-	case tasks.EventStart:
+	case dispatch.EventStart:
 		l.status, l.reason = tasks.StatusInProgress, ""
-	case tasks.EventFinish, tasks.EventBlocked:
+	case dispatch.EventFinish, dispatch.EventBlocked:
 		l.status, l.reason = e.Status, e.Reason
 	}
 	if e.Phase != "" {
 		l.phase = e.Phase
 	}
-	if e.Attempt > 0 || e.Kind == tasks.EventStart {
+	if e.Attempt > 0 || e.Kind == dispatch.EventStart {
 		l.attempt = e.Attempt
 	}
 	if e.MaxAttempts > 0 {
@@ -362,7 +363,7 @@ func (c *Control) locked(change func(f *tasks.File) (bool, error)) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.o.File, err)
 	}
-	if err := tasks.SettleJournal(f, c.plan); err != nil {
+	if err := tasks.SettleJournal(f, c.plan.Journal()); err != nil {
 		return err
 	}
 	changed, err := change(f)

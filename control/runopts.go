@@ -12,6 +12,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
@@ -39,18 +40,18 @@ type RunOptions struct {
 	// AllowEnv names more environment variables passed to agent CLIs.
 	AllowEnv []string
 	// GoCacheProg serves the sandbox's go build cache (see
-	// tasks.Dispatcher.GoCacheProg); nil gives each task a fresh one.
+	// dispatch.Dispatcher.GoCacheProg); nil gives each task a fresh one.
 	GoCacheProg []string
 	// SandboxProbe attacks the sandbox from inside before the first task
-	// (see tasks.Dispatcher.SandboxProbe); nil checks only that it starts.
+	// (see dispatch.Dispatcher.SandboxProbe); nil checks only that it starts.
 	SandboxProbe []string
 	// SandboxHelper carries the allowlisting proxy into sandboxes (see
-	// tasks.Dispatcher.SandboxHelper).
+	// dispatch.Dispatcher.SandboxHelper).
 	SandboxHelper []string
 	// KeepWorkspaces keeps each finished task's workspace.
 	KeepWorkspaces bool
 	// Tracer, when set, traces each run as OpenTelemetry spans (run, task,
-	// attempt, node, model calls, checks: see tasks.Dispatcher.Tracer);
+	// attempt, node, model calls, checks: see dispatch.Dispatcher.Tracer);
 	// nil traces nothing.
 	Tracer trace.TracerProvider
 	// Log receives the orchestrator's own lines of a run; nil discards
@@ -77,8 +78,8 @@ func CheckRepo(repo string) error {
 
 // CheckPlan is the first check of every run, before anything is written:
 // it reports a repository tasks cannot run on (CheckRepo) or a state path
-// of the plan that is a symbolic link (tasks.Plan.Check), with what to do.
-func CheckPlan(plan tasks.Plan) error {
+// of the plan that is a symbolic link (dispatch.Plan.Check), with what to do.
+func CheckPlan(plan dispatch.Plan) error {
 	if err := CheckRepo(plan.Repo); err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func CheckPlan(plan tasks.Plan) error {
 // Check is the check of a run whose tasks run in this process (not on
 // workers), before anything is written: that checks can be sandboxed
 // (unless NoSandbox; verifier.ErrSandboxUnavailable otherwise) and that
-// the setup the runnable tasks of f need is there (tasks.Preflight: the
+// the setup the runnable tasks of f need is there (dispatch.Preflight: the
 // model and its key, the agent CLIs). Its errors say what to do; it
 // changes nothing.
 func (o RunOptions) Check(ctx context.Context, f *tasks.File, repo string) error {
@@ -100,7 +101,7 @@ func (o RunOptions) Check(ctx context.Context, f *tasks.File, repo string) error
 			return fmt.Errorf("statgraph refuses to run checks without a sandbox; nothing was changed: %w", err)
 		}
 	}
-	if err := tasks.Preflight(ctx, f, repo, o.Model, nil); err != nil {
+	if err := dispatch.Preflight(ctx, f, repo, o.Model, nil); err != nil {
 		return kinded(KindRefused, fmt.Errorf("%s cannot run; nothing was changed:\n%w", f.Path, err))
 	}
 	return nil
@@ -110,8 +111,8 @@ func (o RunOptions) Check(ctx context.Context, f *tasks.File, repo string) error
 // settings, its checkpoints in st, and a new budget of its own. The caller
 // sets what depends on who watches the run (Report, Ask, a queue's
 // Runner), holds the plan's lock and has settled f (Settle).
-func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpointer) *tasks.Dispatcher {
-	d := &tasks.Dispatcher{
+func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpointer) *dispatch.Dispatcher {
+	d := &dispatch.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: o.Jobs, Model: o.Model,
 		Log: o.Log, TaskTimeout: o.TaskTimeout, NoSandbox: o.NoSandbox,
 		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, SandboxProbe: o.SandboxProbe, SandboxHelper: o.SandboxHelper,

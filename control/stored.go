@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -37,7 +38,7 @@ type storedEntry struct {
 // in progress and its status is the one it had when read, else from g,
 // at plan's thread of unit (the zero stored when the unit has no
 // checkpoint). It fails with the store's error.
-func (sc *storedCache) read(ctx context.Context, g *statgraph.Graph[agents.TaskState], plan tasks.Plan, unit, status string) (stored, error) {
+func (sc *storedCache) read(ctx context.Context, g *statgraph.Graph[agents.TaskState], plan dispatch.Plan, unit, status string) (stored, error) {
 	if status != tasks.StatusInProgress {
 		sc.mu.Lock()
 		e, ok := sc.units[unit]

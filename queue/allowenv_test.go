@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -50,17 +51,18 @@ func TestWorkerPassesOnlyItsAllowEnv(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	w := &Worker{Pool: pool, ID: uuid.New(), Root: t.TempDir(), Checkpointer: st, AllowEnv: []string{"MY_AGENT_VAR"},
-		Configure: func(d *tasks.Dispatcher) { d.NoSandbox = true }}
+		Configure: func(d *dispatch.Dispatcher) { d.NoSandbox = true }}
 	client, err := w.Start(ctx, 1, time.Minute)
 	require.NoError(t, err)
 	defer client.StopAndCancel(context.WithoutCancel(ctx))
 
 	r, err := NewRunner(pool, remote, file)
 	require.NoError(t, err)
-	plan, err := tasks.NewPlan(repo, file, "")
+	plan, err := dispatch.NewPlan(repo, file, "")
 	require.NoError(t, err)
 	for _, c := range []struct{ id, entry string }{{"1", "*"}, {"2", "OPENAI_API_KEY"}} {
-		res, branch, err := r.RunUnit(ctx, plan, c.id, nil, nil)
+		ran, err := r.RunUnit(ctx, plan, c.id, nil, nil)
+		res, branch := ran.Outcome, ran.Branch
 		require.NoError(t, err)
 		require.Equal(t, tasks.StatusFailed, res.Status, "unit %s: %+v", c.id, res)
 		require.Empty(t, branch)
@@ -68,7 +70,8 @@ func TestWorkerPassesOnlyItsAllowEnv(t *testing.T) {
 		require.Contains(t, res.Reason, "--allow-env: MY_AGENT_VAR")
 		require.NoFileExists(t, filepath.Join(out, c.id), "unit %s's agent ran", c.id)
 	}
-	res, _, err := r.RunUnit(ctx, plan, "3", nil, nil)
+	ran, err := r.RunUnit(ctx, plan, "3", nil, nil)
+	res := ran.Outcome
 	require.NoError(t, err)
 	env, err := os.ReadFile(filepath.Join(out, "3"))
 	require.NoError(t, err, "unit 3's agent ran: %+v", res)

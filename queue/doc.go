@@ -8,10 +8,10 @@
 //
 //   - Migrate: River's schema and statgraph's own table, statgraph_units.
 //   - Runner: the coordinator's side (statgraph run --queue). It plugs into
-//     tasks.Dispatcher as its Runner, so dependency order, blocked units,
+//     dispatch.Dispatcher as its Runner, so dependency order, blocked units,
 //     tasks.json saves, progress and summary are the local run's own.
 //   - Worker: the worker's side (statgraph worker). It takes unit jobs,
-//     runs each through tasks.Dispatcher.RunOne in a clone of the remote,
+//     runs each through dispatch.Dispatcher.RunOne in a clone of the remote,
 //     and publishes the branch to the remote.
 //
 // Exactly-once publishing: each (plan, unit, generation) has one row in

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/pgtest"
-	"github.com/statgraph/statgraph/tasks"
 	"github.com/stretchr/testify/require"
 )
 
@@ -42,7 +42,7 @@ func TestJobSizeDoesNotGrowWithThePlan(t *testing.T) {
 		require.NoError(t, os.WriteFile(file, data, 0o644))
 		r, err := NewRunner(pool, "file:///remote-"+fmt.Sprint(n)+".git", file)
 		require.NoError(t, err)
-		plan := tasks.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
+		plan := dispatch.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
 		pid := PlanID(r.Remote, plan)
 		for _, id := range []string{"1", "2", "3"} {
 			require.NoError(t, r.enqueue(ctx, plan, pid, id, 1))
@@ -96,7 +96,7 @@ func TestEnqueueManyUnitsAtOnceOnASmallPool(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(`{"tasks":[`+strings.Join(ts, ",")+`]}`), 0o644))
 	r, err := NewRunner(pool, "file:///remote.git", file)
 	require.NoError(t, err)
-	plan := tasks.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
+	plan := dispatch.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
 	errs := make(chan error, 20)
 	for i := 1; i <= 20; i++ {
 		go func() { errs <- r.enqueue(ctx, plan, PlanID(r.Remote, plan), fmt.Sprint(i), 1) }()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/pgtest"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/stretchr/testify/require"
@@ -24,14 +25,14 @@ func openTest(t *testing.T) *pgxpool.Pool {
 }
 
 // enqueued enqueues unit id of a one-task plan and returns its job args.
-func enqueued(t *testing.T, pool *pgxpool.Pool, id string) (*Runner, tasks.Plan, UnitArgs) {
+func enqueued(t *testing.T, pool *pgxpool.Pool, id string) (*Runner, dispatch.Plan, UnitArgs) {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tasks.json")
 	require.NoError(t, os.WriteFile(file, []byte(`{"tasks":[{"id":`+id+`,"title":"t"}]}`), 0o644))
 	r, err := NewRunner(pool, "file:///remote.git", file)
 	require.NoError(t, err)
-	plan := tasks.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
+	plan := dispatch.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
 	require.NoError(t, r.enqueue(context.Background(), plan, PlanID(r.Remote, plan), id, 1))
 	return r, plan, UnitArgs{PlanID: PlanID(r.Remote, plan), Key: plan.Key, Unit: id, Generation: 1}
 }
@@ -134,13 +135,13 @@ func TestRunnerReenqueuesAUnitWhoseJobEndedWithoutAResult(t *testing.T) {
 	_, err := pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now()`)
 	require.NoError(t, err)
 	type out struct {
-		res tasks.Result
+		res tasks.Outcome
 		err error
 	}
 	got := make(chan out, 1)
 	go func() {
-		res, _, err := r.RunUnit(ctx, plan, "4", nil, nil)
-		got <- out{res, err}
+		ran, err := r.RunUnit(ctx, plan, "4", nil, nil)
+		got <- out{ran.Outcome, err}
 	}()
 	// Play the worker of generation 2.
 	var gen int

@@ -1,6 +1,6 @@
 package queue
 
-// This file is the coordinator's side: a tasks.Runner that enqueues a
+// This file is the coordinator's side: a dispatch.Runner that enqueues a
 // ready unit as a River job and waits for its recorded result.
 
 import (
@@ -17,11 +17,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/tasks"
 )
 
 // Runner enqueues units for workers (statgraph worker) and waits for their
-// results; set it as tasks.Dispatcher.Runner. It is safe for concurrent use.
+// results; set it as dispatch.Dispatcher.Runner. It is safe for concurrent use.
 //
 // A unit is enqueued once per generation: the row (plan, unit, generation)
 // in statgraph_units is inserted in the same transaction as the job, so a
@@ -72,28 +73,28 @@ func NewRunner(pool *pgxpool.Pool, remote, tasksFile string) (*Runner, error) {
 // PlanID is the plan's identity in the queue: the remote and the plan's
 // key, so that two repositories whose tasks files have the same path never
 // share a row.
-func PlanID(remote string, plan tasks.Plan) string { return remote + "#" + plan.Key }
+func PlanID(remote string, plan dispatch.Plan) string { return remote + "#" + plan.Key }
 
-// RunUnit implements tasks.Runner.
-func (r *Runner) RunUnit(ctx context.Context, plan tasks.Plan, id string, deps []string, report func(tasks.Event)) (tasks.Result, string, error) {
+// RunUnit implements dispatch.Runner.
+func (r *Runner) RunUnit(ctx context.Context, plan dispatch.Plan, id string, deps []string, report func(dispatch.Event)) (dispatch.Ran, error) {
 	pid := PlanID(r.Remote, plan)
 	gen, res, err := latest(ctx, r.Pool, pid, id)
 	if err != nil {
-		return tasks.Result{}, "", err
+		return dispatch.Ran{}, err
 	}
 	switch {
 	case res != nil && tasks.IsDone(res.Status):
-		return res.taskResult(), res.Branch, nil
+		return dispatch.Ran{Outcome: res.taskResult(), Branch: res.Branch}, nil
 	case gen == 0 || res != nil:
 		gen++
 		if err := r.enqueue(ctx, plan, pid, id, gen); err != nil {
-			return tasks.Result{}, "", err
+			return dispatch.Ran{}, err
 		}
 	}
 	for {
 		res, branch, err := r.wait(ctx, pid, id, gen)
 		if !errors.Is(err, errJobEnded) {
-			return res, branch, err
+			return dispatch.Ran{Outcome: res, Branch: branch}, err
 		}
 		// The job ended with no result (its attempts ran out, or a worker
 		// that lost the unit completed it while another, since dead, held
@@ -101,7 +102,7 @@ func (r *Runner) RunUnit(ctx context.Context, plan tasks.Plan, id string, deps [
 		// new generation. A late result of the old one is refused then
 		// (publish checks for a newer generation).
 		if gen, err = r.enqueueAfter(ctx, plan, pid, id, gen); err != nil {
-			return tasks.Result{}, "", err
+			return dispatch.Ran{}, err
 		}
 	}
 }
@@ -120,7 +121,7 @@ const jobEndedSQL = `(j.state IS NULL OR j.state::text IN ('completed', 'cancell
 // gen has a result by now, and returns the generation to wait for. It
 // holds gen's row locked meanwhile, so a worker publishing gen either
 // finishes first (its result is taken) or finds gen+1 and is refused.
-func (r *Runner) enqueueAfter(ctx context.Context, plan tasks.Plan, pid, id string, gen int) (int, error) {
+func (r *Runner) enqueueAfter(ctx context.Context, plan dispatch.Plan, pid, id string, gen int) (int, error) {
 	hash, err := r.storeFile(ctx, plan, id)
 	if err != nil {
 		return gen, err
@@ -147,7 +148,7 @@ func (r *Runner) enqueueAfter(ctx context.Context, plan tasks.Plan, pid, id stri
 // enqueue inserts the unit's row and its job in one transaction; a row
 // that is already there (another coordinator got there first) inserts
 // nothing.
-func (r *Runner) enqueue(ctx context.Context, plan tasks.Plan, pid, id string, gen int) error {
+func (r *Runner) enqueue(ctx context.Context, plan dispatch.Plan, pid, id string, gen int) error {
 	hash, err := r.storeFile(ctx, plan, id)
 	if err != nil {
 		return err
@@ -168,7 +169,7 @@ func (r *Runner) enqueue(ctx context.Context, plan tasks.Plan, pid, id string, g
 // transaction begins: a transaction holds one of the pool's connections,
 // and storing takes another, so with every unit of a plan enqueued at
 // once, transactions waiting to store would hold the whole pool.
-func (r *Runner) storeFile(ctx context.Context, plan tasks.Plan, id string) (string, error) {
+func (r *Runner) storeFile(ctx context.Context, plan dispatch.Plan, id string) (string, error) {
 	if filepath.IsAbs(plan.File) {
 		return "", fmt.Errorf("queue: the tasks file %s is outside the repository %s; workers find it by its path in the repository: move it into the repository", plan.File, plan.Repo)
 	}
@@ -181,7 +182,7 @@ func (r *Runner) storeFile(ctx context.Context, plan tasks.Plan, id string) (str
 
 // enqueueTx is enqueue in the transaction tx, of a job naming the tasks
 // file's version hash.
-func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid, id string, gen int, hash string) error {
+func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan dispatch.Plan, pid, id string, gen int, hash string) error {
 	tag, err := tx.Exec(ctx, `INSERT INTO statgraph_units (plan, unit, generation) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, pid, id, gen)
 	if err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
@@ -205,18 +206,18 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan tasks.Plan, pid,
 // one (errJobEnded), or ctx ends. The unit's row and its job are read by
 // the Runner's one poll loop (see waiters.go) with every other waiting
 // unit's, one query per Poll for all of them.
-func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Result, string, error) {
+func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Outcome, string, error) {
 	key := waitKey{plan: pid, unit: id, gen: gen}
 	ch := r.subscribe(key)
 	defer r.unsubscribe(key)
 	for {
 		select {
 		case <-ctx.Done():
-			return tasks.Result{}, "", fmt.Errorf("stopped while unit %s runs on a worker; run statgraph run --queue again to wait for it: %w", id, ctx.Err())
+			return tasks.Outcome{}, "", fmt.Errorf("stopped while unit %s runs on a worker; run statgraph run --queue again to wait for it: %w", id, ctx.Err())
 		case o := <-ch:
 			if o.err != nil {
 				if ctx.Err() == nil {
-					return tasks.Result{}, "", o.err
+					return tasks.Outcome{}, "", o.err
 				}
 				continue
 			}

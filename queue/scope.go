@@ -14,7 +14,7 @@ import (
 // Scope returns the prefix of the checkpoint threads of the plans run
 // through remote: a hash of the remote's URL (a URL may carry a
 // credential, so it is not stored), "r-" and 16 hex digits. A plan's key
-// (tasks.Plan.Key) names the tasks file within its repository only, so
+// (dispatch.Plan.Key) names the tasks file within its repository only, so
 // every repository's root tasks.json has the same one; PlanID tells their
 // units apart by the remote, and Scope their threads likewise.
 func Scope(remote string) string {

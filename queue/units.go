@@ -20,7 +20,7 @@ import (
 // without the coordinator's disk.
 type UnitArgs struct {
 	PlanID     string `json:"plan_id"`    // the plan's identity in the queue: Remote and Key
-	Key        string `json:"key"`        // tasks.Plan.Key: branches statgraph/<Key>/<unit>, threads
+	Key        string `json:"key"`        // dispatch.Plan.Key: branches statgraph/<Key>/<unit>, threads
 	File       string `json:"file"`       // the tasks file's path in the repository, slash-separated
 	Tag        string `json:"tag"`        // the tag in use
 	Unit       string `json:"unit"`       // the unit's id
@@ -53,8 +53,8 @@ type result struct {
 	Commit string `json:"commit,omitempty"`
 }
 
-func (r result) taskResult() tasks.Result {
-	return tasks.Result{Status: r.Status, Reason: r.Reason, RetryCount: r.RetryCount, ErrorHistory: r.ErrorHistory, FailedAt: r.FailedAt}
+func (r result) taskResult() tasks.Outcome {
+	return tasks.Outcome{Status: r.Status, Reason: r.Reason, RetryCount: r.RetryCount, ErrorHistory: r.ErrorHistory, FailedAt: r.FailedAt}
 }
 
 // ErrFenced is returned when a worker's token is no longer the unit's: its

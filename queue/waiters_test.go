@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/pgtest"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/stretchr/testify/require"
@@ -58,14 +59,14 @@ func TestRunnerWaitsForManyUnitsWithOneQueryPerPoll(t *testing.T) {
 	r, err := NewRunner(pool, "file:///remote.git", file)
 	require.NoError(t, err)
 	r.Poll = 20 * time.Millisecond
-	plan := tasks.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
+	plan := dispatch.Plan{Repo: dir, File: "tasks.json", Tag: "master", Key: "tasks-abc123"}
 	pid := PlanID(r.Remote, plan)
 	for i := 1; i <= n; i++ {
 		require.NoError(t, r.enqueue(ctx, plan, pid, strconv.Itoa(i), 1))
 	}
 
 	type out struct {
-		res    tasks.Result
+		res    tasks.Outcome
 		branch string
 		err    error
 	}
@@ -77,8 +78,8 @@ func TestRunnerWaitsForManyUnitsWithOneQueryPerPoll(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, branch, err := r.RunUnit(ctx, plan, strconv.Itoa(i), nil, nil)
-			got[i] = out{res, branch, err}
+			ran, err := r.RunUnit(ctx, plan, strconv.Itoa(i), nil, nil)
+			got[i] = out{ran.Outcome, ran.Branch, err}
 		}()
 	}
 	time.Sleep(time.Second)

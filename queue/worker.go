@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -34,7 +35,7 @@ const DefaultLease = time.Hour
 const RescueGrace = 5 * time.Second
 
 // Worker runs unit jobs: it clones the job's remote into a bare mirror
-// under Root, runs the unit through tasks.Dispatcher.RunOne (the local
+// under Root, runs the unit through dispatch.Dispatcher.RunOne (the local
 // run's workspaces, sandbox, stacked bases and infrastructure errors), and
 // pushes its branch and records its result fenced by a fresh token (see
 // the package doc). Set the fields, then Start.
@@ -59,7 +60,7 @@ type Worker struct {
 	// Configure sets the dispatcher's other settings of this worker (model,
 	// sandbox, GoCacheProg, Log) before a unit runs; nil keeps the
 	// defaults. The dispatcher's AllowEnv is the Worker's.
-	Configure func(*tasks.Dispatcher)
+	Configure func(*dispatch.Dispatcher)
 	// Log receives one line per unit taken, finished or refused; nil
 	// discards them.
 	Log io.Writer
@@ -194,7 +195,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 			deps = append(deps, "statgraph/"+a.Key+"/"+d)
 		}
 	}
-	plan, err := tasks.NewPlan(m.dir, f.Path, a.Tag)
+	plan, err := dispatch.NewPlan(m.dir, f.Path, a.Tag)
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 			return err
 		}
 	}
-	d := &tasks.Dispatcher{File: f, Repo: m.dir, Checkpointer: store, Log: w.Log}
+	d := &dispatch.Dispatcher{File: f, Repo: m.dir, Checkpointer: store, Log: w.Log}
 	if w.Configure != nil {
 		w.Configure(d)
 	}
@@ -233,11 +234,11 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	// by a git process per event.
 	pushed, wipPushed := "", false
 	report := d.Report
-	d.Report = func(e tasks.Event) {
+	d.Report = func(e dispatch.Event) {
 		if report != nil {
 			report(e)
 		}
-		if e.Kind != tasks.EventProgress || w.LastAttempt == nil {
+		if e.Kind != dispatch.EventProgress || w.LastAttempt == nil {
 			return
 		}
 		head, err := refCommit(ctx, wsDir, "HEAD")
@@ -348,7 +349,7 @@ func (w *Worker) refuseEnv(ctx context.Context, a UnitArgs, token uuid.UUID, t t
 // that it starts over rather than continue on a workspace without that
 // attempt. "" when there is nothing to take over. store is the plan's
 // view of the Checkpointer (see Scoped).
-func (w *Worker) takeOver(ctx context.Context, m *mirror, store statgraph.Checkpointer, plan tasks.Plan, a UnitArgs, wip string) (string, error) {
+func (w *Worker) takeOver(ctx context.Context, m *mirror, store statgraph.Checkpointer, plan dispatch.Plan, a UnitArgs, wip string) (string, error) {
 	unit := a.Unit
 	if w.LastAttempt == nil {
 		return "", nil

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/copypath"
 	"github.com/statgraph/statgraph/internal/taskid"
-	"github.com/statgraph/statgraph/verifier"
 )
 
 // decode.go turns task objects into Tasks, checking each known field's type
@@ -297,26 +296,26 @@ func (d *decoder) strList(obj *node, key, id string, ids bool) ([]string, bool) 
 }
 
 // command decodes a command field: a string is Shell, an array Argv.
-func (d *decoder) command(obj *node, key, id string) verifier.Command {
+func (d *decoder) command(obj *node, key, id string) Command {
 	v := obj.get(key)
 	if v == nil || v.kind == kindNull {
-		return verifier.Command{}
+		return Command{}
 	}
 	switch v.kind {
 	case kindString:
 		if strings.TrimSpace(v.str) == "" {
 			d.add(v.off, id, "%q is empty; give a command or leave the field out", key)
 		}
-		return verifier.Command{Shell: v.str}
+		return Command{Shell: v.str}
 	case kindArray:
 		argv, _ := d.strList(obj, key, id, false)
 		if len(argv) == 0 || argv[0] == "" {
 			d.add(v.off, id, "%q has no program; want [\"program\", \"arg\", ...]", key)
 		}
-		return verifier.Command{Argv: argv}
+		return Command{Argv: argv}
 	default:
 		d.add(v.off, id, "%q is %s; want a string (run with sh -c) or an array of strings (run directly)", key, describe(v))
-		return verifier.Command{}
+		return Command{}
 	}
 }
 
@@ -332,7 +331,7 @@ func (d *decoder) copyFiles(obj *node, id string) []string {
 		if e.kind != kindString {
 			continue // reported by strList
 		}
-		if err := workspace.CheckCopyPath(e.str); err != nil {
+		if err := copypath.Check(e.str); err != nil {
 			d.add(e.off, id, "copy_files[%d] %v", i, err)
 		}
 	}
@@ -392,7 +391,7 @@ func contains(list []string, s string) bool {
 var checkKeys = []string{"name", "cmd", "kind", "mode", "timeout"}
 
 // checks decodes the checks field: an array of check objects.
-func (d *decoder) checks(obj *node, id string) []verifier.Check {
+func (d *decoder) checks(obj *node, id string) []Check {
 	v := obj.get("checks")
 	if v == nil || v.kind == kindNull {
 		return nil
@@ -402,7 +401,7 @@ func (d *decoder) checks(obj *node, id string) []verifier.Check {
 		d.add(v.off, id, `"checks" is %s; %s`, describe(v), want)
 		return nil
 	}
-	var out []verifier.Check
+	var out []Check
 	names := map[string]bool{}
 	for i, c := range v.elems {
 		if c.kind != kindObject {
@@ -415,8 +414,8 @@ func (d *decoder) checks(obj *node, id string) []verifier.Check {
 				d.add(m.keyOff, id, "checks[%d]: unknown field %q (known: %s)", i, m.key, strings.Join(checkKeys, ", "))
 			}
 		}
-		ck := verifier.Check{Name: d.str(c, "name", id), Command: d.command(c, "cmd", id),
-			Kind: verifier.Kind(d.str(c, "kind", id)), Mode: verifier.Mode(d.str(c, "mode", id))}
+		ck := Check{Name: d.str(c, "name", id), Command: d.command(c, "cmd", id),
+			Kind: d.str(c, "kind", id), Mode: d.str(c, "mode", id)}
 		ck.Command.Timeout = 10 * time.Minute
 		switch {
 		case ck.Name == "":
@@ -428,14 +427,10 @@ func (d *decoder) checks(obj *node, id string) []verifier.Check {
 		if ck.Command.IsZero() && c.get("cmd") == nil {
 			d.add(c.off, id, `checks[%d] has no "cmd"; give a string (sh -c) or an array (run directly)`, i)
 		}
-		switch ck.Kind {
-		case "", verifier.KindTest, verifier.KindLint, verifier.KindOther:
-		default:
+		if ck.Kind != "" && !contains(CheckKinds, ck.Kind) {
 			d.add(c.get("kind").off, id, `checks[%d]: unknown kind %q (want "test", "lint" or "other")`, i, ck.Kind)
 		}
-		switch ck.Mode {
-		case "", verifier.Blocking, verifier.Advisory, verifier.Informational:
-		default:
+		if ck.Mode != "" && !contains(CheckModes, ck.Mode) {
 			d.add(c.get("mode").off, id, `checks[%d]: unknown mode %q (want "blocking", "advisory" or "informational")`, i, ck.Mode)
 		}
 		if t := d.str(c, "timeout", id); t != "" {

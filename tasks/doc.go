@@ -1,5 +1,10 @@
 // Package tasks reads, checks, orders and writes back statgraph's task
-// list, tasks.json.
+// list, tasks.json. It is the file format only, and a leaf: it imports
+// nothing of the agents, the verifier, the git workspaces or go-git
+// (TestLeaf holds it so), so anything that reads a tasks file can use it
+// alone. Running the tasks is package dispatch's work, above it; commands
+// and checks are plain data here (Command, Check), which the dispatcher
+// hands to the verifier.
 //
 // # The file
 //
@@ -29,13 +34,6 @@
 // ExecutorPresets), or any agent CLI given as {"command": [...]} with the
 // placeholders in Placeholders (see Executor).
 //
-// Before a run writes anything, Preflight checks that the setup can run
-// the runnable tasks (a model where one is needed and answering, the key,
-// each agent CLI on PATH). During a run, an infrastructure error
-// (agents.InfraError: a rejected key, an unreachable server, an agent CLI
-// missing or crashing on start) leaves the unit interrupted with its retry
-// count unchanged; the next run continues it from its checkpoint.
-//
 // # Loading and validation
 //
 // Load and Parse accept a file only when it has no errors, and report
@@ -56,9 +54,18 @@
 // graph and Next tells a dispatcher which units are ready and which are
 // blocked by a dependency that failed.
 //
+// # Outcomes and the journal
+//
+// A unit's outcome (status, status_reason, retry_count, error_history,
+// failed_at) is one Outcome value, which Apply records in one step.
+// During a run the dispatcher makes each outcome durable at once in a
+// results journal (Journal, one fsynced line each) and saves the file
+// less often; OpenJournal, ApplyJournal and SettleJournal bring the
+// outcomes a killed run left there into the file.
+//
 // # Write-back and locking
 //
-// The File's setters change status, retry_count, error_history, failed_at
+// Apply and SetStatus change status, retry_count, error_history, failed_at
 // and status_reason, deriving a parent's status from its subtasks, and Save
 // writes the file atomically (temporary file in the same directory, fsync,
 // rename, fsync of the directory), so a reader sees the old file or the new

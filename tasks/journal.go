@@ -15,8 +15,8 @@ import (
 // journal.go makes a unit's outcome durable without rewriting the whole
 // tasks file: the dispatch loop appends each outcome to a small journal in
 // the plan's state directory (one JSON line, fsynced) as it learns of it,
-// and writes tasks.json only now and then (see saver). Once a save has
-// written everything the journal holds, the journal is emptied. A run that
+// and writes tasks.json only now and then. Once a save has written
+// everything the journal holds, the journal is emptied. A run that
 // was killed in between finds the outcomes in the journal and applies them
 // to the file before it does anything else, so no status is lost to a kill.
 
@@ -30,32 +30,59 @@ type journalEntry struct {
 	FailedAt     *time.Time `json:"failed_at,omitempty"`
 }
 
-// journal is the outcome journal of one plan. It is used by the dispatch
-// loop's goroutine only.
-type journal struct {
+// Journal is the results journal at one path, as the dispatch loop keeps
+// it: Add queues an outcome, Flush makes the queued ones durable, Clear
+// empties the journal once a save wrote everything it holds. A Journal is
+// used by one goroutine only.
+type Journal struct {
 	path string
-	f    *os.File     // open for appending; nil until the first add
+	f    *os.File     // open for appending; nil until the first Flush with entries
 	buf  bytes.Buffer // entries added since the last flush
 	n    int          // entries in the file since it was last emptied
 }
 
-// journalPath is where the plan's journal lives.
-func journalPath(stateDir string) string { return filepath.Join(stateDir, "results.journal") }
+// OpenJournal starts a run's journal at path (a file in the plan's state
+// directory): it applies to f the outcomes a killed run left there, as
+// SettleJournal does, saving f when that changed it, and empties the
+// journal. held is true when f could not be saved now (the user's edit in
+// progress does not parse): the journal then keeps its outcomes until a
+// later save writes them and Clear is called. It fails when the journal
+// cannot be read or emptied or f cannot be written.
+func OpenJournal(f *File, path string) (j *Journal, held bool, err error) {
+	applied, entries, err := replayJournal(path, f)
+	if err != nil {
+		return nil, false, err
+	}
+	j = &Journal{path: path, n: entries}
+	if applied > 0 {
+		wrote, err := f.TrySave()
+		if err != nil {
+			return nil, false, err
+		}
+		held = !wrote
+	}
+	if !held {
+		if err := j.Clear(); err != nil {
+			return nil, false, err
+		}
+	}
+	return j, held, nil
+}
 
-// ApplyJournal applies to f, in memory only, the outcomes that a run of
-// plan made durable in its results journal but not yet in the tasks file
-// (a run that is going on, or one that was killed), and returns how many
-// it applied. It writes nothing and needs no lock, so a reader such as
+// ApplyJournal applies to f, in memory only, the outcomes that a run made
+// durable in its results journal at path but not yet in the tasks file (a
+// run that is going on, or one that was killed), and returns how many it
+// applied. It writes nothing and needs no lock, so a reader such as
 // statgraph status shows what the next run would start from. The rules
 // are those of the dispatcher's replay: an outcome applies only to a unit
 // still runnable in f, and a torn last line is ignored. It fails only when
 // the journal exists and cannot be read.
-func ApplyJournal(f *File, plan Plan) (int, error) {
-	applied, _, err := replayJournal(journalPath(plan.Dir), f)
+func ApplyJournal(f *File, path string) (int, error) {
+	applied, _, err := replayJournal(path, f)
 	return applied, err
 }
 
-// SettleJournal brings the results journal of plan into f and empties it:
+// SettleJournal brings the results journal at path into f and empties it:
 // it applies the journal's outcomes, saves f when that changed it, and then
 // truncates the journal and fsyncs the truncation. Every command that
 // changes statuses in the tasks file outside a run (statgraph reset, run
@@ -66,14 +93,13 @@ func ApplyJournal(f *File, plan Plan) (int, error) {
 // edit in progress does not parse), the journal is kept and the error says
 // so; nothing is lost. Not safe for concurrent use with other writers of
 // f.
-func SettleJournal(f *File, plan Plan) error {
-	path := journalPath(plan.Dir)
+func SettleJournal(f *File, path string) error {
 	applied, entries, err := replayJournal(path, f)
 	if err != nil || entries == 0 {
 		return err
 	}
 	if applied > 0 {
-		wrote, err := f.save()
+		wrote, err := f.TrySave()
 		if err != nil {
 			return err
 		}
@@ -111,22 +137,22 @@ func replayJournal(path string, f *File) (applied, entries int, err error) {
 		if !ok || !Runnable(t.Status) || len(t.Subtasks) > 0 {
 			continue
 		}
-		if f.SetResult(e.ID, Result{Status: e.Status, Reason: e.Reason, RetryCount: e.RetryCount, ErrorHistory: e.ErrorHistory, FailedAt: e.FailedAt}) == nil {
+		if f.Apply(e.ID, Outcome{Status: e.Status, Reason: e.Reason, RetryCount: e.RetryCount, ErrorHistory: e.ErrorHistory, FailedAt: e.FailedAt}) == nil {
 			applied++
 		}
 	}
 	return applied, entries, nil
 }
 
-// add queues unit id's outcome r; flush makes it durable.
-func (j *journal) add(id string, r UnitResult, res Result) {
-	line, _ := json.Marshal(journalEntry{ID: id, Status: r.Status, Reason: r.Reason, RetryCount: res.RetryCount, ErrorHistory: res.ErrorHistory, FailedAt: res.FailedAt})
+// Add queues unit id's outcome o; Flush makes it durable.
+func (j *Journal) Add(id string, o Outcome) {
+	line, _ := json.Marshal(journalEntry{ID: id, Status: o.Status, Reason: o.Reason, RetryCount: o.RetryCount, ErrorHistory: o.ErrorHistory, FailedAt: o.FailedAt})
 	j.buf.Write(line)
 	j.buf.WriteByte('\n')
 }
 
-// flush appends the queued outcomes to the journal and fsyncs it.
-func (j *journal) flush() error {
+// Flush appends the queued outcomes to the journal and fsyncs it.
+func (j *Journal) Flush() error {
 	if j.buf.Len() == 0 {
 		return nil
 	}
@@ -153,11 +179,11 @@ func (j *journal) flush() error {
 	return nil
 }
 
-// clear empties the journal after a save wrote everything it holds, and
+// Clear empties the journal after a save wrote everything it holds, and
 // fsyncs the truncation: an emptied journal must stay empty after a power
 // loss, since an old outcome replayed over a unit reset since would undo
 // the reset.
-func (j *journal) clear() error {
+func (j *Journal) Clear() error {
 	if j.n == 0 {
 		return nil
 	}
@@ -191,8 +217,8 @@ func truncateDurably(path string, f *os.File) error {
 	return nil
 }
 
-// close closes the journal file.
-func (j *journal) close() {
+// Close closes the journal file.
+func (j *Journal) Close() {
 	if j.f != nil {
 		j.f.Close()
 		j.f = nil

@@ -78,7 +78,7 @@ func BenchmarkSave(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	for i := 0; b.Loop(); i++ {
-		if err := f.SetRetryCount("1.1", i); err != nil {
+		if err := f.Apply("1.1", Outcome{Status: StatusInProgress, RetryCount: i}); err != nil {
 			b.Fatal(err)
 		}
 		if err := f.Save(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,8 +27,6 @@ func TestParseTimeoutsAndLimits(t *testing.T) {
 	assert.Equal(t, 30*time.Second, two.RequestTimeout, "from defaults")
 	assert.Equal(t, Limits{ResponseBytes: 1024, ToolCallsPerTurn: 8, WriteFiles: 5, FileBytes: 4096, Processes: 64, MemoryBytes: 1 << 30,
 		TmpBytes: 1 << 20, OpenFiles: 256}, two.Limits, "merged field by field")
-	sb := (&Dispatcher{}).sandbox(two, t.TempDir(), Plan{Dir: t.TempDir()})
-	assert.Equal(t, proc.Limits{Procs: 64, MemoryBytes: 1 << 30, TmpBytes: 1 << 20, OpenFiles: 256}, sb.Limits, "the sandbox's bounds")
 	assert.Equal(t, two.Limits, two.Subtasks[0].Limits, "a subtask inherits its parent's limits")
 	assert.Equal(t, time.Hour, two.Subtasks[0].Timeout)
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/statgraph/statgraph/verifier"
 )
 
 func intp(n int) *int { return &n }
@@ -21,7 +19,7 @@ func TestLoadPlain(t *testing.T) {
 	assert.False(t, f.Tagged)
 	assert.Empty(t, f.Tag)
 	assert.Equal(t, intp(2), f.Defaults.MaxRetries)
-	assert.Equal(t, verifier.Command{Shell: "go test ./..."}, f.Defaults.TestCmd)
+	assert.Equal(t, Command{Shell: "go test ./..."}, f.Defaults.TestCmd)
 	require.Len(t, f.Tasks, 3)
 
 	one := f.Tasks[0]
@@ -33,7 +31,7 @@ func TestLoadPlain(t *testing.T) {
 	assert.Equal(t, "unit tests", one.TestStrategy)
 	assert.Equal(t, Position{Line: 5, Col: 5}, one.Pos)
 	assert.Equal(t, 2, one.Retries(), "max_retries comes from defaults")
-	assert.Equal(t, verifier.Command{Argv: []string{"go", "vet", "./..."}}, one.LintCmd)
+	assert.Equal(t, Command{Argv: []string{"go", "vet", "./..."}}, one.LintCmd)
 	assert.True(t, one.Executor.IsLLM())
 
 	two := f.Tasks[1]
@@ -50,10 +48,10 @@ func TestLoadPlain(t *testing.T) {
 	assert.Equal(t, two.Executor, sub[1].Executor, "a subtask inherits its parent's executor")
 	assert.Equal(t, OnExhaustedAsk, sub[1].OnExhausted)
 	assert.Equal(t, "small", sub[2].Model)
-	assert.Equal(t, verifier.Command{Shell: "go test ./..."}, sub[2].TestCmd, "defaults reach subtasks")
+	assert.Equal(t, Command{Shell: "go test ./..."}, sub[2].TestCmd, "defaults reach subtasks")
 
 	three := f.Tasks[2]
-	assert.Equal(t, verifier.Command{Argv: []string{"make", "release-check"}}, three.TestCmd)
+	assert.Equal(t, Command{Argv: []string{"make", "release-check"}}, three.TestCmd)
 	assert.Equal(t, intp(50000), three.BudgetTokens)
 	assert.Equal(t, 1, three.RetryCount)
 	assert.Equal(t, []string{"Retry 1: boom"}, three.ErrorHistory)

@@ -15,20 +15,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/statgraph/statgraph/internal/proc"
 )
 
-// TestMain points STATGRAPH_HOME at a temporary directory, and doubles as
-// the lock-holding helper process: started by
+// TestMain doubles as the lock-holding helper process: started by
 // lockInOtherProcess with STATGRAPH_LOCK_HELPER set, the test binary takes
-// that lock, says so and waits to be killed. Started as
-// `tasks.test sandbox-init ARGS`, it is the sandbox's network bridge
-// (Dispatcher.SandboxHelper), as statgraph's own hidden command is.
+// that lock, says so and waits to be killed.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "sandbox-init" {
-		os.Exit(proc.RunBridge(os.Args[2:], os.Stderr))
-	}
 	if path := os.Getenv("STATGRAPH_LOCK_HELPER"); path != "" {
 		l, err := Lock(path)
 		if err != nil {
@@ -39,15 +31,7 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
-	// Dispatcher runs keep their state under STATGRAPH_HOME: never the real home.
-	home, err := os.MkdirTemp("", "statgraph-home-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("STATGRAPH_HOME", home)
-	code := m.Run()
-	os.RemoveAll(home)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // lockInOtherProcess starts a real process that holds the lock on path.

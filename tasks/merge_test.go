@@ -39,7 +39,7 @@ func TestSaveKeepsUserEdits(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
 
 	gen := f.Generation()
-	require.NoError(t, f.SetResult("1", Result{Status: StatusDone, RetryCount: 2, ErrorHistory: []string{"Retry 1: x"}}))
+	require.NoError(t, f.Apply("1", Outcome{Status: StatusDone, RetryCount: 2, ErrorHistory: []string{"Retry 1: x"}}))
 	require.NoError(t, f.Save())
 	assert.Equal(t, gen+1, f.Generation())
 	out := readString(t, path)

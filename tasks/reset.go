@@ -83,6 +83,7 @@ func (f *File) reset(want map[string]bool) []string {
 			continue
 		}
 		t := f.byID[u.ID]
+		f.markDirty(t.ID)
 		f.setStatus(t, StatusPending, "")
 		t.RetryCount, t.FailedAt = 0, nil
 		t.obj.remove("retry_count")

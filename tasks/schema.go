@@ -6,9 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/statgraph/statgraph/agents"
-	"github.com/statgraph/statgraph/verifier"
 )
 
 // Status values a task can have. The first eight are claude-task-master's
@@ -107,20 +104,20 @@ type File struct {
 // leaves the built-in default in place.
 type Defaults struct {
 	MaxRetries   *int
-	TestCmd      verifier.Command
-	LintCmd      verifier.Command
-	SetupCmd     verifier.Command
+	TestCmd      Command
+	LintCmd      Command
+	SetupCmd     Command
 	CopyFiles    []string
 	Workdir      string
 	Executor     Executor
 	Model        string
 	OnExhausted  string
 	BudgetTokens *int
-	Checks       []verifier.Check
+	Checks       []Check
 	Review       *bool
 	Sandbox      SandboxSettings
 	// Timeout is the task's deadline, per run; RequestTimeout bounds each
-	// model request. 0 leaves the CLI's (or Dispatcher's) value in place.
+	// model request. 0 leaves the CLI's (or dispatch.Dispatcher's) value in place.
 	Timeout, RequestTimeout time.Duration
 	Limits                  Limits
 }
@@ -207,14 +204,14 @@ type Task struct {
 	Dependencies []string // as written: ids, or for subtasks sibling local ids
 	Subtasks     []Task
 
-	MaxRetries *int // nil: agents.DefaultMaxRetries (see Retries)
+	MaxRetries *int // nil: DefaultMaxRetries (see Retries)
 	// TestCmd ("test_cmd") and LintCmd ("lint_cmd") are the blocking test
 	// and lint checks. A command field is a string, run with sh -c
-	// (verifier.Command.Shell), or an array of strings, run directly
+	// (Command.Shell), or an array of strings, run directly
 	// (Argv); absent is the zero Command, meaning none.
-	TestCmd, LintCmd verifier.Command
-	SetupCmd         verifier.Command // run once in each new workspace, e.g. to install dependencies
-	CopyFiles        []string         // untracked files (e.g. .env) copied into each new workspace
+	TestCmd, LintCmd Command
+	SetupCmd         Command  // run once in each new workspace, e.g. to install dependencies
+	CopyFiles        []string // untracked files (e.g. .env) copied into each new workspace
 	Workdir          string
 	Executor         Executor
 	Model            string
@@ -232,15 +229,15 @@ type Task struct {
 	// recorded as a warning and does not block) or "informational" (shown
 	// only); timeout is a Go duration, default 10m, kept in
 	// Command.Timeout.
-	Checks  []verifier.Check
+	Checks  []Check
 	Review  *bool // true: an advisory LLM review of each passing attempt's diff
 	Sandbox SandboxSettings
 	// Timeout ("timeout") is how long one run of the task may take, all
 	// attempts included; past it the task ends failed with the reason.
-	// 0 means Dispatcher.TaskTimeout.
+	// 0 means dispatch.Dispatcher.TaskTimeout.
 	Timeout time.Duration
 	// RequestTimeout ("request_timeout") bounds each model request (each
-	// attempt of a call). 0 means the Dispatcher's Model.Timeout.
+	// attempt of a call). 0 means dispatch.Dispatcher's Model.Timeout.
 	RequestTimeout time.Duration
 	Limits         Limits // "limits": caps of each LLM executor attempt
 
@@ -254,11 +251,15 @@ type Task struct {
 	obj *node // the task's object in File.root
 }
 
-// Retries returns the task's max_retries, or agents.DefaultMaxRetries when
-// unset.
+// DefaultMaxRetries is the max_retries of a task that sets none: the
+// orchestrator's default (note 002), which a test of the dispatcher holds
+// equal to agents.DefaultMaxRetries.
+const DefaultMaxRetries = 3
+
+// Retries returns the task's max_retries, or DefaultMaxRetries when unset.
 func (t *Task) Retries() int {
 	if t.MaxRetries == nil {
-		return agents.DefaultMaxRetries
+		return DefaultMaxRetries
 	}
 	return *t.MaxRetries
 }
@@ -289,8 +290,9 @@ type Executor struct {
 }
 
 // ExecutorPresets lists the agent CLIs an executor can name, sorted: the
-// names agents.Preset knows, which defines how each is run.
-var ExecutorPresets = agents.PresetNames()
+// names agents.Preset knows, which defines how each is run (a test of the
+// dispatcher holds the two lists equal).
+var ExecutorPresets = []string{"aider", "claude", "codex", "gemini", "opencode", "qwen"}
 
 // Executor placeholders replaced by Expand.
 const (

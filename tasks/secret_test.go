@@ -21,7 +21,7 @@ func TestSaveScrubsSecrets(t *testing.T) {
 	require.NoError(t, err)
 	id := f.Tasks[0].ID
 	b64 := base64.StdEncoding.EncodeToString([]byte("KEY=" + key))
-	require.NoError(t, f.SetResult(id, Result{
+	require.NoError(t, f.Apply(id, Outcome{
 		Status: StatusFailed, Reason: "check printed " + key, RetryCount: 1,
 		ErrorHistory: []string{"Retry 0: tests: " + b64},
 	}))

@@ -15,7 +15,7 @@ import (
 	"github.com/statgraph/statgraph/internal/secret"
 )
 
-// Errors returned by the File's setters, wrapped with the task id.
+// Errors returned by Apply and SetStatus, wrapped with the task id.
 var (
 	// ErrNoTask means no task or subtask has the given id.
 	ErrNoTask = errors.New("no such task")
@@ -23,8 +23,11 @@ var (
 	ErrBadStatus = errors.New("tasks: unknown status")
 )
 
-// Result is what statgraph records about a unit after working on it.
-type Result struct {
+// Outcome is what statgraph records about a unit after working on it, or
+// while it works (its retry count and error history after each
+// verification): the fields of a task statgraph owns, applied together by
+// Apply.
+type Outcome struct {
 	Status       string     // one of the Status constants
 	Reason       string     // why, for blocked or interrupted units; "" removes status_reason
 	RetryCount   int        // attempts made
@@ -32,24 +35,30 @@ type Result struct {
 	FailedAt     *time.Time // when the unit failed; nil for none
 }
 
-// SetResult records r on the task or subtask id: status, status_reason,
-// retry_count, error_history and failed_at (RFC 3339, UTC). When id is a
-// subtask, the parent's status is derived again from its subtasks (see
-// SetStatus). The change is in memory until Save. SetResult returns an error
-// wrapping ErrNoTask or ErrBadStatus and changes nothing in that case. It
-// is safe for concurrent use.
-func (f *File) SetResult(id string, r Result) error {
+// Apply records o on the task or subtask id in one step: status,
+// status_reason, retry_count, error_history and failed_at (RFC 3339, UTC).
+// When id is a subtask, the parent's status is derived again from its
+// subtasks (see SetStatus). The change is in memory until Save. Apply
+// returns an error wrapping ErrNoTask or ErrBadStatus and changes nothing
+// in that case. It is safe for concurrent use.
+func (f *File) Apply(id string, o Outcome) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	t, err := f.lookupForStatus(id, r.Status)
+	t, err := f.lookupForStatus(id, o.Status)
 	if err != nil {
 		return err
 	}
-	f.setStatus(t, r.Status, r.Reason)
-	f.setRetryCount(t, r.RetryCount)
-	f.setErrorHistory(t, r.ErrorHistory)
-	f.setFailedAt(t, r.FailedAt)
+	f.apply(t, o)
 	return nil
+}
+
+// apply writes o into task t and marks t changed; f.mu is held.
+func (f *File) apply(t *Task, o Outcome) {
+	f.markDirty(t.ID)
+	f.setStatus(t, o.Status, o.Reason)
+	f.setRetryCount(t, o.RetryCount)
+	f.setErrorHistory(t, o.ErrorHistory)
+	f.setFailedAt(t, o.FailedAt)
 }
 
 // SetStatus sets the status of task or subtask id, and its status_reason
@@ -57,7 +66,7 @@ func (f *File) SetResult(id string, r Result) error {
 // status: done when every subtask is done or cancelled (cancelled when all
 // are cancelled); otherwise in-progress if one is in progress, else failed,
 // interrupted or blocked if one is, in that order; in-progress if some are
-// done; unchanged otherwise. Errors and concurrency are as for SetResult.
+// done; unchanged otherwise. Errors and concurrency are as for Apply.
 func (f *File) SetStatus(id, status, reason string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -65,33 +74,8 @@ func (f *File) SetStatus(id, status, reason string) error {
 	if err != nil {
 		return err
 	}
+	f.markDirty(t.ID)
 	f.setStatus(t, status, reason)
-	return nil
-}
-
-// SetRetryCount sets retry_count of task or subtask id. Errors and
-// concurrency are as for SetResult.
-func (f *File) SetRetryCount(id string, n int) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t, err := f.lookup(id)
-	if err != nil {
-		return err
-	}
-	f.setRetryCount(t, n)
-	return nil
-}
-
-// SetErrorHistory sets error_history of task or subtask id to a copy of h.
-// Errors and concurrency are as for SetResult.
-func (f *File) SetErrorHistory(id string, h []string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t, err := f.lookup(id)
-	if err != nil {
-		return err
-	}
-	f.setErrorHistory(t, h)
 	return nil
 }
 
@@ -116,8 +100,9 @@ func (f *File) lookupForStatus(id, status string) (*Task, error) {
 	return t, nil
 }
 
+// setStatus writes status and status_reason and derives the parent's
+// status; the caller marks t changed.
 func (f *File) setStatus(t *Task, status, reason string) {
-	f.markDirty(t.ID)
 	reason = secret.Scrub(reason)
 	t.Status, t.StatusReason = status, reason
 	setField(t.obj, "status", stringNode(status))
@@ -165,7 +150,6 @@ func parentStatus(subs []Task) string {
 
 // setRetryCount writes retry_count, leaving a missing field missing while it is 0.
 func (f *File) setRetryCount(t *Task, n int) {
-	f.markDirty(t.ID)
 	t.RetryCount = n
 	if n != 0 || t.obj.get("retry_count") != nil {
 		setField(t.obj, "retry_count", intNode(n))
@@ -175,7 +159,6 @@ func (f *File) setRetryCount(t *Task, n int) {
 // setErrorHistory writes error_history, leaving a missing field missing while it is empty.
 // Like status_reason (setStatus), every entry is scrubbed of secrets.
 func (f *File) setErrorHistory(t *Task, h []string) {
-	f.markDirty(t.ID)
 	h = slices.Clone(h)
 	for i := range h {
 		h[i] = secret.Scrub(h[i])
@@ -188,7 +171,6 @@ func (f *File) setErrorHistory(t *Task, h []string) {
 
 // setFailedAt writes failed_at in UTC, or null when at is nil and the field exists.
 func (f *File) setFailedAt(t *Task, at *time.Time) {
-	f.markDirty(t.ID)
 	switch {
 	case at != nil:
 		utc := at.UTC()
@@ -274,13 +256,13 @@ func marshalString(s string) []byte {
 // use with the setters; it does not take the lock file (see Lock), which
 // the caller holds so that no other statgraph writes the file meanwhile.
 func (f *File) Save() error {
-	_, err := f.save()
+	_, err := f.TrySave()
 	return err
 }
 
-// save is Save, reporting whether it wrote every change statgraph made
+// TrySave is Save, reporting whether it wrote every change statgraph made
 // (false when it wrote nothing, leaving a note).
-func (f *File) save() (bool, error) {
+func (f *File) TrySave() (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var buf bytes.Buffer

@@ -74,9 +74,9 @@ func TestSaveKeepsUnknownFields(t *testing.T) {
 		f, err := Load(path, "")
 		require.NoError(t, err)
 
-		require.NoError(t, f.SetResult("1", Result{Status: StatusFailed, RetryCount: 3,
+		require.NoError(t, f.Apply("1", Outcome{Status: StatusFailed, RetryCount: 3,
 			ErrorHistory: []string{"Retry 1: a", "Retry 2: b", "Retry 3: c"}, FailedAt: &failedAt}))
-		require.NoError(t, f.SetResult("2.1", Result{Status: StatusDone, RetryCount: 1}))
+		require.NoError(t, f.Apply("2.1", Outcome{Status: StatusDone, RetryCount: 1}))
 		require.NoError(t, f.SetStatus("3", StatusBlocked, "dependency 2.2 failed"))
 		require.NoError(t, f.Save())
 
@@ -126,8 +126,7 @@ func TestSaveLayout(t *testing.T) {
 	path := copyFixture(t, "plain.json")
 	f, err := Load(path, "")
 	require.NoError(t, err)
-	require.NoError(t, f.SetStatus("2", StatusInProgress, ""))
-	require.NoError(t, f.SetRetryCount("2", 2))
+	require.NoError(t, f.Apply("2", Outcome{Status: StatusInProgress, RetryCount: 2}))
 	require.NoError(t, f.Save())
 
 	data, err := os.ReadFile(path)
@@ -197,9 +196,9 @@ func TestSettersReject(t *testing.T) {
 		set  func() error
 	}{
 		{"unknown id", ErrNoTask, func() error { return f.SetStatus("9", StatusDone, "") }},
-		{"unknown subtask", ErrNoTask, func() error { return f.SetRetryCount("2.9", 1) }},
+		{"unknown subtask", ErrNoTask, func() error { return f.Apply("2.9", Outcome{Status: StatusInProgress, RetryCount: 1}) }},
 		{"bad status", ErrBadStatus, func() error { return f.SetStatus("1", "finished", "") }},
-		{"empty status", ErrBadStatus, func() error { return f.SetResult("1", Result{}) }},
+		{"empty status", ErrBadStatus, func() error { return f.Apply("1", Outcome{}) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,7 +240,7 @@ func TestSaveAtomicUnderReader(t *testing.T) {
 		for j := range history {
 			history[j] = "Retry: " + string(rune('a'+j))
 		}
-		require.NoError(t, f.SetResult("2.2", Result{Status: status, RetryCount: i, ErrorHistory: history}))
+		require.NoError(t, f.Apply("2.2", Outcome{Status: status, RetryCount: i, ErrorHistory: history}))
 		require.NoError(t, f.Save())
 	}
 	stop.Store(true)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/stretchr/testify/require"
@@ -117,7 +118,7 @@ func benchDispatchN(b *testing.B, n, chain int) {
 }
 
 // BenchmarkDispatch200API is BenchmarkDispatch200 through the
-// tasks.Dispatcher API in this process, so that -cpuprofile shows where the
+// dispatch.Dispatcher API in this process, so that -cpuprofile shows where the
 // dispatcher spends its time. Loading the file and opening the run store
 // are timed too, as the binary does them.
 func BenchmarkDispatch200API(b *testing.B) {
@@ -135,7 +136,7 @@ func BenchmarkDispatch200API(b *testing.B) {
 		require.NoError(b, os.MkdirAll(filepath.Dir(store), 0o755))
 		st, err := sqlite.Open(ctx, store)
 		require.NoError(b, err)
-		d := &tasks.Dispatcher{File: f, Repo: dir, Checkpointer: st, Jobs: benchJobs}
+		d := &dispatch.Dispatcher{File: f, Repo: dir, Checkpointer: st, Jobs: benchJobs}
 		sum, err := d.Run(ctx)
 		require.NoError(b, err)
 		require.NoError(b, st.Close())

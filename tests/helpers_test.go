@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/stretchr/testify/require"
 )
 
@@ -162,9 +162,9 @@ func fileExists(path string) bool {
 
 // planOf returns the plan of the tasks file file (relative to dir) in the
 // repository dir: where the binary keeps its state and names its branches.
-func planOf(t testing.TB, dir, file, tag string) tasks.Plan {
+func planOf(t testing.TB, dir, file, tag string) dispatch.Plan {
 	t.Helper()
-	p, err := tasks.NewPlan(dir, filepath.Join(dir, file), tag)
+	p, err := dispatch.NewPlan(dir, filepath.Join(dir, file), tag)
 	require.NoError(t, err)
 	return p
 }

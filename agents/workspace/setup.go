@@ -7,12 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
 
+	"github.com/statgraph/statgraph/internal/copypath"
 	"github.com/statgraph/statgraph/internal/secret"
 )
 
@@ -63,7 +63,7 @@ func (w *Workspace) registerCopyFiles(paths []string) {
 	}
 	defer src.Close()
 	for _, p := range paths {
-		if CheckCopyPath(p) != nil {
+		if copypath.Check(p) != nil {
 			continue
 		}
 		f, err := src.Open(filepath.FromSlash(p))
@@ -98,7 +98,7 @@ func (w *Workspace) copyFiles(paths []string) error {
 	defer dst.Close()
 	var exclude strings.Builder
 	for _, p := range paths {
-		if err := CheckCopyPath(p); err != nil {
+		if err := copypath.Check(p); err != nil {
 			return fmt.Errorf("workspace: copy_files: %w", err)
 		}
 		if err := copyOne(src, dst, filepath.FromSlash(p)); err != nil {
@@ -122,21 +122,6 @@ func (w *Workspace) copyFiles(paths []string) error {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	return f.Close()
-}
-
-// CheckCopyPath reports whether p is acceptable in copy_files: a relative
-// path inside the repository, not inside .git. The error names p and says
-// what to write instead; it is the one rule, used by tasks.json
-// validation too.
-func CheckCopyPath(p string) error {
-	first, _, _ := strings.Cut(path.Clean(filepath.ToSlash(p)), "/")
-	switch {
-	case !filepath.IsLocal(filepath.FromSlash(p)):
-		return fmt.Errorf("%q leaves the repository; give a path relative to the repository's top directory, such as \".env\"", p)
-	case strings.EqualFold(first, git.GitDirName):
-		return fmt.Errorf("%q is inside .git; name files of the working tree", p)
-	}
-	return nil
 }
 
 func copyOne(src, dst *os.Root, p string) error {

@@ -56,7 +56,7 @@ type Options struct {
 	// An existing workspace ignores it.
 	Start string
 	// Plan is the short name of the plan the task belongs to (a
-	// tasks.Plan's Key), so that two plans in one repository never share a
+	// dispatch.Plan's Key), so that two plans in one repository never share a
 	// branch: the branch is BranchName(Plan, TaskID). "" means the branch
 	// statgraph/<TaskID>. Same rules as TaskID.
 	Plan string

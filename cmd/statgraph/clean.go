@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/statgraph/statgraph/dispatch"
 	"io"
 	"strings"
 
@@ -89,7 +90,7 @@ func humanBytes(n int64) string {
 }
 
 // printIntegration reports what --integrate did, task by task.
-func printIntegration(w io.Writer, in tasks.Integration) {
+func printIntegration(w io.Writer, in dispatch.Integration) {
 	fmt.Fprintln(w)
 	if len(in.Units) == 0 {
 		fmt.Fprintln(w, "integration: no task is done; nothing to integrate")

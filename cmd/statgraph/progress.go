@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/tasks"
@@ -107,7 +108,7 @@ func (p *progress) stop() {
 }
 
 // event records a dispatcher event.
-func (p *progress) event(e tasks.Event) {
+func (p *progress) event(e dispatch.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.rows[e.Unit]
@@ -118,14 +119,14 @@ func (p *progress) event(e tasks.Event) {
 	}
 	before := r.phase + "/" + r.status + fmt.Sprint(r.attempt)
 	switch e.Kind {
-	case tasks.EventStart:
+	case dispatch.EventStart:
 		r.status, r.max = "running", e.MaxAttempts
-	case tasks.EventProgress:
+	case dispatch.EventProgress:
 		r.phase, r.attempt, r.tokens = e.Phase, e.Attempt, e.Tokens
 		if e.MaxAttempts > 0 {
 			r.max = e.MaxAttempts
 		}
-	case tasks.EventFinish, tasks.EventBlocked:
+	case dispatch.EventFinish, dispatch.EventBlocked:
 		r.status, r.attempt = e.Status, max(r.attempt, e.Attempt)
 		if e.Tokens > 0 {
 			r.tokens = e.Tokens
@@ -354,7 +355,7 @@ type unitJSON struct {
 
 // printSummaryJSON prints one JSON object per task of the run, in file
 // order.
-func printSummaryJSON(w io.Writer, s tasks.Summary) error {
+func printSummaryJSON(w io.Writer, s dispatch.Summary) error {
 	enc := json.NewEncoder(secret.NewWriter(w))
 	for _, u := range s.Units {
 		status := u.Status
@@ -372,7 +373,7 @@ func printSummaryJSON(w io.Writer, s tasks.Summary) error {
 // printSummary prints the table of outcomes after a run, scrubbed of
 // secrets, each line cut to width-1 columns when width > 0 (the width of
 // the terminal it goes to).
-func printSummary(w io.Writer, s tasks.Summary, width int) {
+func printSummary(w io.Writer, s dispatch.Summary, width int) {
 	w = secret.NewWriter(w)
 	if len(s.Units) == 0 {
 		fmt.Fprintln(w, "no tasks")

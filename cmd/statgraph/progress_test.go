@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/statgraph/statgraph/tasks"
+	"github.com/statgraph/statgraph/dispatch"
 )
 
 // TestRedrawFitsTheTerminal: the live table's lines are cut to the width
@@ -22,12 +22,12 @@ func TestRedrawFitsTheTerminal(t *testing.T) {
 	p := newProgress(&out, true, func() (int, int) { return 60, 8 })
 	long := strings.Repeat("a long title ", 10)
 	for i := 1; i <= 10; i++ {
-		p.event(tasks.Event{Kind: tasks.EventStart, Unit: fmt.Sprint(i), Title: long, MaxAttempts: 3})
+		p.event(dispatch.Event{Kind: dispatch.EventStart, Unit: fmt.Sprint(i), Title: long, MaxAttempts: 3})
 		if i < 9 {
-			p.event(tasks.Event{Kind: tasks.EventFinish, Unit: fmt.Sprint(i), Status: "failed", Reason: "failed after 3 attempts: " + long, Attempt: 3})
+			p.event(dispatch.Event{Kind: dispatch.EventFinish, Unit: fmt.Sprint(i), Status: "failed", Reason: "failed after 3 attempts: " + long, Attempt: 3})
 		}
 	}
-	p.event(tasks.Event{Kind: tasks.EventProgress, Unit: "10", Phase: "verify", Attempt: 2, MaxAttempts: 3, Tokens: 1234})
+	p.event(dispatch.Event{Kind: dispatch.EventProgress, Unit: "10", Phase: "verify", Attempt: 2, MaxAttempts: 3, Tokens: 1234})
 
 	p.mu.Lock()
 	p.redraw()
@@ -58,9 +58,9 @@ func TestRedrawFitsTheTerminal(t *testing.T) {
 func TestPlainLines(t *testing.T) {
 	var out bytes.Buffer
 	p := newProgress(&out, false, nil)
-	p.event(tasks.Event{Kind: tasks.EventStart, Unit: "1", Title: "t", MaxAttempts: 3})
-	p.event(tasks.Event{Kind: tasks.EventProgress, Unit: "1", Phase: "executing", Attempt: 1, MaxAttempts: 3, Elapsed: time.Second})
-	p.event(tasks.Event{Kind: tasks.EventProgress, Unit: "1", Phase: "executing", Attempt: 1, MaxAttempts: 3, Elapsed: 2 * time.Second})
+	p.event(dispatch.Event{Kind: dispatch.EventStart, Unit: "1", Title: "t", MaxAttempts: 3})
+	p.event(dispatch.Event{Kind: dispatch.EventProgress, Unit: "1", Phase: "executing", Attempt: 1, MaxAttempts: 3, Elapsed: time.Second})
+	p.event(dispatch.Event{Kind: dispatch.EventProgress, Unit: "1", Phase: "executing", Attempt: 1, MaxAttempts: 3, Elapsed: 2 * time.Second})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 2, out.String())
 	assert.Regexp(t, `^\d\d:\d\d:\d\d task 1 running: executing, attempt 1/3, 1s$`, lines[1])

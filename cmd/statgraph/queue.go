@@ -7,11 +7,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/statgraph/statgraph/dispatch"
 	"path/filepath"
 
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/queue"
-	"github.com/statgraph/statgraph/tasks"
 )
 
 // queueFlags are run's --queue and --remote.
@@ -26,7 +26,7 @@ func (q *queueFlags) register(fs *flag.FlagSet) {
 
 // coordinate makes d enqueue its units for workers and wait for their
 // results; the returned function closes the connection.
-func (q *queueFlags) coordinate(ctx context.Context, d *tasks.Dispatcher, plan tasks.Plan, file string) (func(), error) {
+func (q *queueFlags) coordinate(ctx context.Context, d *dispatch.Dispatcher, plan dispatch.Plan, file string) (func(), error) {
 	pool, err := queue.Open(ctx, q.url)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
@@ -36,7 +37,7 @@ func (c *common) register(fs *flag.FlagSet) {
 
 // paths resolves the tasks file, its plan (repository, tag and the state
 // kept outside the repository) and the run store.
-func (c *common) paths(pos []string) (file string, plan tasks.Plan, store string, err error) {
+func (c *common) paths(pos []string) (file string, plan dispatch.Plan, store string, err error) {
 	file = "tasks.json"
 	if len(pos) > 0 {
 		file = pos[0]
@@ -226,7 +227,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		integrationFailed = in.Failed()
 	}
 	switch {
-	case errors.Is(err, tasks.ErrStopped) || errors.Is(err, context.Canceled):
+	case errors.Is(err, dispatch.ErrStopped) || errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "statgraph: interrupted; run `statgraph resume` to continue")
 		return exitInterrupted, nil
 	case errors.Is(err, verifier.ErrSandboxUnavailable):

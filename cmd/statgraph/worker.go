@@ -18,10 +18,10 @@ import (
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
-	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -124,7 +124,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			}
 			return commit, true, nil
 		},
-		Configure: func(d *tasks.Dispatcher) {
+		Configure: func(d *dispatch.Dispatcher) {
 			d.Model, d.NoSandbox, d.Tracer = mc, *noSandbox, tp
 			if exe != "" {
 				d.GoCacheProg = []string{exe, goCacheProgCmd}
