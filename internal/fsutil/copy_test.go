@@ -1,6 +1,6 @@
 //go:build unix
 
-package fsutil
+package fsutil_test
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // TestCopyFile copies a file with its new mode, and refuses a symbolic
@@ -22,7 +24,7 @@ func TestCopyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(dir, "dst")
-	if err := CopyFile(src, dst, 0o755); err != nil {
+	if err := fsutil.CopyFile(src, dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	checkFile(t, dst, "secret", 0o755)
@@ -31,7 +33,7 @@ func TestCopyFile(t *testing.T) {
 	if err := os.Symlink(src, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := CopyFile(link, filepath.Join(dir, "from-link"), 0o644); !errors.Is(err, syscall.ELOOP) {
+	if err := fsutil.CopyFile(link, filepath.Join(dir, "from-link"), 0o644); !errors.Is(err, syscall.ELOOP) {
 		t.Errorf("CopyFile from a link: %v; want ELOOP", err)
 	}
 	elsewhere := filepath.Join(dir, "elsewhere")
@@ -39,23 +41,23 @@ func TestCopyFile(t *testing.T) {
 	if err := os.Symlink(elsewhere, toLink); err != nil {
 		t.Fatal(err)
 	}
-	if err := CopyFile(src, toLink, 0o644); err == nil {
+	if err := fsutil.CopyFile(src, toLink, 0o644); err == nil {
 		t.Error("CopyFile to a dangling link succeeded")
 	}
 	if _, err := os.Lstat(elsewhere); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("CopyFile wrote through a link: %v", err)
 	}
-	if err := CopyFile(src, dst, 0o644); !errors.Is(err, fs.ErrExist) {
+	if err := fsutil.CopyFile(src, dst, 0o644); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("CopyFile over a file: %v; want fs.ErrExist", err)
 	}
-	if err := CopyFile(dir, filepath.Join(dir, "from-dir"), 0o644); err == nil {
+	if err := fsutil.CopyFile(dir, filepath.Join(dir, "from-dir"), 0o644); err == nil {
 		t.Error("CopyFile of a directory succeeded")
 	}
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := CopyFile(fifo, filepath.Join(dir, "from-fifo"), 0o644); err == nil {
+	if err := fsutil.CopyFile(fifo, filepath.Join(dir, "from-fifo"), 0o644); err == nil {
 		t.Error("CopyFile of a named pipe succeeded")
 	}
 	ents, _ := os.ReadDir(dir)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package fsutil
+package fsutil_test
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // flockChild is the second process of TestFlock: it opens args[0] and
@@ -20,7 +22,7 @@ func flockChild(args []string) int {
 	if err != nil {
 		return 2
 	}
-	switch err := Flock(f, args[1] == "exclusive", args[2] == "try"); {
+	switch err := fsutil.Flock(f, args[1] == "exclusive", args[2] == "try"); {
 	case err == nil:
 		return 0
 	case errors.Is(err, syscall.EWOULDBLOCK):
@@ -55,7 +57,7 @@ func TestFlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Flock(f, true, true); err != nil {
+	if err := fsutil.Flock(f, true, true); err != nil {
 		t.Fatal(err)
 	}
 	if lockFrom(t, path, "exclusive") || lockFrom(t, path, "shared") {
@@ -66,10 +68,10 @@ func TestFlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	if err := Flock(g, false, true); !errors.Is(err, syscall.EWOULDBLOCK) {
+	if err := fsutil.Flock(g, false, true); !errors.Is(err, syscall.EWOULDBLOCK) {
 		t.Errorf("a second open of the file took a shared lock: %v; want it refused", err)
 	}
-	if err := Flock(f, false, false); err != nil {
+	if err := fsutil.Flock(f, false, false); err != nil {
 		t.Fatal(err)
 	}
 	if !lockFrom(t, path, "shared") {
@@ -102,8 +104,8 @@ func TestProcessAlive(t *testing.T) {
 		{0, false},
 		{-1, false},
 	} {
-		if got := ProcessAlive(c.pid); got != c.want {
-			t.Errorf("ProcessAlive(%d) = %v; want %v", c.pid, got, c.want)
+		if got := fsutil.ProcessAlive(c.pid); got != c.want {
+			t.Errorf("fsutil.ProcessAlive(%d) = %v; want %v", c.pid, got, c.want)
 		}
 	}
 }

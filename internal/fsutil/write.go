@@ -20,19 +20,37 @@ import (
 // The temporary file is named ".<base of path>.tmp-<random>"; a process
 // killed during WriteFile leaves it behind, for the caller to remove when
 // it knows no other write runs. On failure path is unchanged and the
-// temporary file removed. WriteFile
-// is safe to call concurrently for one path: the last rename wins.
+// temporary file removed. WriteFile is safe to call concurrently for one
+// path: the last rename wins.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return replace(path, data, perm, true)
+}
+
+// WriteCache replaces the file at path with data as WriteFile does, a
+// reader seeing the old content or the new, but without fsyncs: after a
+// power loss the file may hold either, or be empty. It is for caches,
+// whose entries are checked when read and whose loss costs only the work
+// of making them again; an fsync costs milliseconds per file (6.5 ms
+// against 0.25 ms for a 20 KiB file on ext4, a virtual disk).
+func WriteCache(path string, data []byte, perm fs.FileMode) error {
+	return replace(path, data, perm, false)
+}
+
+// replace is WriteFile with the fsyncs only when durable is set.
+func replace(path string, data []byte, perm fs.FileMode, durable bool) error {
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
 		perm = st.Mode().Perm()
 	}
-	tmp, err := writeTemp(path, data, perm)
+	tmp, err := writeTemp(path, data, perm, durable)
 	if err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	return SyncDir(filepath.Dir(path))
 }
@@ -44,7 +62,7 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // is hard-linked to path, and the directory fsynced. The file gets perm
 // (not reduced by the umask). The file system must support hard links.
 func WriteNew(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := writeTemp(path, data, perm)
+	tmp, err := writeTemp(path, data, perm, true)
 	if err != nil {
 		return err
 	}
@@ -56,9 +74,9 @@ func WriteNew(path string, data []byte, perm fs.FileMode) error {
 	return SyncDir(filepath.Dir(path))
 }
 
-// writeTemp writes data to a new, fsynced file with mode perm beside
-// path, named after it, and returns its name.
-func writeTemp(path string, data []byte, perm fs.FileMode) (name string, err error) {
+// writeTemp writes data to a new file with mode perm beside path, named
+// after it, fsynced when durable is set, and returns its name.
+func writeTemp(path string, data []byte, perm fs.FileMode, durable bool) (name string, err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -79,8 +97,10 @@ func writeTemp(path string, data []byte, perm fs.FileMode) (name string, err err
 	if err = f.Chmod(perm); err != nil {
 		return "", err
 	}
-	if err = f.Sync(); err != nil {
-		return "", err
+	if durable {
+		if err = f.Sync(); err != nil {
+			return "", err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return "", err

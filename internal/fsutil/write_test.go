@@ -1,6 +1,6 @@
 //go:build unix
 
-package fsutil
+package fsutil_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/statgraph/statgraph/internal/asuser"
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // TestMain lets the test binary double as the child processes the tests
@@ -23,7 +24,7 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv(childEnv) {
 	case "write":
-		writeForever(os.Args[len(os.Args)-1])
+		writeForever(os.Args[len(os.Args)-2], os.Args[len(os.Args)-1] == "cache")
 	case "flock":
 		os.Exit(flockChild(os.Args[len(os.Args)-3:]))
 	}
@@ -47,15 +48,20 @@ func child(job string, args ...string) *exec.Cmd {
 const fileSize = 1 << 20
 
 // writeForever replaces path, again and again, with fileSize bytes all
-// 'a' or all 'b', announcing on stdout when the first write is done.
-func writeForever(path string) {
+// 'a' or all 'b', announcing on stdout when the first write is done. It
+// writes with WriteCache when cache is set, else with WriteFile.
+func writeForever(path string, cache bool) {
+	write := fsutil.WriteFile
+	if cache {
+		write = fsutil.WriteCache
+	}
 	a, b := bytes.Repeat([]byte("a"), fileSize), bytes.Repeat([]byte("b"), fileSize)
 	for i := 0; ; i++ {
 		data := a
 		if i%2 == 1 {
 			data = b
 		}
-		if err := WriteFile(path, data, 0o644); err != nil {
+		if err := write(path, data, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
@@ -72,10 +78,18 @@ func whole(data []byte) bool {
 
 // TestWriteFileKilledMidWrite kills a process that keeps replacing a file
 // while this one reads it: every read, and the file left after the kill,
-// is one complete version, never a part.
+// is one complete version, never a part. So with WriteCache.
 func TestWriteFileKilledMidWrite(t *testing.T) {
+	for _, fn := range []string{"file", "cache"} {
+		t.Run(fn, func(t *testing.T) { killMidWrite(t, fn) })
+	}
+}
+
+// killMidWrite is TestWriteFileKilledMidWrite with the child writing
+// with fn ("file" or "cache").
+func killMidWrite(t *testing.T, fn string) {
 	path := filepath.Join(t.TempDir(), "state.json")
-	cmd := child("write", path)
+	cmd := child("write", path, fn)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -116,13 +130,13 @@ func TestWriteFileMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(old, 0o640)
-	if err := WriteFile(old, []byte("new"), 0o600); err != nil {
+	if err := fsutil.WriteFile(old, []byte("new"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	checkFile(t, old, "new", 0o640)
 
 	fresh := filepath.Join(dir, "fresh")
-	if err := WriteFile(fresh, []byte("fresh"), 0o644); err != nil {
+	if err := fsutil.WriteFile(fresh, []byte("fresh"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	checkFile(t, fresh, "fresh", 0o644)
@@ -131,7 +145,7 @@ func TestWriteFileMode(t *testing.T) {
 	if err := os.Symlink(old, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(link, []byte("via link"), 0o600); err != nil {
+	if err := fsutil.WriteFile(link, []byte("via link"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	checkFile(t, link, "via link", 0o600)
@@ -182,7 +196,7 @@ func TestWriteFileDirErrors(t *testing.T) {
 	}
 	os.Chmod(readOnly, 0o555)
 	defer os.Chmod(readOnly, 0o755)
-	if err := WriteFile(path, []byte("new"), 0o644); !errors.Is(err, fs.ErrPermission) {
+	if err := fsutil.WriteFile(path, []byte("new"), 0o644); !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("WriteFile in a read-only directory: %v; want a permission error", err)
 	}
 	checkFile(t, path, "old", 0o644)
@@ -193,7 +207,7 @@ func TestWriteFileDirErrors(t *testing.T) {
 	}
 	defer os.Chmod(unreadable, 0o755)
 	path = filepath.Join(unreadable, "f")
-	err := WriteFile(path, []byte("new"), 0o644)
+	err := fsutil.WriteFile(path, []byte("new"), 0o644)
 	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), unreadable) {
 		t.Errorf("WriteFile in a directory it cannot open: %v; want the directory's fsync to fail opening %s", err, unreadable)
 	}
@@ -206,10 +220,10 @@ func TestWriteFileDirErrors(t *testing.T) {
 func TestWriteNew(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "answer")
-	if err := WriteNew(path, []byte("first"), 0o600); err != nil {
+	if err := fsutil.WriteNew(path, []byte("first"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteNew(path, []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
+	if err := fsutil.WriteNew(path, []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("WriteNew over a file: %v; want fs.ErrExist", err)
 	}
 	checkFile(t, path, "first", 0o600)
@@ -218,7 +232,7 @@ func TestWriteNew(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteNew(link, []byte("x"), 0o600); !errors.Is(err, fs.ErrExist) {
+	if err := fsutil.WriteNew(link, []byte("x"), 0o600); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("WriteNew over a dangling link: %v; want fs.ErrExist", err)
 	}
 	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
@@ -231,7 +245,7 @@ func TestWriteNew(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			data := fmt.Sprint("writer ", i)
-			if err := WriteNew(race, []byte(data), 0o600); err == nil {
+			if err := fsutil.WriteNew(race, []byte(data), 0o600); err == nil {
 				won <- data
 			} else if !errors.Is(err, fs.ErrExist) {
 				t.Error(err)
