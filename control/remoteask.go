@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -21,8 +21,9 @@ import (
 // share its escalations through files in the plan's state directory:
 // the run's Ask hook (RemoteAsk) writes <unit>.question and waits for
 // <unit>.answer, which Control.Answer writes. Both are written to a
-// temporary name and renamed into place, so a reader never sees half a
-// file. An answer names the question's nonce: an answer left over from an
+// temporary name and renamed (the question) or linked (the answer, so
+// the first wins) into place, so a reader never sees half a file. An
+// answer names the question's nonce: an answer left over from an
 // earlier question of the unit is ignored.
 
 // remoteQuestion is a <unit>.question file.
@@ -62,7 +63,7 @@ func RemoteAsk(plan tasks.Plan) func(ctx context.Context, unit string, e agents.
 		q := remoteQuestion{Nonce: hex.EncodeToString(b[:]), PID: os.Getpid(), Question: Question{Escalation: e, Asked: time.Now()}}
 		qf, af := filepath.Join(dir, unit+".question"), filepath.Join(dir, unit+".answer")
 		os.Remove(af) // an answer to an earlier question of the unit
-		if err := writeJSONAtomic(qf, q, false); err != nil {
+		if err := writeJSON(qf, q, false); err != nil {
 			return AnswerAbort, fmt.Errorf("escalation of task %s: %w", unit, err)
 		}
 		defer os.Remove(qf)
@@ -134,7 +135,7 @@ func remoteQuestions(plan tasks.Plan) map[string]remoteQuestion {
 			continue
 		}
 		var q remoteQuestion
-		if readJSON(filepath.Join(questionDir(plan), ent.Name()), &q) == nil && alive(q.PID) {
+		if readJSON(filepath.Join(questionDir(plan), ent.Name()), &q) == nil && fsutil.ProcessAlive(q.PID) {
 			out[unit] = q
 		}
 	}
@@ -152,10 +153,10 @@ func answerRemote(plan tasks.Plan, unit, answer string) error {
 	if err != nil {
 		return fmt.Errorf("read the question of task %s: %w", unit, err)
 	}
-	if !alive(q.PID) {
+	if !fsutil.ProcessAlive(q.PID) {
 		return fmt.Errorf("%w for task %s: the run that asked (process %d) has ended", ErrNoQuestion, unit, q.PID)
 	}
-	err = writeJSONAtomic(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
+	err = writeJSON(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
 	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%w for task %s: another answer came first", ErrNoQuestion, unit)
 	}
@@ -173,43 +174,16 @@ func readJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// writeJSONAtomic writes v to path through a temporary file moved into
-// place; with excl set it fails (os.ErrExist) when path exists, so that
-// of two writers the first wins.
-func writeJSONAtomic(path string, v any, excl bool) error {
+// writeJSON writes v to path so that a reader never sees half of it
+// (fsutil.WriteFile); with excl set it fails (fs.ErrExist) when path
+// exists, so that of two writers the first wins (fsutil.WriteNew).
+func writeJSON(path string, v any, excl bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
+	if excl {
+		return fsutil.WriteNew(path, b, 0o600)
 	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	switch {
-	case err != nil:
-	case excl:
-		err = os.Link(f.Name(), path)
-	default:
-		err = os.Rename(f.Name(), path)
-	}
-	os.Remove(f.Name())
-	return err
-}
-
-// alive reports whether process pid exists (signal 0 is delivered to
-// nobody, only checked). A process of another user counts as alive.
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return fsutil.WriteFile(path, b, 0o600)
 }
