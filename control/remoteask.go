@@ -14,6 +14,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/internal/fsutil"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -35,8 +36,8 @@ type remoteQuestion struct {
 
 // remoteAnswer is a <unit>.answer file.
 type remoteAnswer struct {
-	Nonce  string `json:"nonce"`
-	Answer string `json:"answer"`
+	Nonce  string      `json:"nonce"`
+	Answer gate.Answer `json:"answer"`
 }
 
 // questionDir is where a plan's runs leave their pending questions.
@@ -56,7 +57,7 @@ func RemoteAsk(plan tasks.Plan) func(ctx context.Context, unit string, e agents.
 	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
 		dir := questionDir(plan)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return AnswerAbort, fmt.Errorf("escalation of task %s: %w", unit, err)
+			return string(gate.AnswerAbort), fmt.Errorf("escalation of task %s: %w", unit, err)
 		}
 		var b [12]byte
 		rand.Read(b[:])
@@ -64,7 +65,7 @@ func RemoteAsk(plan tasks.Plan) func(ctx context.Context, unit string, e agents.
 		qf, af := filepath.Join(dir, unit+".question"), filepath.Join(dir, unit+".answer")
 		os.Remove(af) // an answer to an earlier question of the unit
 		if err := writeJSON(qf, q, false); err != nil {
-			return AnswerAbort, fmt.Errorf("escalation of task %s: %w", unit, err)
+			return string(gate.AnswerAbort), fmt.Errorf("escalation of task %s: %w", unit, err)
 		}
 		defer os.Remove(qf)
 		t := time.NewTicker(RemoteAskPoll)
@@ -72,19 +73,19 @@ func RemoteAsk(plan tasks.Plan) func(ctx context.Context, unit string, e agents.
 		for {
 			var a remoteAnswer
 			if readJSON(af, &a) == nil {
-				if a.Nonce == q.Nonce && validAnswer(a.Answer) {
+				if _, err := gate.ParseAnswer(string(a.Answer)); err == nil && a.Nonce == q.Nonce {
 					// The question goes before the answer: with the
 					// answer gone first, a second answerer found the
 					// question still there and no answer, and won too.
 					os.Remove(qf)
 					os.Remove(af)
-					return a.Answer, nil
+					return string(a.Answer), nil
 				}
 				os.Remove(af)
 			}
 			select {
 			case <-ctx.Done():
-				return AnswerAbort, ctx.Err()
+				return string(gate.AnswerAbort), ctx.Err()
 			case <-t.C:
 			}
 		}
@@ -114,10 +115,6 @@ func FirstAnswer(asks ...func(context.Context, string, agents.Escalation) (strin
 	}
 }
 
-func validAnswer(a string) bool {
-	return a == AnswerRetry || a == AnswerSkip || a == AnswerAbort
-}
-
 // remoteQuestions returns the pending questions of runs in other
 // processes, by unit; none when the directory is missing. A question whose
 // process is gone (killed while it asked, so it could not remove its file)
@@ -144,7 +141,7 @@ func remoteQuestions(plan tasks.Plan) map[string]remoteQuestion {
 
 // answerRemote answers unit's question of a run in another process; it
 // fails with ErrNoQuestion when there is none.
-func answerRemote(plan tasks.Plan, unit, answer string) error {
+func answerRemote(plan tasks.Plan, unit string, answer gate.Answer) error {
 	var q remoteQuestion
 	err := readJSON(filepath.Join(questionDir(plan), unit+".question"), &q)
 	if errors.Is(err, os.ErrNotExist) {
