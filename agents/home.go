@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
@@ -260,6 +261,9 @@ func copyTree(src, dst string) error {
 		if !st.Mode().IsRegular() {
 			return nil
 		}
+		if src, err = filepath.EvalSymlinks(src); err != nil {
+			return err
+		}
 		return copyFile(src, dst, st.Mode().Perm())
 	}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -294,24 +298,15 @@ func copyTree(src, dst string) error {
 	})
 }
 
+// copyFile copies the regular file src to dst with mode perm|0o600
+// (fsutil.CopyFile: never through a link); a file the user cannot read is
+// skipped, as it is not needed.
 func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if errors.Is(err, fs.ErrPermission) {
+	err := fsutil.CopyFile(src, dst, perm|0o600)
+	if pe, ok := errors.AsType[*fs.PathError](err); ok && pe.Path == src && errors.Is(err, fs.ErrPermission) {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return err
 }
 
 // baseURLHosts returns host:port of each BaseURLVars entry of env that is

@@ -237,3 +237,29 @@ func TestAgentSandboxHosts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, sb.AllowHosts)
 }
+
+// TestCopyTreeLinks: a config path that is itself a link to a file is
+// followed (the copy holds the file), while links inside a copied
+// directory are copied as links, and the copies keep the files' modes.
+func TestCopyTreeLinks(t *testing.T) {
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "home")
+	require.NoError(t, os.WriteFile(filepath.Join(src, "real.json"), []byte("{}"), 0o640))
+	require.NoError(t, os.Symlink(filepath.Join(src, "real.json"), filepath.Join(src, "config.json")))
+	require.NoError(t, os.Mkdir(filepath.Join(src, "dir"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "dir", "run.sh"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.Symlink("run.sh", filepath.Join(src, "dir", "link")))
+
+	require.NoError(t, copyTree(filepath.Join(src, "config.json"), filepath.Join(dst, "config.json")))
+	require.NoError(t, copyTree(filepath.Join(src, "dir"), filepath.Join(dst, "dir")))
+
+	st, err := os.Lstat(filepath.Join(dst, "config.json"))
+	require.NoError(t, err)
+	assert.True(t, st.Mode().IsRegular(), "a linked config file is copied as a file: %v", st.Mode())
+	assert.Equal(t, os.FileMode(0o640), st.Mode().Perm())
+	st, err = os.Lstat(filepath.Join(dst, "dir", "run.sh"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), st.Mode().Perm())
+	link, err := os.Readlink(filepath.Join(dst, "dir", "link"))
+	require.NoError(t, err)
+	assert.Equal(t, "run.sh", link)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/control/controltest"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -54,8 +55,8 @@ func TestRunEscalationAnsweredRetryResumes(t *testing.T) {
 	require.NoError(t, os.Remove(wip))
 
 	require.Error(t, c.Answer("1", "maybe"))
-	require.NoError(t, c.Answer("1", control.AnswerRetry))
-	require.ErrorIs(t, c.Answer("1", control.AnswerRetry), control.ErrNoQuestion)
+	require.NoError(t, c.Answer("1", gate.AnswerRetry))
+	require.ErrorIs(t, c.Answer("1", gate.AnswerRetry), control.ErrNoQuestion)
 
 	waitFor(t, sub, 90*time.Second, "task 2 done", taskEvent("2", tasks.StatusDone))
 	require.NoError(t, c.Wait(bg))

@@ -1,6 +1,7 @@
 package control_test
 
 import (
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func TestStoppedQuestionIsAskedAgain(t *testing.T) {
 	require.Equal(t, control.EventQuestion, last.Kind, "task 1 failed instead of asking again: %+v", last.Task)
 	require.Equal(t, 1, last.Question.Attempts)
 	require.Empty(t, last.Question.Invalid, "no answer was given, so none was refused")
-	require.NoError(t, c.Answer("1", control.AnswerRetry))
+	require.NoError(t, c.Answer("1", gate.AnswerRetry))
 
 	waitFor(t, sub, 90*time.Second, "task 2 done", taskEvent("2", tasks.StatusDone))
 	require.NoError(t, c.Wait(bg))

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
 // EventKind says what an Event reports.
@@ -30,14 +32,14 @@ const (
 // was noticed: for an EventTask, when the in-process run reported it, or
 // the comparison that found it.
 type Event struct {
-	Seq      uint64    `json:"seq"`
-	Time     time.Time `json:"time"`
-	Kind     EventKind `json:"kind"`
-	Unit     string    `json:"unit,omitempty"`
-	Task     *TaskInfo `json:"task,omitempty"`
-	Run      *RunInfo  `json:"run,omitempty"`
-	Question *Question `json:"question,omitempty"`
-	Answer   string    `json:"answer,omitempty"`
+	Seq      uint64      `json:"seq"`
+	Time     time.Time   `json:"time"`
+	Kind     EventKind   `json:"kind"`
+	Unit     string      `json:"unit,omitempty"`
+	Task     *TaskInfo   `json:"task,omitempty"`
+	Run      *RunInfo    `json:"run,omitempty"`
+	Question *Question   `json:"question,omitempty"`
+	Answer   gate.Answer `json:"answer,omitempty"`
 }
 
 // Subscription receives a Control's events on C, in order, until Close.

@@ -10,19 +10,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/dispatch"
+	"github.com/statgraph/statgraph/internal/fsutil"
+	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
 // A run in another process (statgraph run in a terminal) and a Control
 // share its escalations through files in the plan's state directory:
 // the run's Ask hook (RemoteAsk) writes <unit>.question and waits for
 // <unit>.answer, which Control.Answer writes. Both are written to a
-// temporary name and renamed into place, so a reader never sees half a
-// file. An answer names the question's nonce: an answer left over from an
+// temporary name and renamed (the question) or linked (the answer, so
+// the first wins) into place, so a reader never sees half a file. An
+// answer names the question's nonce: an answer left over from an
 // earlier question of the unit is ignored.
 
 // remoteQuestion is a <unit>.question file.
@@ -34,8 +36,8 @@ type remoteQuestion struct {
 
 // remoteAnswer is a <unit>.answer file.
 type remoteAnswer struct {
-	Nonce  string `json:"nonce"`
-	Answer string `json:"answer"`
+	Nonce  string      `json:"nonce"`
+	Answer gate.Answer `json:"answer"`
 }
 
 // questionDir is where a plan's runs leave their pending questions.
@@ -55,15 +57,15 @@ func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agen
 	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
 		dir := questionDir(plan)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return AnswerAbort, fmt.Errorf("escalation of task %s: %w", unit, err)
+			return string(gate.AnswerAbort), fmt.Errorf("escalation of task %s: %w", unit, err)
 		}
 		var b [12]byte
 		rand.Read(b[:])
 		q := remoteQuestion{Nonce: hex.EncodeToString(b[:]), PID: os.Getpid(), Question: Question{Escalation: e, Asked: time.Now()}}
 		qf, af := filepath.Join(dir, unit+".question"), filepath.Join(dir, unit+".answer")
 		os.Remove(af) // an answer to an earlier question of the unit
-		if err := writeJSONAtomic(qf, q, false); err != nil {
-			return AnswerAbort, fmt.Errorf("escalation of task %s: %w", unit, err)
+		if err := writeJSON(qf, q, false); err != nil {
+			return string(gate.AnswerAbort), fmt.Errorf("escalation of task %s: %w", unit, err)
 		}
 		defer os.Remove(qf)
 		t := time.NewTicker(RemoteAskPoll)
@@ -71,19 +73,19 @@ func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agen
 		for {
 			var a remoteAnswer
 			if readJSON(af, &a) == nil {
-				if a.Nonce == q.Nonce && validAnswer(a.Answer) {
+				if _, err := gate.ParseAnswer(string(a.Answer)); err == nil && a.Nonce == q.Nonce {
 					// The question goes before the answer: with the
 					// answer gone first, a second answerer found the
 					// question still there and no answer, and won too.
 					os.Remove(qf)
 					os.Remove(af)
-					return a.Answer, nil
+					return string(a.Answer), nil
 				}
 				os.Remove(af)
 			}
 			select {
 			case <-ctx.Done():
-				return AnswerAbort, ctx.Err()
+				return string(gate.AnswerAbort), ctx.Err()
 			case <-t.C:
 			}
 		}
@@ -113,10 +115,6 @@ func FirstAnswer(asks ...func(context.Context, string, agents.Escalation) (strin
 	}
 }
 
-func validAnswer(a string) bool {
-	return a == AnswerRetry || a == AnswerSkip || a == AnswerAbort
-}
-
 // remoteQuestions returns the pending questions of runs in other
 // processes, by unit; none when the directory is missing. A question whose
 // process is gone (killed while it asked, so it could not remove its file)
@@ -134,7 +132,7 @@ func remoteQuestions(plan dispatch.Plan) map[string]remoteQuestion {
 			continue
 		}
 		var q remoteQuestion
-		if readJSON(filepath.Join(questionDir(plan), ent.Name()), &q) == nil && alive(q.PID) {
+		if readJSON(filepath.Join(questionDir(plan), ent.Name()), &q) == nil && fsutil.ProcessAlive(q.PID) {
 			out[unit] = q
 		}
 	}
@@ -143,7 +141,7 @@ func remoteQuestions(plan dispatch.Plan) map[string]remoteQuestion {
 
 // answerRemote answers unit's question of a run in another process; it
 // fails with ErrNoQuestion when there is none.
-func answerRemote(plan dispatch.Plan, unit, answer string) error {
+func answerRemote(plan dispatch.Plan, unit string, answer gate.Answer) error {
 	var q remoteQuestion
 	err := readJSON(filepath.Join(questionDir(plan), unit+".question"), &q)
 	if errors.Is(err, os.ErrNotExist) {
@@ -152,10 +150,10 @@ func answerRemote(plan dispatch.Plan, unit, answer string) error {
 	if err != nil {
 		return fmt.Errorf("read the question of task %s: %w", unit, err)
 	}
-	if !alive(q.PID) {
+	if !fsutil.ProcessAlive(q.PID) {
 		return fmt.Errorf("%w for task %s: the run that asked (process %d) has ended", ErrNoQuestion, unit, q.PID)
 	}
-	err = writeJSONAtomic(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
+	err = writeJSON(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
 	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%w for task %s: another answer came first", ErrNoQuestion, unit)
 	}
@@ -173,43 +171,16 @@ func readJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// writeJSONAtomic writes v to path through a temporary file moved into
-// place; with excl set it fails (os.ErrExist) when path exists, so that
-// of two writers the first wins.
-func writeJSONAtomic(path string, v any, excl bool) error {
+// writeJSON writes v to path so that a reader never sees half of it
+// (fsutil.WriteFile); with excl set it fails (fs.ErrExist) when path
+// exists, so that of two writers the first wins (fsutil.WriteNew).
+func writeJSON(path string, v any, excl bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
+	if excl {
+		return fsutil.WriteNew(path, b, 0o600)
 	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	switch {
-	case err != nil:
-	case excl:
-		err = os.Link(f.Name(), path)
-	default:
-		err = os.Rename(f.Name(), path)
-	}
-	os.Remove(f.Name())
-	return err
-}
-
-// alive reports whether process pid exists (signal 0 is delivered to
-// nobody, only checked). A process of another user counts as alive.
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return fsutil.WriteFile(path, b, 0o600)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/control/controltest"
+	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
 // A question of a run in another process (RemoteAsk) shows in Questions
@@ -50,16 +51,16 @@ func TestRemoteQuestionIgnoresStaleAnswers(t *testing.T) {
 		t.Fatalf("a stale answer was taken: %+v", r)
 	case <-time.After(5 * control.RemoteAskPoll):
 	}
-	require.NoError(t, c.Answer("1", control.AnswerRetry))
+	require.NoError(t, c.Answer("1", gate.AnswerRetry))
 	select {
 	case r := <-got:
 		require.NoError(t, r.err)
-		require.Equal(t, control.AnswerRetry, r.answer)
+		require.Equal(t, string(gate.AnswerRetry), r.answer)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the answer was not taken")
 	}
 	require.Empty(t, c.Questions())
-	require.ErrorIs(t, c.Answer("1", control.AnswerSkip), control.ErrNoQuestion)
+	require.ErrorIs(t, c.Answer("1", gate.AnswerSkip), control.ErrNoQuestion)
 
 	// A run that stops while asking takes its question back.
 	ctx, cancel := context.WithCancel(bg)
@@ -89,7 +90,7 @@ func TestRemoteQuestionOfAKilledRunIsLeftOut(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "1.question"), []byte(q), 0o600))
 
 	require.Empty(t, c.Questions(), "a dead run's question is not pending")
-	err = c.Answer("1", control.AnswerRetry)
+	err = c.Answer("1", gate.AnswerRetry)
 	require.ErrorIs(t, err, control.ErrNoQuestion)
 	require.Contains(t, err.Error(), "has ended")
 	require.NoFileExists(t, filepath.Join(dir, "1.answer"))

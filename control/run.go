@@ -9,14 +9,8 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
-)
-
-// Answers to an escalation.
-const (
-	AnswerRetry = "retry"
-	AnswerSkip  = "skip"
-	AnswerAbort = "abort"
 )
 
 // Question is a pending escalation: a task with on_exhausted "ask" ran out
@@ -28,7 +22,7 @@ type Question struct {
 
 type question struct {
 	Question
-	answer chan string
+	answer chan gate.Answer
 }
 
 // RunInfo says whether the in-process run is going on, and how the last
@@ -184,7 +178,7 @@ func (c *Control) report(e dispatch.Event) {
 // waits for Answer, or for the run to be stopped (then "abort" with the
 // run's error).
 func (c *Control) ask(ctx context.Context, unit string, e agents.Escalation) (string, error) {
-	q := &question{Question: Question{Escalation: e, Asked: time.Now()}, answer: make(chan string, 1)}
+	q := &question{Question: Question{Escalation: e, Asked: time.Now()}, answer: make(chan gate.Answer, 1)}
 	c.mu.Lock()
 	c.asks[unit] = q
 	c.mu.Unlock()
@@ -193,16 +187,16 @@ func (c *Control) ask(ctx context.Context, unit string, e agents.Escalation) (st
 	select {
 	case a, ok := <-q.answer:
 		if !ok {
-			return AnswerAbort, context.Canceled
+			return string(gate.AnswerAbort), context.Canceled
 		}
-		return a, nil
+		return string(a), nil
 	case <-ctx.Done():
 		c.mu.Lock()
 		if c.asks[unit] == q {
 			delete(c.asks, unit)
 		}
 		c.mu.Unlock()
-		return AnswerAbort, ctx.Err()
+		return string(gate.AnswerAbort), ctx.Err()
 	}
 }
 
@@ -228,9 +222,9 @@ func (c *Control) Questions() map[string]Question {
 // from a run in another process (RemoteAsk; the first answer wins). It
 // fails for another answer, or with ErrNoQuestion when the unit has no
 // pending question (already answered, or the run ended).
-func (c *Control) Answer(unit, answer string) error {
+func (c *Control) Answer(unit string, answer gate.Answer) error {
 	switch answer {
-	case AnswerRetry, AnswerSkip, AnswerAbort:
+	case gate.AnswerRetry, gate.AnswerSkip, gate.AnswerAbort:
 	default:
 		return fmt.Errorf("%w %q: want retry, skip or abort", ErrBadAnswer, answer)
 	}

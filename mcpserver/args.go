@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/taskid"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -51,8 +51,8 @@ type StatusInput struct{}
 
 // AnswerInput answers the escalation of a task waiting for one.
 type AnswerInput struct {
-	ID     string `json:"id" jsonschema:"the id of the task waiting for an answer (status lists them)"`
-	Answer string `json:"answer" jsonschema:"retry: run it again with fresh attempts; skip: mark it done with a warning; abort: mark it failed"`
+	ID     string      `json:"id" jsonschema:"the id of the task waiting for an answer (status lists them)"`
+	Answer gate.Answer `json:"answer" jsonschema:"retry: run it again with fresh attempts; skip: mark it done with a warning; abort: mark it failed"`
 }
 
 // ResetFailedInput names the tasks to send back to pending.
@@ -83,7 +83,7 @@ func inputSchema[In any]() *jsonschema.Schema {
 	case ListTasksInput:
 		enum("status", tasks.Statuses()...)
 	case AnswerInput:
-		enum("answer", control.AnswerRetry, control.AnswerSkip, control.AnswerAbort)
+		enum("answer", gate.Choices()...)
 	}
 	return s
 }

@@ -100,7 +100,7 @@ func TestRunEscalatesAndIsAnsweredThroughTools(t *testing.T) {
 	msg = refused(t, cs, "answer_escalation", map[string]any{"id": "7", "answer": "retry"})
 	assert.Contains(t, msg, "task 7 is not in")
 	ans := call[mcpserver.Answered](t, cs, "answer_escalation", map[string]any{"id": "1", "answer": "retry"})
-	assert.Equal(t, "retry", ans.Answer)
+	assert.Equal(t, "retry", string(ans.Answer))
 
 	s = eventually(t, cs, 90*time.Second, "the run's end", func(s mcpserver.Status) bool { return !s.Run.Running })
 	assert.Equal(t, map[string]int{tasks.StatusDone: 2}, s.Counts, "%+v", s.Run)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -78,8 +79,8 @@ type Status struct {
 
 // Answered is answer_escalation's result.
 type Answered struct {
-	ID     string `json:"id"`
-	Answer string `json:"answer"`
+	ID     string      `json:"id"`
+	Answer gate.Answer `json:"answer"`
 }
 
 // ResetDone is reset_failed's result.

@@ -4,16 +4,18 @@ import (
 	"net/url"
 )
 
-// Redact returns a connection URL without its password, for messages.
+// Redact returns a connection URL with its password replaced by "xxxxx"
+// (url.URL.Redacted), for messages. A string that is not a URL with a
+// user (a key=value connection string) or that url.Parse rejects (a bad
+// port, a bad %-escape) is returned as it is, password included: nothing
+// tells where a password would be. A password given as a query parameter
+// is not hidden either.
 func Redact(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return u.Redacted()
 }
 
 // WithoutPassword returns a connection URL without its password, to keep

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // journal.go makes a unit's outcome durable without rewriting the whole
@@ -164,7 +166,7 @@ func (j *Journal) Flush() error {
 		j.f = f
 		// The journal's name must survive a power loss as well as its
 		// lines: fsync the directory that holds it, once per run.
-		if err := syncDir(filepath.Dir(j.path)); err != nil {
+		if err := fsutil.SyncDir(filepath.Dir(j.path)); err != nil {
 			return fmt.Errorf("results journal %s: %w", j.path, err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // lockGrace is how long an empty lock file counts as being set up by its
@@ -60,7 +62,7 @@ func Lock(path string) (*FileLock, error) {
 	for range 5 {
 		f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
-			if err := tryFlock(f); err != nil {
+			if err := fsutil.Flock(f, true, true); err != nil {
 				f.Close()
 				return nil, &LockedError{Path: path, LockPath: lockPath}
 			}
@@ -78,7 +80,7 @@ func Lock(path string) (*FileLock, error) {
 			return nil, fmt.Errorf("open lock file %s: %w", lockPath, err)
 		}
 		info, empty := readLockInfo(f)
-		if err := tryFlock(f); err != nil {
+		if err := fsutil.Flock(f, true, true); err != nil {
 			f.Close()
 			return nil, &LockedError{Path: path, LockPath: lockPath, PID: info.PID, Started: info.Started}
 		}
@@ -121,7 +123,7 @@ func stale(f *os.File, info lockInfo, empty bool) bool {
 		st, err := f.Stat()
 		return err == nil && time.Since(st.ModTime()) > lockGrace
 	}
-	return info.PID == os.Getpid() || !processAlive(info.PID)
+	return info.PID == os.Getpid() || !fsutil.ProcessAlive(info.PID)
 }
 
 // readLockInfo reads a lock file's content; empty reports that it had none

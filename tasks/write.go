@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"github.com/statgraph/statgraph/internal/secret"
 )
 
@@ -298,56 +299,13 @@ func (f *File) TrySave() (bool, error) {
 	return true, nil
 }
 
-// writeAtomic replaces path with data through a synced temporary file in
-// the same directory. A symlink at path is followed, so its target is
-// replaced rather than the link.
-func writeAtomic(path string, data []byte) (err error) {
+// writeAtomic replaces path with data (fsutil.WriteFile: a reader sees
+// the old or the new file, and the new one is durable once it returns). A
+// symlink at path is followed, so its target is replaced rather than the
+// link. A new file gets mode 0644.
+func writeAtomic(path string, data []byte) error {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs directory dir, making the names created or renamed in it
-// durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return fsutil.WriteFile(path, data, 0o644)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/web"
 )
 
@@ -51,13 +52,13 @@ func TestTerminalRunAnsweredThroughControl(t *testing.T) {
 		q = c.Questions()["1"]
 	}
 	assert.Equal(t, "never passes", q.Title)
-	assert.Equal(t, []string{control.AnswerRetry, control.AnswerSkip, control.AnswerAbort}, q.Choices)
+	assert.Equal(t, []string{string(gate.AnswerRetry), string(gate.AnswerSkip), string(gate.AnswerAbort)}, q.Choices)
 	ts, err := c.Tasks(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, ts[0].Question, "the board shows the question")
 
-	require.NoError(t, c.Answer("1", control.AnswerSkip))
-	require.ErrorIs(t, c.Answer("1", control.AnswerAbort), control.ErrNoQuestion, "the first answer wins")
+	require.NoError(t, c.Answer("1", gate.AnswerSkip))
+	require.ErrorIs(t, c.Answer("1", gate.AnswerAbort), control.ErrNoQuestion, "the first answer wins")
 	select {
 	case err := <-exited:
 		r := wait(t, err, stdout, stderr)

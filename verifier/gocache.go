@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // This file is the layered Go build cache of a sandbox: the user's own
@@ -169,26 +171,14 @@ func cachePut(dir string, req goCacheRequest, body []byte) (string, error) {
 	return path, writeRenamed(cacheFile(dir, req.ActionID, "a"), []byte(entry))
 }
 
-// writeRenamed writes data to path through a temporary file in its directory.
+// writeRenamed writes data to path (fsutil.WriteCache: a reader sees no
+// half file; no fsync, the cache is the task's and a lost entry a miss),
+// making its directory first.
 func writeRenamed(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return fsutil.WriteCache(path, data, 0o600)
 }
 
 // userGoCache returns the user's go build cache directory, or "" when

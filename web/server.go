@@ -18,6 +18,7 @@ import (
 
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/taskid"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -258,7 +259,7 @@ func (s *server) addTask(w http.ResponseWriter, r *http.Request) {
 
 // AnswerRequest is the body of POST /api/tasks/{id}/answer.
 type AnswerRequest struct {
-	Answer string `json:"answer"` // retry, skip or abort
+	Answer gate.Answer `json:"answer"` // retry, skip or abort
 }
 
 func (s *server) answer(w http.ResponseWriter, r *http.Request) {
@@ -274,7 +275,7 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"id": id, "answer": req.Answer})
+	writeJSON(w, http.StatusOK, map[string]string{"id": id, "answer": string(req.Answer)})
 }
 
 // RunRequest is the body of POST /api/run.

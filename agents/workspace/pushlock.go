@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // pushlock.go lets a PushLocal remove the ref lock files an earlier
@@ -49,7 +51,7 @@ type lockJournal struct {
 // exist (or the remote is read-only) it returns nil: the push then takes
 // plain lock files, which a kill leaves behind as git's own.
 func newJournal(gitDir string) *lockJournal {
-	if !flockWorks {
+	if !fsutil.FlockWorks {
 		return nil
 	}
 	dir := filepath.Join(gitDir, locksDir)
@@ -60,7 +62,7 @@ func newJournal(gitDir string) *lockJournal {
 	if err != nil {
 		return nil
 	}
-	if flock(f, true, true) != nil {
+	if fsutil.Flock(f, true, true) != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil
@@ -141,7 +143,7 @@ func (j *lockJournal) close() {
 // their journals. A journal whose push is alive is left alone. It fails
 // only when a stale lock file cannot be removed.
 func breakStaleLocks(gitDir string) error {
-	if !flockWorks {
+	if !fsutil.FlockWorks {
 		return nil
 	}
 	dir := filepath.Join(gitDir, locksDir)
@@ -167,7 +169,7 @@ func breakJournal(gitDir, path string) error {
 		return nil // another push broke it meanwhile
 	}
 	defer f.Close()
-	if flock(f, true, true) != nil {
+	if fsutil.Flock(f, true, true) != nil {
 		return nil // its push is alive
 	}
 	dir := filepath.Dir(path)

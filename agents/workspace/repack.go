@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // repack.go keeps the number of packs statgraph adds to a source small.
@@ -95,7 +97,7 @@ func holdCommon(common string) func() {
 	if err != nil {
 		return l.RUnlock
 	}
-	if flock(f, false, false) != nil {
+	if fsutil.Flock(f, false, false) != nil {
 		f.Close()
 		return l.RUnlock
 	}
@@ -194,7 +196,7 @@ func repackOwn(common string) error {
 	}
 	defer lock.Close()
 	for deadline := time.Now().Add(repackWait); ; {
-		err := flock(lock, true, true)
+		err := fsutil.Flock(lock, true, true)
 		if err == nil {
 			break
 		}
@@ -324,34 +326,12 @@ func inMemory(o plumbing.EncodedObject) (plumbing.EncodedObject, error) {
 	return mo, nil
 }
 
-// writeList replaces the list of statgraph's packs with names: a temporary
-// file, fsynced, renamed over it.
+// writeList replaces the list of statgraph's packs with names
+// (fsutil.WriteFile: durable, and a reader sees the old list or the new).
 func writeList(common string, names []string) error {
 	var b strings.Builder
 	for _, n := range names {
 		b.WriteString(n + "\n")
 	}
-	f, err := os.CreateTemp(common, ownPacksFile+".tmp-")
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), filepath.Join(common, ownPacksFile)); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return syncDir(common)
+	return fsutil.WriteFile(filepath.Join(common, ownPacksFile), []byte(b.String()), 0o644)
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // packNames returns the base names of the packs in the source's
@@ -109,7 +111,7 @@ func TestMergeWaitsForReadersInOtherProcesses(t *testing.T) {
 	common := filepath.Join(src, ".git")
 	reader, err := packsLockFile(common)
 	require.NoError(t, err)
-	require.NoError(t, flock(reader, false, false))
+	require.NoError(t, fsutil.Flock(reader, false, false))
 
 	root := t.TempDir()
 	publish := func(i int) {

@@ -3,10 +3,11 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // MaxWorktreeDiff bounds what WorktreeDiff returns; a longer diff is cut
@@ -37,7 +38,7 @@ func WorktreeDiff(ctx context.Context, dir string) (string, error) {
 	index := filepath.Join(tmp, "index")
 	// The repository's index, when it has one, spares re-reading files
 	// whose stat data git already recorded.
-	if err := copyFile(filepath.Join(gitDir, "index"), index); err != nil && !os.IsNotExist(err) {
+	if err := fsutil.CopyFile(filepath.Join(gitDir, "index"), index, 0o600); err != nil && !os.IsNotExist(err) {
 		return "", fmt.Errorf("workspace: diff of the working tree of %s: %w", dir, err)
 	}
 	objects := filepath.Join(tmp, "objects")
@@ -69,22 +70,4 @@ func WorktreeDiff(ctx context.Context, dir string) (string, error) {
 // runGitWith is runGit with env added to git's environment.
 func runGitWith(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	return runGitEnv(ctx, dir, append(gitEnv(), env...), args...)
-}
-
-// copyFile copies the regular file from to a new file to.
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
 // lockedBuffer is a bytes.Buffer safe for a writer and a reader.
@@ -47,13 +48,13 @@ func TestTerminalAskYieldsToAnAnswerFromElsewhere(t *testing.T) {
 		case a := <-elsewhere:
 			return a, nil
 		case <-ctx.Done():
-			return control.AnswerAbort, ctx.Err()
+			return string(gate.AnswerAbort), ctx.Err()
 		}
 	}
 	ask := control.FirstAnswer(askOnTerminal(p, in), other)
 	e := agents.Escalation{Task: "1", Title: "t", Attempts: 1}
 
-	elsewhere <- control.AnswerSkip
+	elsewhere <- string(gate.AnswerSkip)
 	done := make(chan string, 1)
 	go func() {
 		a, err := ask(context.Background(), "1", e)
@@ -62,7 +63,7 @@ func TestTerminalAskYieldsToAnAnswerFromElsewhere(t *testing.T) {
 	}()
 	select {
 	case a := <-done:
-		assert.Equal(t, control.AnswerSkip, a)
+		assert.Equal(t, string(gate.AnswerSkip), a)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the answer from elsewhere did not end the question")
 	}
@@ -78,6 +79,6 @@ func TestTerminalAskYieldsToAnAnswerFromElsewhere(t *testing.T) {
 	go func() { _, _ = typed.Write([]byte("r\n")) }()
 	a, err := ask(context.Background(), "1", e)
 	require.NoError(t, err)
-	assert.Equal(t, control.AnswerRetry, a, "the terminal answers the next question")
+	assert.Equal(t, string(gate.AnswerRetry), a, "the terminal answers the next question")
 	assert.Contains(t, out.String(), "[r]etry")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/printable"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 	"golang.org/x/term"
@@ -305,18 +306,18 @@ func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agen
 				case line, ok = <-lines:
 				case <-ctx.Done():
 					fmt.Fprintln(w, "\nanswered elsewhere.")
-					return "abort" // ignored: ctx is done
+					return string(gate.AnswerAbort) // ignored: ctx is done
 				}
 				switch strings.ToLower(strings.TrimSpace(line)) {
 				case "r", "retry":
-					return "retry"
+					return string(gate.AnswerRetry)
 				case "s", "skip":
-					return "skip"
+					return string(gate.AnswerSkip)
 				case "a", "abort":
-					return "abort"
+					return string(gate.AnswerAbort)
 				}
 				if !ok {
-					return "abort"
+					return string(gate.AnswerAbort)
 				}
 			}
 		})

@@ -5,13 +5,14 @@
 package asuser
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // UID is the uid (and gid) the programs run as.
@@ -44,20 +45,8 @@ func Dir(t testing.TB) string {
 // path, executable by the user.
 func Copy(t testing.TB, exe, dir string) string {
 	t.Helper()
-	src, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
 	bin := filepath.Join(dir, filepath.Base(exe))
-	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
+	if err := fsutil.CopyFile(exe, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin
