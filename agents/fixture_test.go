@@ -3,10 +3,9 @@ package agents
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/gittest"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -29,38 +29,20 @@ const (
 	vetOK  = "package addmod\n\n// Twice doubles n.\nfunc Twice(n int) int {\n\treturn 2 * n\n}\n"
 )
 
-// git runs git in dir and returns its output, failing the test on error.
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Agents Test", "GIT_AUTHOR_EMAIL=agents-test@example.com",
-		"GIT_COMMITTER_NAME=Agents Test", "GIT_COMMITTER_EMAIL=agents-test@example.com")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
-	return string(out)
-}
-
 // sourceRepo makes a git repository holding testdata/addmod (the buggy
 // module) in one commit, plus extra files (name -> content) if given.
 func sourceRepo(t testing.TB, extra map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
+	files := map[string]string{}
 	entries, err := os.ReadDir(filepath.Join("testdata", "addmod"))
 	require.NoError(t, err)
 	for _, e := range entries {
 		b, err := os.ReadFile(filepath.Join("testdata", "addmod", e.Name()))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
+		files[e.Name()] = string(b)
 	}
-	for name, content := range extra {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
-	}
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "buggy addmod")
-	return dir
+	maps.Copy(files, extra)
+	return gittest.Repo(t, files)
 }
 
 // newWorkspace prepares the workspace of task id from a fresh source

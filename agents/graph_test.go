@@ -12,6 +12,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/gittest"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -163,7 +164,7 @@ func TestRetryLoop(t *testing.T) {
 // each of attempts (oldest first) on top of the source's commit.
 func assertCommits(t *testing.T, ws *workspace.Workspace, attempts ...int) {
 	t.Helper()
-	log := strings.TrimSpace(git(t, ws.Dir(), "log", "--format=%s", ws.Branch()))
+	log := gittest.Git(t, ws.Dir(), "log", "--format=%s", ws.Branch())
 	lines := strings.Split(log, "\n")
 	require.Len(t, lines, len(attempts)+1, "git log: %s", log)
 	for i, n := range attempts {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/internal/gittest"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -80,7 +81,7 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 			assert.Contains(t, r.log.String(), tc.logs)
 			assert.NotContains(t, r.log.String(), canary, "log")
 			assert.NotContains(t, strings.Join(r.srv.RawBodies(), "\n"), canary, "request bodies")
-			assert.NotContains(t, git(t, r.ws.Dir(), "log", "-p", "--all"), canary, "commits")
+			assert.NotContains(t, gittest.Git(t, r.ws.Dir(), "log", "-p", "--all"), canary, "commits")
 
 			cps, err := cp.Range(ctx, "t10", 0, 0, 0)
 			require.NoError(t, err)

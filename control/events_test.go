@@ -72,7 +72,8 @@ func TestSlowSubscriberDropsAndResyncs(t *testing.T) {
 		require.NoError(t, err)
 		require.Less(t, time.Since(start), 5*time.Second)
 	}
-	time.Sleep(200 * time.Millisecond) // let the watcher's last comparison publish
+	require.Eventually(t, func() bool { return len(slow.C) == cap(slow.C) }, 10*time.Second, time.Millisecond,
+		"the watcher fills the subscriber's buffer")
 	require.Len(t, slow.C, 16, "the buffer is full, the rest was dropped")
 	for range 16 {
 		<-slow.C

@@ -50,7 +50,9 @@ const RemoteAskPoll = 100 * time.Millisecond
 // escalation of plan a question other processes see (Control.Tasks,
 // Questions) and answer (Control.Answer: statgraph serve, statgraph mcp),
 // and waits for the answer until ctx is done (then "abort" with ctx's
-// error). The question is removed once answered or given up. It fails
+// error). The question is removed once answered or given up; the answer
+// taken stays until the unit's next question, so that a later answer to
+// the same question is refused. It fails
 // when the question cannot be written. Safe for concurrent use, one
 // question per unit at a time.
 func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
@@ -74,11 +76,10 @@ func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agen
 			var a remoteAnswer
 			if readJSON(af, &a) == nil {
 				if _, err := gate.ParseAnswer(string(a.Answer)); err == nil && a.Nonce == q.Nonce {
-					// The question goes before the answer: with the
-					// answer gone first, a second answerer found the
-					// question still there and no answer, and won too.
+					// The answer stays until the unit's next question:
+					// a second answerer who read the question before it
+					// went would otherwise find no answer and win too.
 					os.Remove(qf)
-					os.Remove(af)
 					return string(a.Answer), nil
 				}
 				os.Remove(af)
@@ -142,18 +143,35 @@ func remoteQuestions(plan dispatch.Plan) map[string]remoteQuestion {
 // answerRemote answers unit's question of a run in another process; it
 // fails with ErrNoQuestion when there is none.
 func answerRemote(plan dispatch.Plan, unit string, answer gate.Answer) error {
+	q, err := pendingQuestion(plan, unit)
+	if err != nil {
+		return err
+	}
+	return placeAnswer(plan, unit, q, answer)
+}
+
+// pendingQuestion reads unit's question of a run in another process; it
+// fails with ErrNoQuestion when there is none or its run has ended.
+func pendingQuestion(plan dispatch.Plan, unit string) (remoteQuestion, error) {
 	var q remoteQuestion
 	err := readJSON(filepath.Join(questionDir(plan), unit+".question"), &q)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w for task %s: it was answered already, or its run ended", ErrNoQuestion, unit)
+		return q, fmt.Errorf("%w for task %s: it was answered already, or its run ended", ErrNoQuestion, unit)
 	}
 	if err != nil {
-		return fmt.Errorf("read the question of task %s: %w", unit, err)
+		return q, fmt.Errorf("read the question of task %s: %w", unit, err)
 	}
 	if !fsutil.ProcessAlive(q.PID) {
-		return fmt.Errorf("%w for task %s: the run that asked (process %d) has ended", ErrNoQuestion, unit, q.PID)
+		return q, fmt.Errorf("%w for task %s: the run that asked (process %d) has ended", ErrNoQuestion, unit, q.PID)
 	}
-	err = writeJSON(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
+	return q, nil
+}
+
+// placeAnswer writes the answer to q, unit's question read by
+// pendingQuestion. The first answer wins: a second finds the first's file
+// (the asking run leaves it, see RemoteAsk) and fails with ErrNoQuestion.
+func placeAnswer(plan dispatch.Plan, unit string, q remoteQuestion, answer gate.Answer) error {
+	err := writeJSON(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
 	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%w for task %s: another answer came first", ErrNoQuestion, unit)
 	}

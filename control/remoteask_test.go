@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents"
@@ -73,6 +74,36 @@ func TestRemoteQuestionIgnoresStaleAnswers(t *testing.T) {
 	r := <-got
 	require.ErrorIs(t, r.err, context.Canceled)
 	require.Empty(t, c.Questions())
+}
+
+// Of two answers to a run's question the second is refused, also when it
+// read the question before the run took the first answer and writes its
+// own only after the run went on (the window in which
+// TestTerminalRunAnsweredThroughHTTP's second answer got 200 under load).
+func TestRemoteSecondAnswerAfterTheRunTookTheFirstIsRefused(t *testing.T) {
+	file := controltest.NewPlan(t, controltest.AskPlan)
+	c, err := control.Open(control.Options{File: file})
+	require.NoError(t, err)
+	defer c.Close()
+	got := make(chan string, 1)
+	go func() {
+		a, err := control.RemoteAsk(c.Plan())(bg, "1", agents.Escalation{Task: "1", Title: "write fixed", Attempts: 1})
+		assert.NoError(t, err)
+		got <- a
+	}()
+	require.Eventually(t, func() bool { return c.Questions()["1"].Task == "1" }, 10*time.Second, 10*time.Millisecond)
+
+	late, err := control.AnswerInTwoSteps(c, "1", string(gate.AnswerAbort))
+	require.NoError(t, err)
+	require.NoError(t, c.Answer("1", gate.AnswerSkip))
+	select {
+	case a := <-got:
+		require.Equal(t, string(gate.AnswerSkip), a)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer was not taken")
+	}
+	require.ErrorIs(t, late(), control.ErrNoQuestion, "the first answer wins")
+	require.ErrorIs(t, c.Answer("1", gate.AnswerRetry), control.ErrNoQuestion)
 }
 
 // A run killed while it asked leaves its question file behind; the

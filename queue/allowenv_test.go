@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/dispatch"
+	"github.com/statgraph/statgraph/internal/gittest"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
 	"github.com/statgraph/statgraph/tasks"
 )
@@ -37,15 +38,10 @@ func TestWorkerPassesOnlyItsAllowEnv(t *testing.T) {
 		return `{"id": ` + id + `, "title": "print the environment", "executor": {"command": ["sh", "-c", "env > ` +
 			filepath.Join(out, id) + `"], "env": ` + env + `}}`
 	}
-	repo := t.TempDir()
-	run(t, repo, "init", "--quiet", "-b", "main")
+	repo := gittest.Repo(t, map[string]string{"tasks.json": `{"tasks": [` + agent("1", `["*"]`) + `, ` +
+		agent("2", `["OPENAI_API_KEY"]`) + `, ` + agent("3", `["MY_AGENT_VAR"]`) + `]}`})
 	file := filepath.Join(repo, "tasks.json")
-	require.NoError(t, os.WriteFile(file, []byte(`{"tasks": [`+agent("1", `["*"]`)+`, `+
-		agent("2", `["OPENAI_API_KEY"]`)+`, `+agent("3", `["MY_AGENT_VAR"]`)+`]}`), 0o644))
-	run(t, repo, "add", ".")
-	run(t, repo, "commit", "--quiet", "-m", "plan")
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	run(t, "", "clone", "--quiet", "--bare", repo, remote)
+	remote := gittest.Clone(t, repo, "--bare")
 
 	st, err := postgres.New(ctx, pool)
 	require.NoError(t, err)

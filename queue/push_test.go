@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // A worker's pushes to a bare repository of this machine start no git
@@ -18,11 +20,7 @@ import (
 // ssh that runs the remote's git-receive-pack on this machine), atomically.
 func TestMirrorPushesLocalRemotesInProcessAndSSHWithGit(t *testing.T) {
 	ctx := context.Background()
-	seed := t.TempDir()
-	run(t, seed, "init", "--quiet", "-b", "main")
-	run(t, seed, "commit", "--quiet", "--allow-empty", "-m", "one")
-	bare := filepath.Join(t.TempDir(), "remote.git")
-	run(t, "", "clone", "--quiet", "--bare", seed, bare)
+	bare := gittest.Clone(t, gittest.Repo(t, nil), "--bare")
 
 	bin := t.TempDir()
 	log, mark := filepath.Join(bin, "git.log"), filepath.Join(bin, "ssh.log")
@@ -49,7 +47,7 @@ func TestMirrorPushesLocalRemotesInProcessAndSSHWithGit(t *testing.T) {
 		ms := &mirrors{root: t.TempDir()}
 		m, err := ms.get(ctx, tc.remote)
 		require.NoError(t, err, tc.remote)
-		c := run(t, m.dir, "commit-tree", "-p", "HEAD", "-m", "work "+tc.remote, "HEAD^{tree}")
+		c := gittest.Git(t, m.dir, "commit-tree", "-p", "HEAD", "-m", "work "+tc.remote, "HEAD^{tree}")
 		name := strings.NewReplacer("/", "_", ":", "_").Replace(tc.remote)
 		branch, wip := "statgraph/k/"+name, "statgraph-wip/k/"+name
 		os.Remove(log)
@@ -71,8 +69,8 @@ func TestMirrorPushesLocalRemotesInProcessAndSSHWithGit(t *testing.T) {
 		} else {
 			require.Empty(t, string(calls), "git processes started for a push to %s", tc.remote)
 		}
-		require.Equal(t, c, run(t, bare, "rev-parse", "refs/heads/"+branch), tc.remote)
-		require.NotContains(t, run(t, bare, "show-ref"), wip, tc.remote)
-		require.Empty(t, run(t, bare, "fsck", "--strict", "--no-progress", "--no-dangling"), tc.remote)
+		require.Equal(t, c, gittest.Git(t, bare, "rev-parse", "refs/heads/"+branch), tc.remote)
+		require.NotContains(t, gittest.Git(t, bare, "show-ref"), wip, tc.remote)
+		require.Empty(t, gittest.Git(t, bare, "fsck", "--strict", "--no-progress", "--no-dangling"), tc.remote)
 	}
 }

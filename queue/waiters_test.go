@@ -82,7 +82,11 @@ func TestRunnerWaitsForManyUnitsWithOneQueryPerPoll(t *testing.T) {
 			got[i] = out{ran.Outcome, ran.Branch, err}
 		}()
 	}
-	time.Sleep(time.Second)
+	require.Eventually(t, func() bool {
+		r.waiters.mu.Lock()
+		defer r.waiters.mu.Unlock()
+		return len(r.waiting) == n
+	}, 30*time.Second, time.Millisecond, "every unit waits")
 	// Play the workers: every unit's result, each with its own branch.
 	for i := 1; i <= n; i++ {
 		a := UnitArgs{PlanID: pid, Key: plan.Key, Unit: strconv.Itoa(i), Generation: 1}

@@ -17,6 +17,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // statgraphEnv runs the binary in dir like statgraph (but for at most five
@@ -218,8 +219,8 @@ func TestAgentPresets(t *testing.T) {
 			assert.Equal(t, pc.span, [2]int64{in, out}, "the agent span's input and output tokens")
 		})
 	}
-	assert.Equal(t, "made by claude\n", git(t, dir, "show", plan.Branch("claude")+":claude.txt")+"\n")
-	assert.Empty(t, git(t, dir, "ls-tree", "-r", "--name-only", plan.Branch("claude"), ".rec"), "the records are not in the published branch")
+	assert.Equal(t, "made by claude\n", gittest.Git(t, dir, "show", plan.Branch("claude")+":claude.txt")+"\n")
+	assert.Empty(t, gittest.Git(t, dir, "ls-tree", "-r", "--name-only", plan.Branch("claude"), ".rec"), "the records are not in the published branch")
 }
 
 // TestAgentCrashOnStart: an agent CLI that fails at once without touching
@@ -351,5 +352,5 @@ func TestServerDownMidRun(t *testing.T) {
 	assert.Equal(t, "done", task.Status)
 	assert.Equal(t, 1, task.RetryCount, "max_retries 1 was enough: the outage did not use the retry")
 	assert.Equal(t, 1, second.Count(), "the plan was kept: only the executor ran again")
-	assert.Equal(t, "hi\n", git(t, dir, "show", planOf(t, dir, "tasks.json", "").Branch("1")+":hello.txt")+"\n")
+	assert.Equal(t, "hi\n", gittest.Git(t, dir, "show", planOf(t, dir, "tasks.json", "").Branch("1")+":hello.txt")+"\n")
 }

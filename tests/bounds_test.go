@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // These tests run the built binary against a hostile or broken model
@@ -153,7 +154,7 @@ func TestToolCallFloodIsCapped(t *testing.T) {
 
 	r := statgraphAgainst(t, s, dir, "run", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	files := strings.Fields(git(t, dir, "ls-tree", "-r", "--name-only", planOf(t, dir, "tasks.json", "").Branch("1"), "flood/"))
+	files := strings.Fields(gittest.Git(t, dir, "ls-tree", "-r", "--name-only", planOf(t, dir, "tasks.json", "").Branch("1"), "flood/"))
 	assert.Equal(t, 64, len(files), "files written on the task's branch")
 
 	reqs := s.Requests()
@@ -288,5 +289,5 @@ func TestCtrlCDuringStalledCall(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Equal(t, "done", readTasks(t, file)["1"].Status)
 	assert.Equal(t, 3, s.Count()-before, "resume repeats the cancelled plan call, then write and finish")
-	assert.Equal(t, "a", git(t, dir, "show", planOf(t, dir, "tasks.json", "").Branch("1")+":a.txt"))
+	assert.Equal(t, "a", gittest.Git(t, dir, "show", planOf(t, dir, "tasks.json", "").Branch("1")+":a.txt"))
 }

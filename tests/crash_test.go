@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // crashTasks: 1 passes on its second attempt, 2 exhausts its two retries,
@@ -94,7 +96,7 @@ func TestKillAndResume(t *testing.T) {
 			plan := planOf(t, dir, "tasks.json", "")
 			for _, id := range []string{"1", "3", "5"} {
 				b := plan.Branch(id)
-				assert.Equal(t, git(t, clean, "show", b+":work-"+id+".txt"), git(t, dir, "show", b+":work-"+id+".txt"), "branch %s", b)
+				assert.Equal(t, gittest.Git(t, clean, "show", b+":work-"+id+".txt"), gittest.Git(t, dir, "show", b+":work-"+id+".txt"), "branch %s", b)
 				assert.Equal(t, planOf(t, clean, "tasks.json", "").Branch(id), b, "branch names do not depend on where the repository is")
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/dispatch"
+	"github.com/statgraph/statgraph/internal/gittest"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/stretchr/testify/require"
@@ -57,7 +58,7 @@ func benchRepo(b *testing.B, n, chain int) string {
 	b.Helper()
 	dir := quickstart(b)
 	require.NoError(b, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(benchTasksJSON(n, chain)), 0o644))
-	git(b, dir, "commit", "-qam", "benchmark tasks")
+	gittest.Git(b, dir, "commit", "-qam", "benchmark tasks")
 	return dir
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // agentRepo makes a repository whose task 1 runs script (sh -c) as its
@@ -37,7 +39,7 @@ func branchFiles(t *testing.T, repo string) []string {
 	if exec.Command("git", "-C", repo, "rev-parse", "--verify", "-q", "refs/heads/"+branch).Run() != nil {
 		return nil
 	}
-	out := git(t, repo, "ls-tree", "-r", "-z", "--name-only", branch)
+	out := gittest.Git(t, repo, "ls-tree", "-r", "-z", "--name-only", branch)
 	return strings.Split(strings.TrimRight(out, "\x00"), "\x00")
 }
 
@@ -64,11 +66,11 @@ func TestCommandAgentGitTrapsRefused(t *testing.T) {
 			for _, f := range branchFiles(t, repo) {
 				assert.Contains(t, []string{"README.md", "tasks.json"}, f, "only the base is on the branch")
 			}
-			git(t, repo, "fsck", "--full", "--strict")
+			gittest.Git(t, repo, "fsck", "--full", "--strict")
 			if files := branchFiles(t, repo); files != nil {
 				clone := filepath.Join(t.TempDir(), "clone")
-				git(t, repo, "clone", "-q", repo, clone)
-				git(t, clone, "checkout", "-q", planOf(t, repo, "tasks.json", "").Branch("1"))
+				gittest.Git(t, repo, "clone", "-q", repo, clone)
+				gittest.Git(t, clone, "checkout", "-q", planOf(t, repo, "tasks.json", "").Branch("1"))
 			}
 		})
 	}
@@ -172,13 +174,13 @@ func TestIntegrateLeftOutSaysWhy(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	branch := planOf(t, repo, "tasks.json", "").Branch("1")
 	clone := filepath.Join(t.TempDir(), "clone")
-	git(t, repo, "clone", "-q", "-b", branch, repo, clone)
-	git(t, clone, "commit", "-q", "--allow-empty", "-m", "x")
-	git(t, clone, "rm", "-q", "work.txt")
+	gittest.Git(t, repo, "clone", "-q", "-b", branch, repo, clone)
+	gittest.Git(t, clone, "commit", "-q", "--allow-empty", "-m", "x")
+	gittest.Git(t, clone, "rm", "-q", "work.txt")
 	require.NoError(t, os.WriteFile(filepath.Join(clone, "ctl\x01name"), []byte("x\n"), 0o644))
-	git(t, clone, "add", "-A")
-	git(t, clone, "commit", "-q", "-m", "a name with a control character")
-	git(t, clone, "push", "-q", "origin", branch)
+	gittest.Git(t, clone, "add", "-A")
+	gittest.Git(t, clone, "commit", "-q", "-m", "a name with a control character")
+	gittest.Git(t, clone, "push", "-q", "origin", branch)
 
 	r = statgraph(t, repo, "run", "--plain", "--integrate", "integrated", "tasks.json")
 	assert.NotEqual(t, 0, r.code)
@@ -192,5 +194,5 @@ func TestIntegrateLeftOutSaysWhy(t *testing.T) {
 	require.Len(t, left, 1, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, left[0], "not integrated, nothing was published: ")
 	assert.Contains(t, left[0], `ctl\x01name`)
-	assert.NotContains(t, git(t, repo, "branch", "--list", "integrated"), "integrated")
+	assert.NotContains(t, gittest.Git(t, repo, "branch", "--list", "integrated"), "integrated")
 }

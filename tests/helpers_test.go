@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/dispatch"
+	"github.com/statgraph/statgraph/internal/gittest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,39 +23,13 @@ type result struct {
 	stdout, stderr string
 }
 
-// gitEnv signs the test repositories' commits.
-var gitEnv = []string{
-	"GIT_AUTHOR_NAME=statgraph-e2e", "GIT_AUTHOR_EMAIL=e2e@statgraph.invalid",
-	"GIT_COMMITTER_NAME=statgraph-e2e", "GIT_COMMITTER_EMAIL=e2e@statgraph.invalid",
-	"GIT_CONFIG_NOSYSTEM=1",
-}
-
-// git runs git in dir and returns its trimmed output.
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), gitEnv...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v in %s:\n%s", args, dir, out)
-	return string(bytes.TrimSpace(out))
-}
-
-// commitAll makes dir a git repository holding everything in it.
-func commitAll(t testing.TB, dir string) {
-	t.Helper()
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "initial commit")
-}
-
 // quickstart copies examples/quickstart into a new temporary git
 // repository and returns its path.
 func quickstart(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(filepath.Join(root, "examples", "quickstart"))))
-	commitAll(t, dir)
+	gittest.Init(t, dir, nil)
 	return dir
 }
 
@@ -72,7 +47,7 @@ func newRepo(t testing.TB, files map[string]string) string {
 		}
 		require.NoError(t, os.WriteFile(p, []byte(content), mode))
 	}
-	commitAll(t, dir)
+	gittest.Init(t, dir, nil)
 	return dir
 }
 

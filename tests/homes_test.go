@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // blockingClaude stands in for claude (whose preset copies ~/.claude.json
@@ -63,7 +65,7 @@ func TestKilledRunLeavesNoCredentialCopies(t *testing.T) {
 			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			assert.Empty(t, filesNamed(t, plan.Dir, ".claude.json"), "%s removes the copy the killed run left", next)
 			if next == "resume" {
-				assert.Equal(t, "done", strings.TrimSpace(git(t, dir, "show", plan.Branch("1")+":done.txt")))
+				assert.Equal(t, "done", strings.TrimSpace(gittest.Git(t, dir, "show", plan.Branch("1")+":done.txt")))
 			}
 		})
 	}

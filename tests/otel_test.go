@@ -19,6 +19,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // otlpReceiver is an OTLP trace receiver, over HTTP (newOTLPReceiver) or
@@ -265,7 +267,7 @@ func TestRunTracingOffOrUnreachable(t *testing.T) {
 	l := httptest.NewServer(http.NotFoundHandler())
 	dead := l.URL
 	l.Close()
-	git(t, dir, "branch", "-D", "statgraph/"+planOf(t, dir, "tasks.json", "").Key+"/1")
+	gittest.Git(t, dir, "branch", "-D", "statgraph/"+planOf(t, dir, "tasks.json", "").Key+"/1")
 	statgraph(t, dir, "reset", "1")
 	cmd, stdout, stderr = command(ctx, dir, "run", "tasks.json")
 	cmd.Env = append(cmd.Env, "OTEL_EXPORTER_OTLP_ENDPOINT="+dead)

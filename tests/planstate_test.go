@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // planTasks is a tasks file whose two tasks write name into which.txt in
@@ -43,12 +45,12 @@ func TestTwoPlansInOneRepository(t *testing.T) {
 		"alpha": {a.Branch("2"), a.WorkDir()},
 		"beta":  {b.Branch("2"), b.WorkDir()},
 	} {
-		assert.Equal(t, name, git(t, dir, "show", plan.branch+":which.txt"), "branch %s", plan.branch)
+		assert.Equal(t, name, gittest.Git(t, dir, "show", plan.branch+":which.txt"), "branch %s", plan.branch)
 		data, err := os.ReadFile(filepath.Join(plan.work, "2", "which.txt"))
 		require.NoError(t, err)
 		assert.Equal(t, name+"\n", string(data), "workspace of task 2 of %s", name)
 	}
-	branches := strings.Fields(git(t, dir, "branch", "--list", "statgraph/*", "--format=%(refname:short)"))
+	branches := strings.Fields(gittest.Git(t, dir, "branch", "--list", "statgraph/*", "--format=%(refname:short)"))
 	assert.ElementsMatch(t, []string{a.Branch("1"), a.Branch("2"), b.Branch("1"), b.Branch("2")}, branches)
 
 	// status reads each plan's own threads.
@@ -77,7 +79,7 @@ func TestStateOutsideTheRepository(t *testing.T) {
 		assert.NoDirExists(t, filepath.Join(d, ".git"), "a .git above the workspace %s", ws)
 	}
 	assert.NoDirExists(t, filepath.Join(dir, ".statgraph"))
-	assert.Equal(t, "M tasks.json", git(t, dir, "status", "--porcelain", "--ignored"), "only the tasks file changed in the repository")
+	assert.Equal(t, "M tasks.json", gittest.Git(t, dir, "status", "--porcelain", "--ignored"), "only the tasks file changed in the repository")
 }
 
 // TestSymlinkedStateRefused: a repository that commits .statgraph as a
@@ -90,7 +92,7 @@ func TestSymlinkedStateRefused(t *testing.T) {
 		target := t.TempDir()
 		dir := newRepo(t, map[string]string{"tasks.json": planTasks("alpha")})
 		require.NoError(t, os.Symlink(target, filepath.Join(dir, ".statgraph")))
-		commitAll(t, dir)
+		gittest.Commit(t, dir, "commit the link", nil)
 		checkRefused(t, dir, filepath.Join(dir, ".statgraph"), target)
 	})
 	t.Run("state directory", func(t *testing.T) {
@@ -122,7 +124,7 @@ func checkRefused(t *testing.T, dir, link, target string) {
 	entries, err := os.ReadDir(target)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing was written through the link")
-	assert.Empty(t, git(t, dir, "branch", "--list", "statgraph/*"), "no branch was published")
+	assert.Empty(t, gittest.Git(t, dir, "branch", "--list", "statgraph/*"), "no branch was published")
 }
 
 // TestRunRepublishesDoneBranches: a done task whose branch was deleted, or
@@ -137,13 +139,13 @@ func TestRunRepublishesDoneBranches(t *testing.T) {
 	plan := planOf(t, dir, "tasks.json", "")
 	r := statgraph(t, dir, "run", "-j", "1", "--keep-workspaces", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	tip1 := git(t, dir, "rev-parse", plan.Branch("1"))
-	tip2 := git(t, dir, "rev-parse", plan.Branch("2"))
+	tip1 := gittest.Git(t, dir, "rev-parse", plan.Branch("1"))
+	tip2 := gittest.Git(t, dir, "rev-parse", plan.Branch("2"))
 
-	git(t, dir, "branch", "-D", plan.Branch("1"))
+	gittest.Git(t, dir, "branch", "-D", plan.Branch("1"))
 	// An unreadable branch, as a publish killed by an older version left it.
 	ref := filepath.Join(dir, ".git", "refs", "heads", filepath.FromSlash(plan.Branch("2")))
-	git(t, dir, "pack-refs", "--all", "--prune")
+	gittest.Git(t, dir, "pack-refs", "--all", "--prune")
 	require.NoError(t, os.MkdirAll(filepath.Dir(ref), 0o755))
 	require.NoError(t, os.WriteFile(ref, []byte(strings.Repeat("ab", 20)+"\n"), 0o644))
 
@@ -151,9 +153,9 @@ func TestRunRepublishesDoneBranches(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout+r.stderr, "published it again")
 	t.Logf("second run:\n%s\n%s", r.stdout, r.stderr)
-	assert.Equal(t, tip1, git(t, dir, "rev-parse", plan.Branch("1")))
-	assert.Equal(t, tip2, git(t, dir, "rev-parse", plan.Branch("2")))
-	git(t, dir, "fsck", "--full")
+	assert.Equal(t, tip1, gittest.Git(t, dir, "rev-parse", plan.Branch("1")))
+	assert.Equal(t, tip2, gittest.Git(t, dir, "rev-parse", plan.Branch("2")))
+	gittest.Git(t, dir, "fsck", "--full")
 
 	t.Run("workspace removed", func(t *testing.T) {
 		dir := newRepo(t, map[string]string{"tasks.json": planTasks("alpha")})
@@ -161,7 +163,7 @@ func TestRunRepublishesDoneBranches(t *testing.T) {
 		r := statgraph(t, dir, "run", "-j", "1", "tasks.json")
 		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 		require.NoDirExists(t, filepath.Join(plan.WorkDir(), "1"), "a published task's workspace is removed")
-		git(t, dir, "branch", "-D", plan.Branch("1"))
+		gittest.Git(t, dir, "branch", "-D", plan.Branch("1"))
 
 		r = statgraph(t, dir, "run", "-j", "1", "tasks.json")
 		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
@@ -183,7 +185,7 @@ func TestUnpublishedTaskIsNotDone(t *testing.T) {
   "executor": {"command": ["sh", "-c", "echo alpha > which.txt"]}}]}
 `})
 	plan := planOf(t, dir, "tasks.json", "")
-	git(t, dir, "checkout", "-q", "-b", plan.Branch("1"))
+	gittest.Git(t, dir, "checkout", "-q", "-b", plan.Branch("1"))
 	r := statgraph(t, dir, "run", "tasks.json")
 	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	task := readTasks(t, filepath.Join(dir, "tasks.json"))["1"]
@@ -191,9 +193,9 @@ func TestUnpublishedTaskIsNotDone(t *testing.T) {
 	assert.Contains(t, task.StatusReason, "could not be published")
 	assert.Contains(t, task.StatusReason, "checked out")
 
-	git(t, dir, "checkout", "-q", "-")
+	gittest.Git(t, dir, "checkout", "-q", "-")
 	r = statgraph(t, dir, "resume", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Equal(t, "done", readTasks(t, filepath.Join(dir, "tasks.json"))["1"].Status)
-	assert.Equal(t, "alpha", git(t, dir, "show", plan.Branch("1")+":which.txt"))
+	assert.Equal(t, "alpha", gittest.Git(t, dir, "show", plan.Branch("1")+":which.txt"))
 }

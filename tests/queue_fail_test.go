@@ -19,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 const failLease = "15s"
@@ -115,7 +117,7 @@ func TestQueueWorkersKilledMidUnitAndMidPublish(t *testing.T) {
 	// from) is still its dependency's branch, as in the workspace it began
 	// in; it was the executor's commit.
 	plan := planOf(t, s.repo, "tasks.json", "")
-	dep := git(t, s.remote, "rev-parse", plan.Branch("2"))
+	dep := gittest.Git(t, s.remote, "rev-parse", plan.Branch("2"))
 	var bases []string
 	for _, l := range effectLines(t, s.log) {
 		if b, ok := strings.CutPrefix(l, "base_4_"); ok {
@@ -245,7 +247,7 @@ func TestQueueStalledWorkerIsRefused(t *testing.T) {
 
 	plan := planOf(t, s.repo, "tasks.json", "")
 	branch := plan.Branch("2")
-	before := git(t, s.remote, "rev-parse", branch)
+	before := gittest.Git(t, s.remote, "rev-parse", branch)
 	// Let the stalled push go on, then the worker.
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 	require.NoError(t, stalled.cmd.Process.Signal(syscall.SIGCONT))
@@ -260,7 +262,7 @@ func TestQueueStalledWorkerIsRefused(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, refused, "the stalled worker's late result is refused")
-	require.Equal(t, before, git(t, s.remote, "rev-parse", branch), "the rescued run's branch stands")
+	require.Equal(t, before, gittest.Git(t, s.remote, "rev-parse", branch), "the rescued run's branch stands")
 	var winner string
 	require.NoError(t, conn.QueryRow(context.Background(), `SELECT result->>'worker' FROM statgraph_units WHERE unit = '2'`).Scan(&winner))
 	require.NotEqual(t, stalled.id, winner)

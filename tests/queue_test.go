@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/statgraph/statgraph/internal/gittest"
 	"github.com/statgraph/statgraph/internal/pgtest"
 	"github.com/stretchr/testify/require"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -47,7 +48,7 @@ func newQueueSetupIn(t *testing.T, ts []effectTask, db string) queueSetup {
 	log := filepath.Join(t.TempDir(), "effects.log")
 	repo := newRepo(t, map[string]string{"tasks.json": effectsTasksJSON(t, log, ts), "README": "base\n"})
 	remote := filepath.Join(t.TempDir(), "remote.git")
-	git(t, "", "clone", "-q", "--bare", repo, remote)
+	gittest.Git(t, "", "clone", "-q", "--bare", repo, remote)
 	return queueSetup{repo: repo, remote: remote, log: log, db: db}
 }
 
@@ -116,16 +117,16 @@ func (s queueSetup) checkFinal(t *testing.T, n int) {
 		require.Equal(t, "done", got[fmt.Sprint(i)].Status, "task %d: %+v", i, got[fmt.Sprint(i)])
 	}
 	plan := planOf(t, s.repo, "tasks.json", "")
-	branches := strings.Fields(git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph/"))
+	branches := strings.Fields(gittest.Git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph/"))
 	require.Len(t, branches, n)
 	// Each unit's work in progress is deleted once its branch is there.
-	require.Empty(t, git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph-wip/"),
+	require.Empty(t, gittest.Git(t, s.remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph-wip/"),
 		"work-in-progress branches left on the remote")
 	// The workers' in-process pushes left the remote as git's would.
-	require.Empty(t, git(t, s.remote, "fsck", "--strict", "--no-progress", "--no-dangling"), "git fsck on the remote")
+	require.Empty(t, gittest.Git(t, s.remote, "fsck", "--strict", "--no-progress", "--no-dangling"), "git fsck on the remote")
 	for i := 1; i <= n; i++ {
 		b := plan.Branch(fmt.Sprint(i))
-		require.Equal(t, "attempt 1", git(t, s.remote, "show", b+":work-"+fmt.Sprint(i)+".txt"))
+		require.Equal(t, "attempt 1", gittest.Git(t, s.remote, "show", b+":work-"+fmt.Sprint(i)+".txt"))
 	}
 	conn, err := pgx.Connect(context.Background(), s.db)
 	require.NoError(t, err)
@@ -172,8 +173,8 @@ func TestQueueThreeWorkersRunAPlan(t *testing.T) {
 	}
 	// Stacked: unit 5 starts from unit 2's branch, which starts from 1's.
 	plan := planOf(t, s.repo, "tasks.json", "")
-	git(t, s.remote, "merge-base", "--is-ancestor", plan.Branch("2"), plan.Branch("5"))
-	git(t, s.remote, "merge-base", "--is-ancestor", plan.Branch("1"), plan.Branch("2"))
+	gittest.Git(t, s.remote, "merge-base", "--is-ancestor", plan.Branch("2"), plan.Branch("5"))
+	gittest.Git(t, s.remote, "merge-base", "--is-ancestor", plan.Branch("1"), plan.Branch("2"))
 	require.Contains(t, r.stdout, "50 done")
 }
 
@@ -303,7 +304,7 @@ func TestQueueStatusAndHistoryReadTheWorkersCheckpoints(t *testing.T) {
 	require.Len(t, hist.Attempts, 1)
 	require.True(t, hist.Attempts[0].Passed)
 	plan := planOf(t, s.repo, "tasks.json", "")
-	require.Equal(t, git(t, s.remote, "rev-parse", plan.Branch("2")), hist.Attempts[0].Commit,
+	require.Equal(t, gittest.Git(t, s.remote, "rev-parse", plan.Branch("2")), hist.Attempts[0].Commit,
 		"the attempt's commit is the one published on the remote")
 
 	// serve and mcp read the same plan through control, as status and
@@ -409,13 +410,13 @@ func TestQueueCleanDeletesWorkInProgressBranches(t *testing.T) {
 	wip := func(id string) string { return "statgraph-wip/" + plan.Key + "/" + id }
 	// Work in progress a worker that died after publishing left behind
 	// (unit 1), and one whose unit's published branch is gone (unit 3).
-	git(t, s.remote, "update-ref", "refs/heads/"+wip("1"), git(t, s.remote, "rev-parse", plan.Branch("1")))
-	git(t, s.remote, "update-ref", "refs/heads/"+wip("3"), git(t, s.remote, "rev-parse", plan.Branch("3")))
-	git(t, s.remote, "update-ref", "-d", "refs/heads/"+plan.Branch("3"))
-	if !strings.Contains(git(t, s.remote, "for-each-ref", "refs/heads/statgraph-wip/"), wip("2")) {
+	gittest.Git(t, s.remote, "update-ref", "refs/heads/"+wip("1"), gittest.Git(t, s.remote, "rev-parse", plan.Branch("1")))
+	gittest.Git(t, s.remote, "update-ref", "refs/heads/"+wip("3"), gittest.Git(t, s.remote, "rev-parse", plan.Branch("3")))
+	gittest.Git(t, s.remote, "update-ref", "-d", "refs/heads/"+plan.Branch("3"))
+	if !strings.Contains(gittest.Git(t, s.remote, "for-each-ref", "refs/heads/statgraph-wip/"), wip("2")) {
 		// The failed unit published no branch, so its work in progress stays
 		// until clean; make sure the case is there either way.
-		git(t, s.remote, "update-ref", "refs/heads/"+wip("2"), git(t, s.remote, "rev-parse", plan.Branch("1")))
+		gittest.Git(t, s.remote, "update-ref", "refs/heads/"+wip("2"), gittest.Git(t, s.remote, "rev-parse", plan.Branch("1")))
 	}
 
 	require.Positive(t, queueCheckpointCount(t, s.db, plan.Key), "the workers' checkpoints are in Postgres")
@@ -432,7 +433,7 @@ func TestQueueCleanDeletesWorkInProgressBranches(t *testing.T) {
 	// store's before, which a queue run leaves empty).
 	require.Contains(t, c.stdout, "deleted the checkpoints of 3 finished task(s) in ")
 	require.Zero(t, queueCheckpointCount(t, s.db, plan.Key), "checkpoints of the plan left in Postgres")
-	require.Equal(t, "refs/heads/"+wip("3"), git(t, s.remote, "for-each-ref", "--format=%(refname)", "refs/heads/statgraph-wip/"),
+	require.Equal(t, "refs/heads/"+wip("3"), gittest.Git(t, s.remote, "for-each-ref", "--format=%(refname)", "refs/heads/statgraph-wip/"),
 		"only the done unit whose published branch is missing keeps its work in progress")
 }
 
@@ -470,7 +471,7 @@ func TestQueueTwoRepositoriesShareAQueue(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal([]byte(h.stdout), &hist), h.stdout)
 			require.Len(t, hist.Attempts, 1, "%s repository, unit %s: its own checkpoints only", name, id)
-			require.Equal(t, git(t, s.remote, "rev-parse", plan.Branch(id)), hist.Attempts[0].Commit,
+			require.Equal(t, gittest.Git(t, s.remote, "rev-parse", plan.Branch(id)), hist.Attempts[0].Commit,
 				"%s repository, unit %s: the attempt in its history is the one published on its remote", name, id)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // TestQuickstart runs examples/quickstart end to end, as `make demo` does,
@@ -55,12 +57,12 @@ func TestQuickstart(t *testing.T) {
 
 	t.Run("branches", func(t *testing.T) {
 		plan := planOf(t, dir, "tasks.json", "")
-		branches := git(t, dir, "branch", "--list", "statgraph/*", "--format=%(refname:short)")
+		branches := gittest.Git(t, dir, "branch", "--list", "statgraph/*", "--format=%(refname:short)")
 		assert.ElementsMatch(t, []string{plan.Branch("1"), plan.Branch("2")}, strings.Fields(branches))
 		assert.Regexp(t, `^statgraph/tasks-[0-9a-f]{6}/1$`, plan.Branch("1"), "short, readable branch names")
-		assert.Contains(t, git(t, dir, "show", plan.Branch("1")+":calc/calc.go"), "return a + b", "the branch of task 1 carries the fix")
-		assert.Contains(t, git(t, dir, "show", "main:calc/calc.go"), "return a - b", "the checked-out branch is untouched")
-		assert.Equal(t, "main", git(t, dir, "rev-parse", "--abbrev-ref", "HEAD"))
+		assert.Contains(t, gittest.Git(t, dir, "show", plan.Branch("1")+":calc/calc.go"), "return a + b", "the branch of task 1 carries the fix")
+		assert.Contains(t, gittest.Git(t, dir, "show", "main:calc/calc.go"), "return a - b", "the checked-out branch is untouched")
+		assert.Equal(t, "main", gittest.Git(t, dir, "rev-parse", "--abbrev-ref", "HEAD"))
 	})
 
 	t.Run("summary", func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // qwenBin finds the qwen-code CLI that .ci/run installs (npm, with a Node
@@ -96,7 +97,7 @@ func TestQwenEndToEnd(t *testing.T) {
 	assert.Equal(t, "done", task.Status)
 	assert.Equal(t, 1, task.RetryCount)
 	plan := planOf(t, dir, "tasks.json", "")
-	assert.Equal(t, "hello from qwen", git(t, dir, "show", plan.Branch("1")+":hello.txt"))
+	assert.Equal(t, "hello from qwen", gittest.Git(t, dir, "show", plan.Branch("1")+":hello.txt"))
 	assert.Equal(t, before, treeOf(t, userHome), "qwen wrote nothing into the user's HOME")
 	homes, _ := os.ReadDir(plan.HomeDir("1"))
 	assert.Empty(t, homes, "qwen's private HOME (a copy of the user's ~/.qwen) is removed after the attempt")

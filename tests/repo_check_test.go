@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // statgraph run refuses a directory that is not a git repository, or a
@@ -25,7 +27,7 @@ func TestRunNeedsARepositoryWithACommit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if tc.init {
-				git(t, dir, "init", "-q")
+				gittest.Git(t, dir, "init", "-q")
 			}
 			path := filepath.Join(dir, "tasks.json")
 			require.NoError(t, os.WriteFile(path, tasksJSON, 0o644))

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // hostileTest is a test as a hostile model would write it. It looks for the
@@ -59,8 +61,8 @@ func hostileRepo(t *testing.T, wait bool) (repo, marker, planted string) {
 	// The test command names the repository, whose path newRepo chose.
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "tasks.json"), fmt.Appendf(nil, `{"tasks": [{"id": 1, "title": "hostile", "max_retries": 1,
   "executor": {"command": ["true"]}, "test_cmd": ["sh", "hostile.sh", %q, %q, %q]}]}`+"\n", marker, repo, arg), 0o644))
-	git(t, repo, "add", "tasks.json")
-	git(t, repo, "commit", "-q", "-m", "tasks")
+	gittest.Git(t, repo, "add", "tasks.json")
+	gittest.Git(t, repo, "commit", "-q", "-m", "tasks")
 	return repo, marker, planted
 }
 
@@ -169,7 +171,7 @@ func TestSandboxedRun(t *testing.T) {
 			assert.NoFileExists(t, hooks, "hook planted in the user's repository")
 			assert.NoFileExists(t, filepath.Join(repo, "planted.txt"), "file written in the user's repository")
 			assert.NoFileExists(t, planted, "file written in $HOME")
-			assert.Empty(t, git(t, repo, "status", "--porcelain", "--", ".", ":!tasks.json"), "the user's working tree is unchanged but for tasks.json")
+			assert.Empty(t, gittest.Git(t, repo, "status", "--porcelain", "--", ".", ":!tasks.json"), "the user's working tree is unchanged but for tasks.json")
 			assert.Empty(t, left, "background children survived the run")
 		})
 	}

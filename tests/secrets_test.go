@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/internal/gittest"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -93,7 +94,7 @@ func TestAPIKeyReachesNothing(t *testing.T) {
 			}
 		}
 	}
-	history := git(t, dir, "log", "-p", "--all")
+	history := gittest.Git(t, dir, "log", "-p", "--all")
 	require.Contains(t, history, "STATGRAPH_LEAK_PROBE=1", "the probe read statgraph's environment and its found.txt was committed")
 	leaks("git log -p --all", []byte(history))
 	leaks("stdout", []byte(res.stdout))

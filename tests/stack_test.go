@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // stackAgent is a stand-in coding agent: statgraph runs it in the task's
@@ -50,7 +52,7 @@ func TestStackedDependency(t *testing.T) {
 	assert.Equal(t, 1, got["2"].RetryCount, "task 2 is done on its first attempt: %+v", got["2"])
 	assert.Equal(t, 1, got["3"].Subtasks[1].RetryCount, "subtask 3.2 sees 3.1's file on its first attempt")
 	plan := planOf(t, dir, "tasks.json", "")
-	files := git(t, dir, "ls-tree", "-r", "--name-only", plan.Branch("2"))
+	files := gittest.Git(t, dir, "ls-tree", "-r", "--name-only", plan.Branch("2"))
 	assert.Contains(t, files, "greet.go")
 	assert.Contains(t, files, "twice.go")
 	require.FileExists(t, plan.Store(), "the plan's state lives here, next to its workspaces")
@@ -108,11 +110,11 @@ func TestStackedMergeAndIntegrate(t *testing.T) {
 	}
 	assert.Contains(t, r.stdout, "integration check tests: passed")
 	assert.Contains(t, r.stdout, "integration published as branch integrated")
-	first := git(t, dir, "rev-parse", "integrated")
+	first := gittest.Git(t, dir, "rev-parse", "integrated")
 
 	r = statgraph(t, dir, "run", "--plain", "--integrate", "integrated", "tasks.json")
 	require.Equal(t, 0, r.code, "integrating again adds to the branch\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	assert.Equal(t, first, git(t, dir, "rev-parse", "integrated"), "nothing new: the branch stays where it was")
+	assert.Equal(t, first, gittest.Git(t, dir, "rev-parse", "integrated"), "nothing new: the branch stays where it was")
 }
 
 // TestStackedConflictResolved: tasks 1 and 2 change the same line; task 3
@@ -133,8 +135,8 @@ func TestStackedConflictResolved(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	got := readTasks(t, filepath.Join(dir, "tasks.json"))
 	assert.Equal(t, 1, got["3"].RetryCount, "resolved on the first attempt: %+v", got["3"])
-	assert.Equal(t, "from-one\nfrom-two", git(t, dir, "show", plan.Branch("3")+":shared.txt"))
-	parents := strings.Fields(git(t, dir, "log", "--format=%P", "-1", plan.Branch("3")+"~1"))
+	assert.Equal(t, "from-one\nfrom-two", gittest.Git(t, dir, "show", plan.Branch("3")+":shared.txt"))
+	parents := strings.Fields(gittest.Git(t, dir, "log", "--format=%P", "-1", plan.Branch("3")+"~1"))
 	assert.Len(t, parents, 2, "task 3's branch starts from the merge of its dependencies")
 }
 
@@ -154,7 +156,7 @@ func TestStackedConflictUnresolvedBlocks(t *testing.T) {
 	assert.Contains(t, strings.Join(got["3"].ErrorHistory, "\n"), "conflicts:")
 	assert.Equal(t, "blocked", got["4"].Status)
 	assert.Contains(t, r.stdout, "integration: task 2 ("+planOf(t, dir, "tasks.json", "").Branch("2")+") left out: conflicts in shared.txt")
-	assert.Equal(t, "from-one", git(t, dir, "show", "integrated:shared.txt"))
+	assert.Equal(t, "from-one", gittest.Git(t, dir, "show", "integrated:shared.txt"))
 }
 
 // TestSetupCmdAndCopyFiles: setup_cmd runs once in each new workspace and
@@ -247,7 +249,7 @@ func TestCleanKeepCheckpoints(t *testing.T) {
 func filesOf(t *testing.T, dir, branch string) string {
 	t.Helper()
 	var out []string
-	for _, f := range strings.Split(git(t, dir, "ls-tree", "-r", "--name-only", branch), "\n") {
+	for _, f := range strings.Split(gittest.Git(t, dir, "ls-tree", "-r", "--name-only", branch), "\n") {
 		if f != "agent.sh" && f != "tasks.json" && f != ".gitignore" {
 			out = append(out, f)
 		}
@@ -276,7 +278,7 @@ func TestIntegrationChecksSandboxed(t *testing.T) {
  "tasks": [{"id": 1, "title": "One"}]}
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tasks.json"), []byte(tasksJSON), 0o644))
-	git(t, dir, "commit", "-qam", "tasks")
+	gittest.Git(t, dir, "commit", "-qam", "tasks")
 	r := statgraph(t, dir, "run", "--plain", "--integrate", "integrated", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "integration check tests: passed")

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // TestTaskMasterFileAsItIs takes a tagged file as claude-task-master and
@@ -84,5 +86,5 @@ func TestTaskMasterFileAsItIs(t *testing.T) {
 // branches lists the statgraph branches of repo.
 func branches(t *testing.T, repo string) []string {
 	t.Helper()
-	return strings.Fields(git(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph/"))
+	return strings.Fields(gittest.Git(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/statgraph/"))
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // badIDs are task ids that cannot name a workspace directory or a branch
@@ -48,7 +50,7 @@ func TestValidateAndRunAgreeOnIDs(t *testing.T) {
 			assert.Equal(t, content, string(data), "tasks.json is unchanged")
 			assert.NoDirExists(t, filepath.Join(repo, ".statgraph"))
 			assert.NoDirExists(t, planOf(t, repo, "tasks.json", "").Dir, "no state directory was made")
-			assert.Empty(t, git(t, repo, "branch", "--list", "statgraph/*"))
+			assert.Empty(t, gittest.Git(t, repo, "branch", "--list", "statgraph/*"))
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // TestUserEditDuringRun edits tasks.json while a run works on it, as a
@@ -46,7 +49,9 @@ func TestUserEditDuringRun(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd, stdout, stderr := command(ctx, repo, "run", "--plain", "--no-sandbox", "-j", "3", "tasks.json")
+	cmd, stdout, _ := command(ctx, repo, "run", "--plain", "--no-sandbox", "-j", "3", "tasks.json")
+	var stderr lockedBuffer // read while the run writes it
+	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	waitFile("started-1")
 	waitFile("started-4")
@@ -59,7 +64,16 @@ func TestUserEditDuringRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, half, 0o644))
 	touch("go-4")
 	waitFile("verified-4")
-	time.Sleep(time.Second)
+	// The save after task 4 is due only after the saver's gap, 19 times
+	// the last save's duration (seconds on a loaded machine): its note
+	// says it happened and held off.
+	for !strings.Contains(stderr.String(), "cannot be read") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("statgraph did not report the half-written file\nstderr:\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	now, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, string(half), string(now), "statgraph wrote over a file the user is editing")
@@ -75,7 +89,7 @@ func TestUserEditDuringRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
 	touch("go-1")
 
-	r := wait(t, cmd.Wait(), stdout, stderr)
+	r := wait(t, cmd.Wait(), stdout, bytes.NewBufferString(stderr.String()))
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.FileExists(t, filepath.Join(marks, "ran-3"), "the task added mid-run ran")
 	final, err := os.ReadFile(path)
@@ -122,5 +136,5 @@ func TestUserAddedTaskStacks(t *testing.T) {
 	got := readTasks(t, path)
 	assert.Equal(t, "done", got["3"].Status, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Equal(t, 1, got["3"].RetryCount, "the added task saw task 1's work on its first attempt")
-	assert.Equal(t, "one.txt\ntasks.json\nthree.txt", strings.Join(strings.Fields(git(t, repo, "ls-tree", "-r", "--name-only", planOf(t, repo, "tasks.json", "").Branch("3"))), "\n"))
+	assert.Equal(t, "one.txt\ntasks.json\nthree.txt", strings.Join(strings.Fields(gittest.Git(t, repo, "ls-tree", "-r", "--name-only", planOf(t, repo, "tasks.json", "").Branch("3"))), "\n"))
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // TestVersionFromBuildInfo builds statgraph with go build in a git
@@ -20,7 +22,7 @@ import (
 func TestVersionFromBuildInfo(t *testing.T) {
 	t.Parallel()
 	clone := filepath.Join(t.TempDir(), "statgraph")
-	for _, f := range strings.Split(git(t, root, "ls-files", "-co", "--exclude-standard"), "\n") {
+	for _, f := range strings.Split(gittest.Git(t, root, "ls-files", "-co", "--exclude-standard"), "\n") {
 		data, err := os.ReadFile(filepath.Join(root, f))
 		if os.IsNotExist(err) {
 			continue // deleted in the working tree
@@ -29,8 +31,8 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(clone, f)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(clone, f), data, 0o644))
 	}
-	commitAll(t, clone)
-	rev := git(t, clone, "rev-parse", "HEAD")[:12]
+	gittest.Init(t, clone, nil)
+	rev := gittest.Git(t, clone, "rev-parse", "HEAD")[:12]
 	require.NoError(t, os.WriteFile(filepath.Join(clone, "NOTES.txt"), []byte("not committed\n"), 0o644))
 
 	exe := filepath.Join(t.TempDir(), "statgraph")

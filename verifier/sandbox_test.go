@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // requireSandbox fails (not skips) the test when bubblewrap cannot run: the
@@ -23,33 +25,18 @@ func requireSandbox(t testing.TB) {
 	require.NoError(t, SandboxAvailable(), "the sandbox tests need bubblewrap (apt-get install bubblewrap)")
 }
 
-// gitRun runs git in dir with a fixed identity.
-func gitRun(t testing.TB, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v in %s: %s", args, dir, out)
-}
-
 // userRepo makes a user's repository with statgraph's layout inside it: the
 // state directory <repo>/.statgraph with a run store, and a task's
 // workspace cloned at <repo>/.statgraph/work/1. It returns the repository,
 // the workspace and the sandbox statgraph gives a check of that task.
 func userRepo(t testing.TB) (repo, ws string, sb *Sandbox) {
 	t.Helper()
-	repo = t.TempDir()
-	gitRun(t, repo, "init", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "README"), []byte("user's repo\n"), 0o644))
-	gitRun(t, repo, "add", "-A")
-	gitRun(t, repo, "commit", "-q", "-m", "init")
+	repo = gittest.Repo(t, map[string]string{"README": "user's repo\n"})
 	state := filepath.Join(repo, ".statgraph")
 	require.NoError(t, os.MkdirAll(filepath.Join(state, "work"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(state, "runs.db"), []byte("run store\n"), 0o644))
 	ws = filepath.Join(state, "work", "1")
-	gitRun(t, repo, "clone", "-q", repo, ws)
+	gittest.Git(t, repo, "clone", "-q", repo, ws)
 	return repo, ws, &Sandbox{
 		Workspace: ws,
 		ReadOnly:  []string{repo, filepath.Join(ws, ".git")},

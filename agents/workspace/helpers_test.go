@@ -4,12 +4,12 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // TestMain points StateRoot at a temporary directory, so that workspaces
@@ -36,15 +36,11 @@ func testGitEnv(home string) []string {
 	)
 }
 
-// gitRun runs git in dir and returns its trimmed output, failing the test on error.
+// gitRun runs git in dir and returns its trimmed output, failing the test
+// on error: gittest.Git, under the name this package's tests use.
 func gitRun(tb testing.TB, dir string, args ...string) string {
 	tb.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = testGitEnv(tb.TempDir())
-	out, err := cmd.CombinedOutput()
-	require.NoError(tb, err, "git %s: %s", strings.Join(args, " "), out)
-	return strings.TrimSpace(string(out))
+	return gittest.Git(tb, dir, args...)
 }
 
 // writeFiles writes name -> content under dir, creating directories.
@@ -61,12 +57,7 @@ func writeFiles(tb testing.TB, dir string, files map[string]string) {
 // dir/b.txt.
 func newSource(tb testing.TB) string {
 	tb.Helper()
-	dir := tb.TempDir()
-	gitRun(tb, dir, "init", "-q", "-b", "main")
-	writeFiles(tb, dir, map[string]string{"a.txt": "alpha\n", "dir/b.txt": "beta\n"})
-	gitRun(tb, dir, "add", "-A")
-	gitRun(tb, dir, "commit", "-q", "-m", "initial")
-	return dir
+	return gittest.Repo(tb, map[string]string{"a.txt": "alpha\n", "dir/b.txt": "beta\n"})
 }
 
 // prepare calls Prepare and closes the workspace when the test ends.

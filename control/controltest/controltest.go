@@ -4,18 +4,16 @@
 package controltest
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 // AskPlan is a plan whose task 1 (the LLM executor, on_exhausted "ask",
@@ -90,24 +88,6 @@ func (m *Model) Config() llm.Config {
 func NewPlan(t testing.TB, tasksJSON string) string {
 	t.Helper()
 	t.Setenv("STATGRAPH_HOME", t.TempDir())
-	dir := t.TempDir()
-	GitRepo(t, dir, map[string]string{"tasks.json": tasksJSON, "README": "x\n"})
+	dir := gittest.Repo(t, map[string]string{"tasks.json": tasksJSON, "README": "x\n"})
 	return filepath.Join(dir, "tasks.json")
-}
-
-// GitRepo makes a repository in dir with one commit of files.
-func GitRepo(t testing.TB, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "git %v: %s", args, out)
-	}
 }

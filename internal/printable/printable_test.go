@@ -4,8 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/statgraph/statgraph/internal/gittest"
 )
 
 func TestString(t *testing.T) {
@@ -49,23 +50,13 @@ func TestGitPathMatchesGit(t *testing.T) {
 	}
 	names := []string{"plain.txt", "ctl\x01name", "esc\x1b]52;c;aGk=\x07", "del\x7f", "tab\there", "new\nline", `quote"back\slash`, "Grüße", "sp ace"}
 	dir := t.TempDir()
-	run := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	run("init", "-q")
+	gittest.Git(t, dir, "init", "-q")
 	for _, n := range names {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("x\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		run("add", "--", n)
-		got := strings.TrimSuffix(run("ls-files", "--", n), "\n")
+		gittest.Git(t, dir, "add", "--", n)
+		got := gittest.Git(t, dir, "ls-files", "--", n)
 		if want := GitPath(n); got != want {
 			t.Errorf("GitPath(%q) = %s, git prints %s", n, want, got)
 		}
