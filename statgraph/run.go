@@ -215,6 +215,9 @@ func (r *run[S]) begin(input S) error {
 	if err := r.route(&r.g.start); err != nil {
 		return err
 	}
+	if len(r.next) > 1 {
+		slices.Sort(r.next) // node-name order, as after every step
+	}
 	r.frontier, r.next = r.next, r.frontier[:0]
 	if q := r.tq; q != nil {
 		q.sends, q.nextSends = q.nextSends, nil
