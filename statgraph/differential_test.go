@@ -19,8 +19,9 @@ import (
 // that pause with Interrupt and are resumed, checkpoints, the step limit,
 // durability modes and the updates stream. refRun interprets a generated
 // graph sequentially; realRun builds it with the package and runs it with
-// Stream. The differential test and fuzz target (differential_fuzz_test.go)
-// compare the two.
+// Stream, optionally with one of its store's writes failing and the run
+// continued afterwards. The differential test and fuzz target
+// (differential_fuzz_test.go) compare the two.
 
 // fzState is the state of generated graphs: a log every task appends one
 // entry to (naming its node and what it saw, so that the input each task
@@ -297,7 +298,7 @@ func refRun(g *genGraph) outcome {
 }
 
 // build compiles g with the package; an error means Compile refused it.
-func (g *genGraph) build(runs *sync.Map) (*statgraph.Graph[fzState], error) {
+func (g *genGraph) build(runs *sync.Map, cp statgraph.Checkpointer) (*statgraph.Graph[fzState], error) {
 	b := statgraph.New[fzState]().SetReducer(fzReduce)
 	count := func(name string) {
 		v, _ := runs.LoadOrStore(name, new(int64))
@@ -343,20 +344,59 @@ func (g *genGraph) build(runs *sync.Map) (*statgraph.Graph[fzState], error) {
 			}, g.names(g.fans[s])...)
 		}
 	}
-	return b.Compile(statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)))
+	return b.Compile(statgraph.WithCheckpointer(cp))
 }
 
 // mu guards the run counters of realRun's nodes.
 var mu sync.Mutex
 
+// errCrash is the failure crashingCP injects.
+var errCrash = errors.New("injected checkpoint write failure")
+
+// crashingCP is a store whose failAt-th write (Put or PutWrites, from 1)
+// fails, as a process killed at that point would leave the thread; 0 fails
+// none. writes counts the writes tried.
+type crashingCP struct {
+	statgraph.Checkpointer
+	mu             sync.Mutex // guards writes
+	writes, failAt int
+}
+
+func (c *crashingCP) write() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes++
+	if c.writes == c.failAt {
+		return errCrash
+	}
+	return nil
+}
+
+func (c *crashingCP) Put(ctx context.Context, cp *statgraph.Checkpoint) error {
+	if err := c.write(); err != nil {
+		return err
+	}
+	return c.Checkpointer.Put(ctx, cp)
+}
+
+func (c *crashingCP) PutWrites(ctx context.Context, thread string, id int64, ws []statgraph.PendingWrite) error {
+	if err := c.write(); err != nil {
+		return err
+	}
+	return c.Checkpointer.PutWrites(ctx, thread, id, ws)
+}
+
 // realRun runs g with the package, resuming each pause with fzAnswer for
 // every pending interrupt, and reports what it showed. ok is false when
-// Compile refused the graph.
-func realRun(g *genGraph) (o outcome, ok bool) {
+// Compile refused the graph. The store's failAt-th write fails (0: none);
+// the run is then continued as a restarted process would: the thread from
+// its checkpoint with no input, or from the start when it has none.
+func realRun(g *genGraph, failAt int) (o outcome, cp *crashingCP, ok bool) {
 	runs := &sync.Map{}
-	cg, err := g.build(runs)
+	cp = &crashingCP{Checkpointer: statgraph.NewMemoryCheckpointer(false), failAt: failAt}
+	cg, err := g.build(runs, cp)
 	if err != nil {
-		return outcome{}, false
+		return outcome{}, nil, false
 	}
 	ctx := context.Background()
 	kinds := []statgraph.EventKind{statgraph.EventStepStart, statgraph.EventUpdate, statgraph.EventRunEnd}
@@ -365,6 +405,7 @@ func realRun(g *genGraph) (o outcome, ok bool) {
 	}
 	opts := []statgraph.RunOption{statgraph.WithThread("fz"), statgraph.WithStepLimit(g.limit), statgraph.WithDurability(g.durability), statgraph.WithEvents(kinds...)}
 	var resume statgraph.ResumeMap
+	input := fzInput
 	for range 100 {
 		runOpts := opts
 		if resume != nil {
@@ -372,7 +413,7 @@ func realRun(g *genGraph) (o outcome, ok bool) {
 		}
 		var end error
 		updates := 0
-		for ev, err := range cg.Stream(ctx, fzInput, runOpts...) {
+		for ev, err := range cg.Stream(ctx, input, runOpts...) {
 			switch ev.Kind {
 			case statgraph.EventStepStart:
 				o.trace = append(o.trace, fmt.Sprintf("step %d %v", ev.Step, ev.Nodes))
@@ -394,7 +435,28 @@ func realRun(g *genGraph) (o outcome, ok bool) {
 		var paused interface {
 			Interrupts() []statgraph.Interruption
 		}
-		if !errors.As(end, &paused) {
+		var pending []statgraph.Interruption
+		switch {
+		case errors.Is(end, errCrash):
+			o.trace = append(o.trace, "crash")
+			resume, input = nil, fzState{}
+			if _, err := cg.State(ctx, "fz"); errors.Is(err, statgraph.ErrNoCheckpoint) {
+				input = fzInput
+			}
+			continue
+		case errors.As(end, &paused):
+			pending = paused.Interrupts()
+		case errors.Is(end, statgraph.ErrInterrupted):
+			// Continued without WithResume after a crash: the thread
+			// still waits at its interrupts.
+			snap, err := cg.State(ctx, "fz")
+			if err != nil {
+				o.err = err.Error()
+				break
+			}
+			pending = snap.Interrupts
+		}
+		if pending == nil {
 			switch {
 			case end == nil:
 			case errors.Is(end, statgraph.ErrStepLimit):
@@ -406,7 +468,7 @@ func realRun(g *genGraph) (o outcome, ok bool) {
 		}
 		resume = statgraph.ResumeMap{}
 		var ids []string
-		for _, in := range paused.Interrupts() {
+		for _, in := range pending {
 			ids = append(ids, in.ID)
 			resume[in.ID] = fzAnswer
 		}
@@ -422,11 +484,11 @@ func realRun(g *genGraph) (o outcome, ok bool) {
 	snap, err := cg.State(ctx, "fz")
 	if err != nil {
 		o.err += "; State: " + err.Error()
-		return o, true
+		return o, cp, true
 	}
 	o.counters = snap.Counters
 	if o.err == "" && !slices.Equal(snap.State.Log, o.state.Log) {
 		o.err = fmt.Sprintf("State's log %v differs from the run's", snap.State.Log)
 	}
-	return o, true
+	return o, cp, true
 }
