@@ -186,7 +186,7 @@ type nodeConfig struct {
 	retry    []RetryPolicy // WithRetry, in the order given
 	timeout  time.Duration
 	fallback string        // WithFallback
-	sub      drawable      // the child graph of a subgraph node (AddSubgraph)
+	sub      childGraph    // the child graph of a subgraph node (AddSubgraph)
 	cacheTTL time.Duration // WithCache
 	cacheKey any           // WithCache: a func(S) string, checked by checkCache; nil without WithCache
 	gotos    []string      // declared destinations (WithDestinations, AddCommandNode)

@@ -24,19 +24,20 @@ const (
 // Graph is a compiled graph. It is immutable and safe for concurrent use:
 // any number of goroutines may Invoke or Stream it at once.
 type Graph[S any] struct {
-	nodes   []*node[S] // sorted by name; a node's index is its position
-	byName  map[string]int
-	start   node[S] // the virtual Start node: only its edges are used
-	reducer func(cur, update S) S
-	codec   Codec[S]
-	delta   deltaCodec[S] // codec as a deltaCodec, or nil
-	cfg     compileConfig
-	before  []bool // per node: interrupt before it runs
-	after   []bool // per node: interrupt after it ran
-	trace   io.Writer
-	single  [][]string // per node: []string{name}, shared by checkpoints
-	defers  bool       // some node has WithDefer (defer.go)
-	joins   []join     // waiting joins (AddJoin)
+	nodes        []*node[S] // sorted by name; a node's index is its position
+	byName       map[string]int
+	start        node[S] // the virtual Start node: only its edges are used
+	reducer      func(cur, update S) S
+	codec        Codec[S]
+	delta        deltaCodec[S] // codec as a deltaCodec, or nil
+	cfg          compileConfig
+	before       []bool // per node: interrupt before it runs
+	after        []bool // per node: interrupt after it ran
+	trace        io.Writer
+	single       [][]string // per node: []string{name}, shared by checkpoints
+	defers       bool       // some node has WithDefer (defer.go)
+	hasSubgraphs bool       // some node is a subgraph (AddSubgraph)
+	joins        []join     // waiting joins (AddJoin)
 }
 
 type node[S any] struct {
@@ -51,7 +52,7 @@ type node[S any] struct {
 	fan      *fanOut[S] // AddSends
 	cmd      *commandTo // AddCommandNode
 	fallback *int       // WithFallback: the handler's index
-	sub      drawable   // the child graph of a subgraph node
+	sub      childGraph // the child graph of a subgraph node
 	deferred bool       // WithDefer
 }
 
@@ -141,6 +142,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		ns := b.nodes[name]
 		g.nodes[i] = &node[S]{name: name, idx: i, fn: ns.fn, retry: slices.Clone(ns.cfg.retry), timeout: ns.cfg.timeout, sub: ns.cfg.sub, deferred: ns.cfg.deferred}
 		g.defers = g.defers || ns.cfg.deferred
+		g.hasSubgraphs = g.hasSubgraphs || ns.cfg.sub != nil
 		if ns.cfg.cacheTTL > 0 {
 			g.nodes[i].fn = cached(ns, b.codec)
 		}

@@ -80,9 +80,9 @@
 // PostgreSQL database that several processes share. All three pass one
 // conformance suite, checkpoint/checkpointtest, which a new store can run.
 //
-// Interrupt pauses a run from inside a node and WithResume continues it with a
-// value; WithInterruptBefore and WithInterruptAfter pause around nodes.
-// History lists a thread's snapshots, FromCheckpoint replays from any of
+// Interrupt pauses a run from inside a node and Resume (or WithResume on
+// Stream) continues it with a value; WithInterruptBefore and
+// WithInterruptAfter pause around nodes. History lists a thread's snapshots, FromCheckpoint replays from any of
 // them, and UpdateState (with FromCheckpoint, at any of them) forks a thread
 // with an edited state. WithDurability chooses when checkpoints are
 // written: before the next step (sync), while it runs (async), or only when

@@ -117,7 +117,7 @@ func ExampleInterrupt() {
 	ctx := context.Background()
 	_, err := g.Invoke(ctx, Doc{Text: "v1"}, statgraph.WithThread("doc-1"))
 	fmt.Println(err)
-	out, err := g.Invoke(ctx, Doc{}, statgraph.WithThread("doc-1"), statgraph.WithResume("yes"))
+	out, err := g.Resume(ctx, "yes", statgraph.WithThread("doc-1"))
 	fmt.Println(out.Approval, err)
 	// Output:
 	// statgraph: thread "doc-1" paused at review:1:0; continue it with WithResume(value)

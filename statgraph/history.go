@@ -10,6 +10,7 @@ import (
 
 // Snapshot is a thread's state at one checkpoint.
 type Snapshot[S any] struct {
+	Thread       string // the thread the checkpoint belongs to
 	CheckpointID int64
 	Parent       int64
 	Step         int
@@ -19,6 +20,17 @@ type Snapshot[S any] struct {
 	Next         []string // nodes that run next; empty when the run finished
 	Interrupts   []Interruption
 	Counters     map[string]int // executions per node so far on the thread, its earlier runs and other branches included
+	// Subgraphs holds, in a snapshot returned by State, the latest
+	// snapshot of each subgraph node's child run (LangGraph's
+	// get_state(subgraphs=True)): for a node in Next, of the run it
+	// stopped or paused inside; for another node, of its last run. Its
+	// key is the node's name, or "<node>[j]" for the node's j-th further
+	// Send task in Next (as in interrupt IDs); its State holds the child's
+	// state, of the child graph's type, and its Thread the child's thread,
+	// which the child graph compiled WithCheckpointer on the same store
+	// reads with History. It is nil when no child run has a checkpoint,
+	// and in the snapshots History returns.
+	Subgraphs map[string]Snapshot[any]
 }
 
 // State returns the latest snapshot of thread. It reads the latest
@@ -27,15 +39,7 @@ type Snapshot[S any] struct {
 // ErrNoCheckpoint when the thread has none, and ErrCorruptCheckpoint when
 // they do not decode. Safe for concurrent use, also with runs of the thread.
 func (g *Graph[S]) State(ctx context.Context, thread string) (Snapshot[S], error) {
-	cp, err := g.checkpointer().Get(ctx, thread, 0)
-	if err != nil {
-		return Snapshot[S]{}, err
-	}
-	chain, err := readChain(ctx, g.checkpointer(), cp)
-	if err != nil {
-		return Snapshot[S]{}, err
-	}
-	return g.snapshot(ctx, chain, cp)
+	return g.latest(ctx, g.checkpointer(), thread)
 }
 
 // History returns the snapshots of thread, newest first: those of the
@@ -179,7 +183,7 @@ func (g *Graph[S]) nextSnapshot(ctx context.Context, store Checkpointer, cp *Che
 // snapshotOf is the snapshot of cp with state, without counters.
 func (g *Graph[S]) snapshotOf(cp *Checkpoint, state S) Snapshot[S] {
 	s := Snapshot[S]{
-		CheckpointID: cp.ID, Parent: cp.Parent, Step: cp.Step, Source: cp.Source, Created: cp.Created,
+		Thread: cp.Thread, CheckpointID: cp.ID, Parent: cp.Parent, Step: cp.Step, Source: cp.Source, Created: cp.Created,
 		State: state, Next: cp.Next,
 	}
 	for _, in := range cp.Interrupts {

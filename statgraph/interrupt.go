@@ -47,6 +47,19 @@ func (e *interruptedError) Error() string {
 
 func (e *interruptedError) Unwrap() error { return ErrInterrupted }
 
+// Resume continues the thread named by WithThread among opts, which must be
+// paused at an interrupt, giving value to it (LangGraph's
+// invoke(Command(resume=value))): it is Invoke with WithResume(value) and
+// no input, the run going on from the thread's checkpoint. With several
+// interrupts pending, value must be a ResumeMap naming each one answered by
+// ID. It returns what Invoke returns; a thread that is not paused is an
+// error ("statgraph: thread is not interrupted"). To stream a resumed run,
+// pass WithResume to Stream.
+func (g *Graph[S]) Resume(ctx context.Context, value any, opts ...RunOption) (S, error) {
+	var zero S
+	return g.Invoke(ctx, zero, append(opts, WithResume(value))...)
+}
+
 // ResumeMap answers several pending interrupts at once, by interrupt ID.
 type ResumeMap map[string]any
 

@@ -17,8 +17,8 @@ import (
 // followed from every node that ran, and the nodes they lead to form the
 // next step (a node reached from several nodes runs once).
 //
-// WithResume, WithSource and WithResult continue a paused thread, take the
-// input from a function and report the run's result.
+// WithResume and WithResult continue a paused thread (Resume does it
+// without an input) and report the run's result.
 //
 // Invoke returns the context's error (wrapped) soon after ctx is done, a
 // *NodeError when a node fails, ErrStepLimit when the run is too long, and
@@ -42,12 +42,7 @@ func (r *run[S]) invoke(ctx context.Context, input S) (S, error) {
 	if c.result != nil && !ok {
 		return zero, r.refuse(fmt.Errorf("statgraph: WithResult was given a %T, but the graph's state is %T: pass a *statgraph.Result[%[2]T]", c.result, zero))
 	}
-	if c.source != nil {
-		if _, ok = c.source.(func(context.Context) (S, error)); !ok {
-			return zero, r.refuse(fmt.Errorf("statgraph: WithSource was given a %T, but the graph's state is %T: pass a func(context.Context) (%[2]T, error)", c.source, zero))
-		}
-	}
-	if c.resume != nil || c.source != nil {
+	if c.resume != nil {
 		input = zero
 	}
 	s, err := r.start(ctx, input, c.resume)
@@ -121,15 +116,6 @@ func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
 	return r
 }
 
-// source is the run's WithSource function, or nil. Its type was checked
-// when the run started (invoke).
-func (r *run[S]) source() func(context.Context) (S, error) {
-	if r.cfg.call == nil || r.cfg.call.source == nil {
-		return nil
-	}
-	return r.cfg.call.source.(func(context.Context) (S, error))
-}
-
 // refuse reports err, which stopped the run before it started, as the
 // run's end.
 func (r *run[S]) refuse(err error) error {
@@ -182,7 +168,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 		if r.cfg.thread != "" || r.cfg.from != 0 || resume != nil {
 			return fmt.Errorf("%w: WithThread, FromCheckpoint and WithResume need a graph compiled WithCheckpointer", errNoCheckpointer)
 		}
-		if err := r.begin(ctx, input); err != nil {
+		if err := r.begin(input); err != nil {
 			return err
 		}
 		r.emitStart()
@@ -198,7 +184,7 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 	}
 	switch {
 	case !continued:
-		if err := r.begin(ctx, input); err != nil {
+		if err := r.begin(input); err != nil {
 			return err
 		}
 		var ints []Interruption
@@ -220,21 +206,17 @@ func (r *run[S]) open(ctx context.Context, input S, resume *resumeArg) error {
 	return nil
 }
 
-// begin sets the state of a new run, from input or from the run's source,
-// and the first frontier.
-func (r *run[S]) begin(ctx context.Context, input S) error {
-	if source := r.source(); source != nil {
-		var err error
-		if input, err = source(ctx); err != nil {
-			return fmt.Errorf("statgraph: source of the run's input: %w", err)
-		}
-	}
+// begin sets the state of a new run from input, and the first frontier.
+func (r *run[S]) begin(input S) error {
 	r.state = input
 	if s := r.saver; s != nil && s.havePrev && r.g.reducer != nil {
 		r.state = r.g.reducer(s.prev, input) // a finished thread's next run
 	}
 	if err := r.route(&r.g.start); err != nil {
 		return err
+	}
+	if len(r.next) > 1 {
+		slices.Sort(r.next) // node-name order, as after every step
 	}
 	r.frontier, r.next = r.next, r.frontier[:0]
 	if q := r.tq; q != nil {

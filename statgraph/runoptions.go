@@ -27,17 +27,16 @@ type runConfig struct {
 	durability Durability
 	// hook is called around each node attempt (nodehook.go); nil: none.
 	hook func(ctx context.Context, node string, step, attempt int) (context.Context, func(error))
-	// call holds what WithResume, WithSource and WithResult set; nil when
-	// none of them was given, so that plain runs stay small.
+	// call holds what WithResume and WithResult set; nil when neither
+	// was given, so that plain runs stay small.
 	call *callOpts
 }
 
 // callOpts are the run options that change how a run starts or what it
-// reports. source and result hold a func(context.Context) (S, error) and a
-// *Result[S] of the graph's S, checked when the run starts.
+// reports. result holds a *Result[S] of the graph's S, checked when the
+// run starts.
 type callOpts struct {
 	resume *resumeArg
-	source any
 	result any
 }
 
@@ -80,21 +79,12 @@ func FromCheckpoint(id int64) RunOption { return func(c *runConfig) { c.from = i
 // interrupt, giving value to it: Interrupt returns it inside the node that
 // paused. With several
 // interrupts pending, value must be a ResumeMap naming each one answered by
-// ID. Needs WithThread. The input given to Invoke or Stream is ignored (pass
-// the zero value): the run continues from the thread's checkpoint. A thread
-// that is not paused is an error ("statgraph: thread is not interrupted").
+// ID. Needs WithThread. The input given to Stream or Invoke is ignored (pass
+// the zero value): the run continues from the thread's checkpoint; Resume
+// does the same for Invoke without an input. A thread that is not paused is
+// an error ("statgraph: thread is not interrupted").
 func WithResume(value any) RunOption {
 	return func(c *runConfig) { c.calls().resume = &resumeArg{value: value} }
-}
-
-// WithSource makes the run take its input from source instead of the input
-// given to Invoke or Stream, which is then ignored (pass the zero value).
-// source is not called when the run continues a thread from
-// a checkpoint, nor with WithResume. An error from source ends the run.
-// source must return the graph's state type; another type fails the run
-// before it starts.
-func WithSource[S any](source func(ctx context.Context) (S, error)) RunOption {
-	return func(c *runConfig) { c.calls().source = source }
 }
 
 // WithResult makes the run fill *res, when it stops, with the final state

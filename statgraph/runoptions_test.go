@@ -9,9 +9,8 @@ import (
 	"github.com/statgraph/statgraph/statgraph"
 )
 
-// TestRunOptionsOfAnotherStateType checks that WithSource and WithResult,
-// which take the state type as a type parameter, refuse a type other than
-// the graph's with an error that names both, from Invoke and from Stream,
+// TestRunOptionsOfAnotherStateType checks that WithResult, which takes the
+// state type as a type parameter, refuses a type other than the graph's with an error that names both, from Invoke and from Stream,
 // before any node runs.
 type other struct{ N int }
 
@@ -23,14 +22,12 @@ func TestRunOptionsOfAnotherStateType(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	var res statgraph.Result[other]
-	src := func(context.Context) (other, error) { return other{}, nil }
 	for _, tc := range []struct {
 		name string
 		opt  statgraph.RunOption
 		want string
 	}{
 		{"result", statgraph.WithResult(&res), "WithResult was given a *statgraph.Result[github.com/statgraph/statgraph/statgraph_test.other]"},
-		{"source", statgraph.WithSource(src), "WithSource was given a func(context.Context) (statgraph_test.other, error)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := g.Invoke(ctx, st{}, tc.opt)

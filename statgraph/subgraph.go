@@ -175,7 +175,8 @@ func raiseFromChild(info *nodeInfo, err error) error {
 	return &interruptedError{pending: ints}
 }
 
-// drawable is a compiled graph drawn inside a subgraph node's box.
+// drawable is a compiled graph drawn inside a subgraph node's box
+// (childGraph).
 type drawable interface {
 	drawMermaid(b *strings.Builder, prefix, indent string)
 	drawDOT(b *strings.Builder, prefix, indent string)
