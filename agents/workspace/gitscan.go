@@ -16,8 +16,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // scanState is what a Workspace remembers between scans of its working
@@ -367,11 +369,20 @@ func writeObjects(st storer.EncodedObjectStorer, objs []plumbing.EncodedObject) 
 		}
 		return nil
 	}
+	mem := memory.NewStorage()
+	hashes := make([]plumbing.Hash, len(objs))
+	for i, o := range objs {
+		h, err := mem.SetEncodedObject(o)
+		if err != nil {
+			return err
+		}
+		hashes[i] = h
+	}
 	pw, err := pfw.PackfileWriter()
 	if err != nil {
 		return err
 	}
-	if _, err := writePack(pw, objs); err != nil {
+	if _, err := packfile.NewEncoder(pw, mem, false).Encode(hashes, 0); err != nil {
 		pw.Close()
 		return err
 	}
