@@ -33,8 +33,11 @@ func TestMirrorPushesLocalRemotesInProcessAndSSHWithGit(t *testing.T) {
 	}
 	script("git", `echo "$*" >> `+log+"\nexec "+realGit+` "$@"`+"\n")
 	ssh := script("fakessh", `echo "$*" >> `+mark+"\nshift\nexec sh -c \"$*\"\n")
-	t.Setenv("GIT_SSH_COMMAND", ssh)
-	t.Setenv("GIT_SSH_VARIANT", "simple")
+	// git runs with none of statgraph's GIT_* variables: the stand-in ssh
+	// is named in the user's configuration, as core.sshCommand.
+	home := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\tsshCommand = "+ssh+"\n[ssh]\n\tvariant = simple\n"), 0o644))
+	t.Setenv("HOME", home)
 
 	for _, tc := range []struct {
 		remote string

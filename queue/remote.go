@@ -7,18 +7,17 @@ package queue
 // published branches to the remote.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/statgraph/statgraph/agents/workspace"
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // mirror is a clone of one remote, with no files checked out. Its methods are safe for
@@ -241,16 +240,9 @@ func (m *mirror) remoteCommit(ctx context.Context, branch string) (string, error
 	return "", nil
 }
 
-// git runs git with args in dir ("" for the current directory), never
-// asking for credentials on a terminal, and returns its output.
+// git runs git with args in dir ("" for the current directory) through
+// proc.RunGit, with its git profile, and returns its output.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errb.String()))
-	}
-	return out.String(), nil
+	out, err := proc.RunGit(ctx, proc.Git{Dir: dir}, args...)
+	return string(out), err
 }

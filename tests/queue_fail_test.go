@@ -132,7 +132,8 @@ func TestQueueWorkersKilledMidUnitAndMidPublish(t *testing.T) {
 // the new values written in the ref locks and nothing renamed yet, for
 // unit 6 with its branch renamed into place and its work in progress not
 // yet deleted. The kill comes from the one test-only switch
-// STATGRAPH_TEST_PUSH_KILL (agents/workspace/pushpoint.go), given to the
+// STATGRAPH_TEST_PUSH_KILL (agents/workspace/pushpoint_testhooks.go, in
+// the binary built with -tags statgraph_testhooks), given to the
 // first workers only: the first worker to reach the point kills itself
 // there, once. A worker taking each unit over publishes the result the
 // dead one staged, through the locks it left (the next push removes them;

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,4 +49,14 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(v, rev), "the revision of the commit, once: %s", v)
 	assert.True(t, strings.HasSuffix(v, "+dirty"), "an uncommitted change: %s", v)
 	assert.NotEqual(t, "statgraph dev", v)
+
+	// The default build carries no test hook; the tests' own binary,
+	// built with the tag statgraph_testhooks, does.
+	const hook = "STATGRAPH_TEST_PUSH_KILL"
+	shipped, err := os.ReadFile(exe)
+	require.NoError(t, err)
+	assert.False(t, bytes.Contains(shipped, []byte(hook)), "the default build of statgraph holds the test hook %s", hook)
+	tagged, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	assert.True(t, bytes.Contains(tagged, []byte(hook)), "the tests' binary (-tags statgraph_testhooks) lacks the test hook %s", hook)
 }

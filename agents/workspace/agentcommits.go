@@ -9,6 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // maxAgentCommits bounds the commits checkHistory reads: an agent CLI
@@ -32,7 +34,7 @@ func (w *Workspace) checkHistory(ctx context.Context, tip plumbing.Hash) error {
 	for c := range w.checked {
 		args = append(args, c.String())
 	}
-	out, err := runGit(ctx, w.dir, args...)
+	out, err := proc.RunGit(ctx, proc.Git{Dir: w.dir}, args...)
 	if err != nil {
 		return fmt.Errorf("workspace: list the commits made in %s: %w", w.dir, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // Finish publishes the task branch into the source repository, pointing at
@@ -95,7 +97,7 @@ func (w *Workspace) checkPublished(ctx context.Context, tip plumbing.Hash) error
 		return fmt.Errorf("%w: %s in %s is at %s, not at the workspace's commit %s; call Finish to publish it",
 			ErrNotPublished, w.branch.Short(), w.source, got, tip)
 	}
-	if _, err := runGit(ctx, w.source, "rev-list", "--objects", "--quiet", tip.String(), "--not", w.base.String()); err != nil {
+	if _, err := proc.RunGit(ctx, proc.Git{Dir: w.source}, "rev-list", "--objects", "--quiet", tip.String(), "--not", w.base.String()); err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrNoGit) {
 			return err
 		}

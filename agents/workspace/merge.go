@@ -4,7 +4,7 @@ package workspace
 // with several dependencies starts from the merge of their results).
 //
 // go-git v5 has no three-way merge, so the merge is git's own, run through
-// runGit: `git merge-tree --write-tree` merges two commits into a tree
+// proc.RunGit: `git merge-tree --write-tree` merges two commits into a tree
 // (conflicting files keep git's conflict markers) and `git commit-tree`
 // records it. Both only add objects to the new workspace's repository; they
 // touch no index, working tree or ref, so the checkout that follows
@@ -25,6 +25,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // mergePlan is what a workspace starts from: base alone, or the merge of
@@ -254,9 +256,9 @@ func (w *Workspace) mergeTips(ctx context.Context, dir string, p mergePlan) (plu
 	parents := []string{p.tips[0].String()}
 	var tree string
 	for i := 1; i < len(p.names); i++ {
-		out, err := runGit(ctx, dir, "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", cur, p.names[i])
+		out, err := proc.RunGit(ctx, proc.Git{Dir: dir}, "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", cur, p.names[i])
 		conflicted := err != nil
-		if err != nil && gitExitCode(err) != 1 {
+		if err != nil && !isExit(err, 1) {
 			return plumbing.ZeroHash, fmt.Errorf("workspace: merge %s into %s for task %s: %w", p.names[i], strings.Join(p.names[:i], ", "), w.taskID, err)
 		}
 		fields := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
@@ -294,7 +296,7 @@ func (w *Workspace) commitTree(ctx context.Context, dir, tree string, parents []
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
-	out, err := runGit(ctx, dir, append(args, "-m", msg)...)
+	out, err := proc.RunGit(ctx, proc.Git{Dir: dir}, append(args, "-m", msg)...)
 	if err != nil {
 		return "", fmt.Errorf("workspace: record the merge for task %s: %w", w.taskID, err)
 	}
@@ -329,4 +331,10 @@ func PublishedBranches(source string, names []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// isExit reports whether err is a run of git that exited with code.
+func isExit(err error, code int) bool {
+	ge, ok := errors.AsType[*proc.GitError](err)
+	return ok && ge.ExitCode() == code
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // BenchmarkFinish times the publish of one attempt (one changed file: a
@@ -53,12 +55,12 @@ func BenchmarkFinish(b *testing.B) {
 						continue
 					}
 					ref := w.branch.String()
-					if _, err := runGit(ctx, src, "-c", "core.fsync=committed", "-c", "fetch.unpackLimit=1", "-c", "core.hooksPath=/dev/null",
+					if _, err := proc.RunGit(ctx, proc.Git{Dir: src}, "-c", "core.fsync=committed", "-c", "fetch.unpackLimit=1", "-c", "core.hooksPath=/dev/null",
 						"fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc", w.dir, ref+":"+ref); err != nil {
 						b.Fatal(err)
 					}
 					tip, _ := w.repo.Head()
-					if _, err := runGit(ctx, src, "rev-list", "--objects", "--quiet", tip.Hash().String(), "--not", w.base.String()); err != nil {
+					if _, err := proc.RunGit(ctx, proc.Git{Dir: src}, "rev-list", "--objects", "--quiet", tip.Hash().String(), "--not", w.base.String()); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -24,15 +24,25 @@ const (
 	pushFromEnv    = "STATGRAPH_TEST_PUSHCHILD_FROM"
 	pushRemoteEnv  = "STATGRAPH_TEST_PUSHCHILD_REMOTE"
 	pushUpdatesEnv = "STATGRAPH_TEST_PUSHCHILD_UPDATES" // name=new;name=;... ("": a deletion)
+	pushKillEnv    = "STATGRAPH_TEST_PUSHCHILD_KILL"    // POINT MARKER
 )
 
 // TestPushLocalChild is the body of the child process of
 // TestPushLocalSurvivesKill9AtEachPoint; run normally it does nothing. The
-// child kills itself at the point killEnv names.
+// child creates MARKER and kills itself at the POINT pushKillEnv names.
 func TestPushLocalChild(t *testing.T) {
 	from := os.Getenv(pushFromEnv)
 	if from == "" {
 		return
+	}
+	point, marker, _ := strings.Cut(os.Getenv(pushKillEnv), " ")
+	pushPoint = func(p string, _ []RefUpdate) {
+		if p == point {
+			if f, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+				f.Close()
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
 	}
 	var ups []RefUpdate
 	for _, u := range strings.Split(os.Getenv(pushUpdatesEnv), ";") {
@@ -85,7 +95,7 @@ func TestPushLocalSurvivesKill9AtEachPoint(t *testing.T) {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestPushLocalChild$", "-test.count=1")
 				cmd.Env = append(os.Environ(), pushFromEnv+"="+src, pushRemoteEnv+"="+remote,
 					pushUpdatesEnv+"="+strings.Join(spec, ";"),
-					killEnv+"="+point+" refs/heads/statgraph/*/1 "+marker)
+					pushKillEnv+"="+point+" "+marker)
 				out, err := cmd.CombinedOutput()
 				var ee *exec.ExitError
 				require.True(t, errors.As(err, &ee), "the child was not killed (%v): %s", err, out)

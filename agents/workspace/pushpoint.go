@@ -1,11 +1,6 @@
 package workspace
 
-import (
-	"os"
-	"path"
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // pushPoint, when not nil, is called at each point of PushLocal's work,
 // with the push's updates: after the pack of new objects is written
@@ -15,7 +10,9 @@ import (
 // ("renamed-n"), after packed-refs is rewritten ("packed-refs-rewritten"),
 // after the n-th deletion ("deleted-n"), and at the end ("refs-updated").
 // Tests set it to kill the process at one of them; it is nil in normal
-// use, unless killEnv is set.
+// use. Built with the tag statgraph_testhooks (the end-to-end tests'
+// binary, never the shipped one), it is set from an environment variable
+// (pushpoint_testhooks.go).
 var pushPoint func(point string, updates []RefUpdate)
 
 // at calls pushPoint, if set, at point.
@@ -29,47 +26,5 @@ func at(point string, updates []RefUpdate) {
 func atN(point string, n int, updates []RefUpdate) {
 	if pushPoint != nil {
 		pushPoint(point+"-"+strconv.Itoa(n), updates)
-	}
-}
-
-// killEnv is a switch for end-to-end tests only (tests/queue_fail_test.go
-// kills a statgraph worker in the middle of its in-process publish): its
-// value is one or more "POINT REFGLOB MARKER" separated by ";". The first
-// process to reach POINT (see pushPoint) in a PushLocal that updates a ref
-// matching REFGLOB (path.Match, e.g. refs/heads/statgraph/*/5) creates the
-// file MARKER and kills itself with SIGKILL; once MARKER exists, no process
-// does. Unset (always, outside those tests) it does nothing.
-const killEnv = "STATGRAPH_TEST_PUSH_KILL"
-
-func init() {
-	spec := os.Getenv(killEnv)
-	if spec == "" {
-		return
-	}
-	type kill struct{ point, glob, marker string }
-	var kills []kill
-	for _, k := range strings.Split(spec, ";") {
-		if f := strings.Fields(k); len(f) == 3 {
-			kills = append(kills, kill{f[0], f[1], f[2]})
-		}
-	}
-	pushPoint = func(point string, updates []RefUpdate) {
-		for _, k := range kills {
-			if k.point != point {
-				continue
-			}
-			for _, u := range updates {
-				if ok, _ := path.Match(k.glob, u.Name); !ok {
-					continue
-				}
-				if f, err := os.OpenFile(k.marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-					f.Close()
-					if p, err := os.FindProcess(os.Getpid()); err == nil {
-						p.Kill() // SIGKILL on unix
-					}
-				}
-				return
-			}
-		}
 	}
 }

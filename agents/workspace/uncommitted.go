@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"strings"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // Uncommitted lists the paths in the repository at dir whose content
@@ -13,7 +15,7 @@ import (
 // nothing (git may refresh its index stat cache, as any git status does).
 // It is safe for concurrent use.
 func Uncommitted(ctx context.Context, dir string) ([]string, error) {
-	out, err := runGit(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
+	out, err := proc.RunGit(ctx, proc.Git{Dir: dir}, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 	if err != nil {
 		return nil, err
 	}

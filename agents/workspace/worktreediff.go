@@ -2,12 +2,14 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/statgraph/statgraph/internal/fsutil"
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // MaxWorktreeDiff bounds what WorktreeDiff returns; a longer diff is cut
@@ -25,7 +27,7 @@ const MaxWorktreeDiff = 1 << 20
 // git program (ErrNoGit without it) and fails when dir is not a
 // repository with a commit. It is safe for concurrent use.
 func WorktreeDiff(ctx context.Context, dir string) (string, error) {
-	out, err := runGitWith(ctx, dir, []string{"GIT_OPTIONAL_LOCKS=0"}, "rev-parse", "--absolute-git-dir")
+	out, err := proc.RunGit(ctx, proc.Git{Dir: dir, Env: []string{"GIT_OPTIONAL_LOCKS=0"}}, "rev-parse", "--absolute-git-dir")
 	if err != nil {
 		return "", err
 	}
@@ -53,21 +55,16 @@ func WorktreeDiff(ctx context.Context, dir string) (string, error) {
 		"GIT_OBJECT_DIRECTORY=" + objects,
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(gitDir, "objects"),
 	}
-	if _, err := runGitWith(ctx, dir, env, "add", "--all", "--ignore-errors", "--", "."); err != nil {
+	if _, err := proc.RunGit(ctx, proc.Git{Dir: dir, Env: env}, "add", "--all", "--ignore-errors", "--", "."); err != nil {
 		return "", err
 	}
-	out, err = runGitWith(ctx, dir, env, "diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "HEAD", "--")
+	out, err = proc.RunGit(ctx, proc.Git{Dir: dir, Env: env, MaxOutput: MaxWorktreeDiff},
+		"diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", "HEAD", "--")
+	if cut, ok := errors.AsType[*proc.GitOutputError](err); ok {
+		return strings.ToValidUTF8(string(out), "") + fmt.Sprintf("\n[diff cut at %d of %d bytes]\n", cut.Limit, cut.Total), nil
+	}
 	if err != nil {
 		return "", err
 	}
-	if len(out) > MaxWorktreeDiff {
-		cut := strings.ToValidUTF8(string(out[:MaxWorktreeDiff]), "")
-		return cut + fmt.Sprintf("\n[diff cut at %d of %d bytes]\n", MaxWorktreeDiff, len(out)), nil
-	}
 	return string(out), nil
-}
-
-// runGitWith is runGit with env added to git's environment.
-func runGitWith(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
-	return runGitEnv(ctx, dir, append(gitEnv(), env...), args...)
 }

@@ -1,6 +1,9 @@
-// Package proc holds the parts of the sandbox that statgraph runs code it
-// did not write in (checks, setup_cmd, agent CLIs), beside verifier.Run,
-// which starts every such process:
+// Package proc holds the runner every git process statgraph starts goes
+// through (RunGit, with one git profile: none of the caller's GIT_*
+// variables, no prompts, the C locale, a process group of its own and a
+// cap on its output), and the parts of the sandbox that statgraph runs
+// code it did not write in (checks, setup_cmd, agent CLIs), beside
+// verifier.Run, which starts every such process:
 //
 //   - Limits and Confine: the bounds of one sandboxed command (processes,
 //     memory, /tmp, file size, open files), enforced through a cgroup (v2
