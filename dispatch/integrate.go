@@ -13,6 +13,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph/checkpoint"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -48,12 +49,8 @@ func (in Integration) Failed() bool {
 			return true
 		}
 	}
-	for _, c := range in.Checks {
-		if !c.Passed && c.Mode != verifier.Advisory && c.Mode != verifier.Informational {
-			return true
-		}
-	}
-	return false
+	blocking, _ := gate.Enforce(in.Checks, verifier.CheckResult.Verdict)
+	return len(blocking) > 0
 }
 
 // Integrate merges the published branches of every done unit, in

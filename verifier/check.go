@@ -256,7 +256,7 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 // gates enforce (gate.Enforce).
 func combine(results []CheckResult) Verification {
 	v := Verification{TestsPassed: true, LintPassed: true, Checks: results}
-	blocking, advisory := gate.Enforce(results, CheckResult.enforcement)
+	blocking, advisory := gate.Enforce(results, CheckResult.Verdict)
 	for _, r := range blocking {
 		v.Errors = append(v.Errors, r.Summary())
 		v.Failures = append(v.Failures, r.Failures...)
@@ -272,8 +272,9 @@ func combine(results []CheckResult) Verification {
 	return v
 }
 
-// enforcement is what gate.Enforce weighs a check's result by. A check has
-// no severity: its zero Mode is blocking, gate.Critical's.
-func (r CheckResult) enforcement() (bool, Mode, gate.Severity) {
+// Verdict is what gate.Enforce weighs a check's result by: whether it
+// passed, its Mode and its severity. A check has no severity: its zero Mode
+// is blocking, gate.Critical's.
+func (r CheckResult) Verdict() (bool, Mode, gate.Severity) {
 	return r.Passed, r.Mode, gate.Critical
 }

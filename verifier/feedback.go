@@ -146,7 +146,7 @@ func (v Verification) RenderFeedback(maxBytes int) string {
 
 // failedChecks returns the failed blocking checks, then the failed advisory ones.
 func (v Verification) failedChecks() []CheckResult {
-	blocking, advisory := gate.Enforce(v.Checks, CheckResult.enforcement)
+	blocking, advisory := gate.Enforce(v.Checks, CheckResult.Verdict)
 	return append(blocking, advisory...)
 }
 
