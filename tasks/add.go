@@ -58,8 +58,12 @@ func AddTask(path, tag string, task []byte) (string, *File, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if err := writeAtomic(path, buf.Bytes()); err != nil {
+	wrote, err := writeAtomicIf(path, buf.Bytes(), f.unchangedOnDisk)
+	if err != nil {
 		return "", nil, fmt.Errorf("tasks: add a task to %s: %w", path, err)
+	}
+	if !wrote {
+		return "", nil, fmt.Errorf("tasks: add a task to %s: the file changed while the task was added; nothing was written, add it again", path)
 	}
 	return nf.Tasks[len(nf.Tasks)-1].ID, nf, nil
 }

@@ -281,10 +281,15 @@ func (f *File) TrySave() (bool, error) {
 			buf.WriteByte('\n')
 		}
 		// The user may have saved again while this one was made: then
-		// take that version in too. Only the write itself is left as a
-		// window, since an editor does not take statgraph's lock.
-		now, err := os.ReadFile(f.Path)
-		if errors.Is(err, fs.ErrNotExist) || err == nil && bytes.Equal(now, f.disk) {
+		// take that version in too. The file is read again after the new
+		// one is written beside it, just before the rename, leaving only
+		// the rename as a window, since an editor does not take
+		// statgraph's lock.
+		wrote, err := writeAtomicIf(f.Path, buf.Bytes(), f.unchangedOnDisk)
+		if err != nil {
+			return false, fmt.Errorf("save tasks file: %w", err)
+		}
+		if wrote {
 			break
 		}
 		if try == 2 {
@@ -292,20 +297,28 @@ func (f *File) TrySave() (bool, error) {
 			return false, nil
 		}
 	}
-	if err := writeAtomic(f.Path, buf.Bytes()); err != nil {
-		return false, fmt.Errorf("save tasks file: %w", err)
-	}
 	f.disk, f.dirty = buf.Bytes(), nil
 	return true, nil
 }
 
-// writeAtomic replaces path with data (fsutil.WriteFile: a reader sees
-// the old or the new file, and the new one is durable once it returns). A
-// symlink at path is followed, so its target is replaced rather than the
-// link. A new file gets mode 0644.
-func writeAtomic(path string, data []byte) error {
+// unchangedOnDisk reports whether the file at f.Path still holds the bytes
+// last read or written (or is gone).
+func (f *File) unchangedOnDisk() (bool, error) {
+	now, err := os.ReadFile(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	return err == nil && bytes.Equal(now, f.disk), err
+}
+
+// writeAtomicIf replaces path with data when unchanged says it still
+// holds what was read (fsutil.WriteFileIf: a reader sees the old or the
+// new file, and the new one is durable once it returns). A symlink at path
+// is followed, so its target is replaced rather than the link. A new file
+// gets mode 0644.
+func writeAtomicIf(path string, data []byte, unchanged func() (bool, error)) (bool, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	return fsutil.WriteFile(path, data, 0o644)
+	return fsutil.WriteFileIf(path, data, 0o644, unchanged)
 }

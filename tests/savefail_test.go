@@ -13,16 +13,16 @@ import (
 )
 
 // TestSaveFailureEndsRun makes tasks.json unwritable in the middle of a run
-// (task 1's executor removes the directory holding it, as a full disk or a
-// vanished mount would, then keeps running). Task 2 ends soon after, and
-// the save that follows fails. statgraph must wait for task 1, start
-// nothing new (task 3, which waits for task 1), and exit 1 saying it could
-// not save the file, rather than hang. Saves are coalesced (see tasks'
-// saver), so the failure shows at the first save after the removal: task
-// 2's end, not task 1's, makes that moment certain. Task 1 waits a little
-// before the removal, so that the run's first save is not writing into the
-// directory then (rm -rf would fail to remove it). It runs unsandboxed: the
-// sandbox would (rightly) stop the executor from removing a directory
+// (once task 2 has started, task 1's executor renames away the directory holding it, as a vanished
+// mount would, then keeps running). Task 2 waits until the directory is
+// gone, then ends, and the save that follows fails. statgraph must wait
+// for task 1, start nothing new (task 3, which waits for task 1), and exit
+// 1 saying it could not save the file, rather than hang. Saves are
+// coalesced (see tasks' saver), so the failure shows at the first save
+// after the rename: task 2's end, which waits for it, makes that moment
+// certain. A rename, unlike rm -rf, cannot be undone by a save writing its
+// temporary file into the directory at that moment. It runs unsandboxed:
+// the sandbox would (rightly) stop the executor from moving a directory
 // outside its workspace.
 func TestSaveFailureEndsRun(t *testing.T) {
 	t.Parallel()
@@ -38,7 +38,8 @@ func TestSaveFailureEndsRun(t *testing.T) {
   {"id": 2, "title": "Quick", "executor": {"command": %s}, "test_cmd": "true"},
   {"id": 3, "title": "After 1", "dependencies": [1], "executor": {"command": %s}, "test_cmd": "true"}
 ]}
-`, logged(1, "sleep 0.3; rm -rf '"+tasksDir+"'; sleep 2; echo finished 1 >> '"+log+"'"), logged(2, "sleep 1"), logged(3, "true"))
+`, logged(1, "n=0; until grep -q 'exec 2' '"+log+"' || [ $n -ge 600 ]; do sleep 0.05; n=$((n+1)); done; mv '"+tasksDir+"' '"+tasksDir+".gone'; sleep 2; echo finished 1 >> '"+log+"'"),
+		logged(2, "n=0; while [ -e '"+tasksDir+"' ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done"), logged(3, "true"))
 	require.NoError(t, os.WriteFile(filepath.Join(tasksDir, "tasks.json"), []byte(content), 0o644))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

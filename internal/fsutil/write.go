@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,14 +37,48 @@ func WriteCache(path string, data []byte, perm fs.FileMode) error {
 	return replace(path, data, perm, false)
 }
 
+// WriteFileIf is WriteFile for a file another program may write without
+// taking any lock (a person's editor): once the new content is written and
+// fsynced beside path, and just before the rename, it calls unchanged,
+// which reads path again and reports whether it still holds what the
+// caller read. When it does not (or fails), path is left alone, the
+// temporary file removed, and WriteFileIf returns false (with unchanged's
+// error). Checking after the slow part leaves only the rename itself as a
+// window in which the other program's write can be lost.
+func WriteFileIf(path string, data []byte, perm fs.FileMode, unchanged func() (bool, error)) (bool, error) {
+	err := replaceIf(path, data, perm, true, unchanged)
+	if errors.Is(err, errChanged) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// errChanged is replaceIf's report that unchanged said no.
+var errChanged = errors.New("file changed")
+
 // replace is WriteFile with the fsyncs only when durable is set.
 func replace(path string, data []byte, perm fs.FileMode, durable bool) error {
+	return replaceIf(path, data, perm, durable, nil)
+}
+
+// replaceIf is replace, renaming only when unchanged (if given) says yes.
+func replaceIf(path string, data []byte, perm fs.FileMode, durable bool, unchanged func() (bool, error)) error {
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
 		perm = st.Mode().Perm()
 	}
 	tmp, err := writeTemp(path, data, perm, durable)
 	if err != nil {
 		return err
+	}
+	if unchanged != nil {
+		ok, err := unchanged()
+		if err == nil && !ok {
+			err = errChanged
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return err
+		}
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)

@@ -267,3 +267,69 @@ func TestWriteNew(t *testing.T) {
 		t.Errorf("%d entries in the directory, want 3 (a temporary file left?)", len(ents))
 	}
 }
+
+// TestWriteFileIf: the check runs once the new content is complete beside
+// the file, so that only the rename is left as a window; when it says the
+// file changed, the file keeps the other writer's bytes and no temporary
+// file is left.
+func TestWriteFileIf(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tasks.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	temps := func() []string {
+		names, _ := filepath.Glob(filepath.Join(dir, ".tasks.json.tmp-*"))
+		return names
+	}
+
+	var sawTemp []byte
+	wrote, err := fsutil.WriteFileIf(path, []byte("new"), 0o644, func() (bool, error) {
+		if names := temps(); len(names) == 1 {
+			sawTemp, _ = os.ReadFile(names[0])
+		}
+		return true, nil
+	})
+	if err != nil || !wrote {
+		t.Fatalf("WriteFileIf = %v, %v; want true, nil", wrote, err)
+	}
+	if string(sawTemp) != "new" {
+		t.Errorf("when the check ran the new content beside the file was %q, want %q", sawTemp, "new")
+	}
+	if got := readString(t, path); got != "new" {
+		t.Errorf("file = %q, want %q", got, "new")
+	}
+
+	// Another writer lands while this one writes: the check sees it and
+	// the file keeps it.
+	wrote, err = fsutil.WriteFileIf(path, []byte("mine"), 0o644, func() (bool, error) {
+		return false, os.WriteFile(path, []byte("theirs"), 0o644)
+	})
+	if err != nil || wrote {
+		t.Fatalf("WriteFileIf after a change = %v, %v; want false, nil", wrote, err)
+	}
+	if got := readString(t, path); got != "theirs" {
+		t.Errorf("file = %q, want the other writer's %q", got, "theirs")
+	}
+
+	boom := errors.New("cannot read")
+	wrote, err = fsutil.WriteFileIf(path, []byte("mine"), 0o644, func() (bool, error) { return false, boom })
+	if !errors.Is(err, boom) || wrote {
+		t.Fatalf("WriteFileIf with a failing check = %v, %v; want false, %v", wrote, err, boom)
+	}
+	if got := readString(t, path); got != "theirs" {
+		t.Errorf("file = %q, want %q", got, "theirs")
+	}
+	if names := temps(); len(names) != 0 {
+		t.Errorf("temporary files left: %v", names)
+	}
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
