@@ -3,6 +3,7 @@ package agents
 import (
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/hostrule"
 	"io"
 	"io/fs"
 	"net"
@@ -13,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/statgraph/statgraph/internal/fsutil"
-	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -326,7 +326,7 @@ func baseURLHosts(env []string) []string {
 		if port == "" {
 			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 		}
-		if h := net.JoinHostPort(u.Hostname(), port); port != "" && proc.CheckHost(h) == nil && !slices.Contains(out, h) {
+		if h := net.JoinHostPort(u.Hostname(), port); port != "" && hostrule.Check(h) == nil && !slices.Contains(out, h) {
 			out = append(out, h)
 		}
 	}

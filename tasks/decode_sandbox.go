@@ -1,10 +1,10 @@
 package tasks
 
 import (
+	"github.com/statgraph/statgraph/internal/hostrule"
 	"path/filepath"
 	"strings"
 
-	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // sandboxKeys are the members of a sandbox object.
@@ -38,7 +38,7 @@ func (d *decoder) sandbox(obj *node, id string) SandboxSettings {
 		for i, e := range n.elems {
 			if e.kind != kindString {
 				d.add(e.off, id, `sandbox.network[%d] is %s; want a host such as "proxy.golang.org"`, i, describe(e))
-			} else if err := proc.CheckHost(e.str); err != nil {
+			} else if err := hostrule.Check(e.str); err != nil {
 				d.add(e.off, id, "sandbox.network[%d]: %v", i, err)
 			} else {
 				s.Hosts = append(s.Hosts, e.str)

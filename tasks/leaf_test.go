@@ -7,8 +7,9 @@ import (
 )
 
 // TestLeaf holds the file format to being a leaf: tasks (and what it
-// imports) must not reach the agents, the verifier, the git workspaces or
-// go-git, which sit above it (DESIGN.md, "Layout"). A dependency on one of
+// imports) must not reach the agents, the verifier, the git workspaces,
+// go-git or the process runner and sandbox (internal/proc, with its
+// seccomp filters and proxy), which sit above it (DESIGN.md, "Layout"). A dependency on one of
 // them drags the whole orchestrator into anything that only reads a tasks
 // file.
 func TestLeaf(t *testing.T) {
@@ -21,7 +22,7 @@ func TestLeaf(t *testing.T) {
 		t.Fatalf("go list -deps .: %v", err)
 	}
 	const module = "github.com/statgraph/statgraph/"
-	forbidden := []string{module + "agents", module + "verifier", "github.com/go-git/"}
+	forbidden := []string{module + "agents", module + "verifier", module + "internal/proc", "github.com/go-git/"}
 	var bad []string
 	for _, p := range strings.Fields(string(out)) {
 		for _, f := range forbidden {
@@ -31,7 +32,7 @@ func TestLeaf(t *testing.T) {
 		}
 	}
 	if len(bad) > 0 {
-		t.Errorf("tasks imports %d packages it must not (agents, verifier, agents/workspace, go-git); move the code that needs them to the dispatcher (package dispatch):\n%s",
+		t.Errorf("tasks imports %d packages it must not (agents, verifier, agents/workspace, internal/proc, go-git); move the code that needs them to the dispatcher (package dispatch):\n%s",
 			len(bad), strings.Join(bad, "\n"))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/hostrule"
 	"io"
 	"net"
 	"net/http"
@@ -44,14 +45,14 @@ func BridgeArgs(sock string, allow []string, argv []string) []string {
 func loopbackMirrors(allow []string) []string {
 	var out []string
 	for _, s := range allow {
-		r, err := parseRule(s)
-		if err != nil || !r.literal || r.port == 0 {
+		r, err := hostrule.Parse(s)
+		if err != nil || !r.Literal || r.Port == 0 {
 			continue
 		}
-		if ip, err := netip.ParseAddr(r.host); err == nil && !ip.IsLoopback() {
+		if ip, err := netip.ParseAddr(r.Host); err == nil && !ip.IsLoopback() {
 			continue
 		}
-		out = append(out, net.JoinHostPort(r.host, strconv.Itoa(r.port)))
+		out = append(out, net.JoinHostPort(r.Host, strconv.Itoa(r.Port)))
 	}
 	return out
 }

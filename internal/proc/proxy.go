@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/hostrule"
 	"io"
 	"log"
 	"net"
@@ -48,7 +49,7 @@ var proxies struct {
 const ProxySocketName = "proxy.sock"
 
 // ProxySocket returns the unix socket of an HTTP(S) proxy that lets
-// requests through only to hosts allow names (see CheckHost for the
+// requests through only to hosts allow names (see hostrule.Check for the
 // forms), creating and starting it on first use for this list; lists with
 // the same rules in another order or case share one proxy. The proxy
 // serves until the process ends, so a caller has nothing to close.
@@ -69,7 +70,7 @@ func ProxySocket(allow []string) (string, error) {
 	if len(allow) == 0 {
 		return "", errors.New("proc: proxy with an empty allowlist: a sandbox without hosts needs no proxy")
 	}
-	list, key, err := parseAllowlist(allow)
+	list, key, err := hostrule.ParseList(allow)
 	if err != nil {
 		return "", fmt.Errorf("proc: network allowlist: %w", err)
 	}
@@ -124,12 +125,12 @@ func privateDir() (string, error) {
 
 // proxy is one allowlisting proxy.
 type proxy struct {
-	allow   allowlist
+	allow   hostrule.List
 	srv     *http.Server
 	forward *httputil.ReverseProxy
 }
 
-func newProxy(allow allowlist) *proxy {
+func newProxy(allow hostrule.List) *proxy {
 	p := &proxy{allow: allow}
 	p.srv = &http.Server{
 		Handler:           p,
@@ -180,7 +181,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "statgraph sandbox proxy: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if _, ok := p.allow.match(host, port); !ok {
+	if _, ok := p.allow.Match(host, port); !ok {
 		http.Error(w, refusal(host, port), http.StatusForbidden)
 		return
 	}
@@ -247,7 +248,7 @@ func (p *proxy) dial(ctx context.Context, network, hostport string) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	rule, ok := p.allow.match(host, port)
+	rule, ok := p.allow.Match(host, port)
 	if !ok {
 		return nil, errors.New(strings.SplitN(refusal(host, port), "\n", 2)[0])
 	}
@@ -262,7 +263,7 @@ func (p *proxy) dial(ctx context.Context, network, hostport string) (net.Conn, e
 	var d net.Dialer
 	err = fmt.Errorf("%s resolves only to addresses a sandbox may not reach (loopback, link-local); allow the address itself to reach it", host)
 	for _, ip := range addrs {
-		if !allowedAddr(rule, ip) {
+		if !hostrule.AllowedAddr(rule, ip) {
 			continue
 		}
 		var c net.Conn
