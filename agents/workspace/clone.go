@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -271,29 +271,18 @@ func linkTree(ctx context.Context, src, dst string) error {
 	})
 }
 
-// linkOrCopy hard-links src to dst, copying when linking fails; a missing
-// src is not an error.
+// linkOrCopy hard-links src to dst, copying when linking fails
+// (fsutil.CopyFile, which refuses links); a missing src is not an error.
 func linkOrCopy(src, dst string) error {
-	if err := os.Link(src, dst); err == nil || errors.Is(err, fs.ErrExist) {
+	err := os.Link(src, dst)
+	if err == nil || errors.Is(err, fs.ErrExist) {
 		return nil
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
+	err = fsutil.CopyFile(src, dst, 0o444)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return err
 }
 
 // makeRoot creates the directory holding workspaces and, the first time, a

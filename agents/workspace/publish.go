@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -305,7 +306,7 @@ func writePackNamed(dir string, objs []plumbing.EncodedObject) (string, error) {
 		os.Remove(tmpIdx)
 		return "", err
 	}
-	return name, syncDir(dir)
+	return name, fsutil.SyncDir(dir)
 }
 
 // writeTemp writes data to a new file in dir named prefix*, read-only as
@@ -374,7 +375,7 @@ func repairOrphanPacks(dir string) error {
 		repaired = true
 	}
 	if repaired {
-		return syncDir(dir)
+		return fsutil.SyncDir(dir)
 	}
 	return nil
 }
@@ -403,17 +404,6 @@ func indexPack(path string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// syncDir fsyncs directory dir, making the names created or renamed in it
-// durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // moveRef moves the task branch in the source (common git directory
@@ -479,5 +469,5 @@ func (w *Workspace) moveRef(ctx context.Context, src *git.Repository, common str
 		return fmt.Errorf("workspace: publish %s into %s: %w", w.branch.Short(), w.source, err)
 	}
 	done = true
-	return syncDir(filepath.Dir(path))
+	return fsutil.SyncDir(filepath.Dir(path))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"io/fs"
 	"net/url"
 	"os"
@@ -344,7 +345,7 @@ func updateRefs(ctx context.Context, gitDir string, updates []RefUpdate) error {
 			os.Remove(paths[i] + ".lock")
 			return err
 		}
-		if err := syncDir(filepath.Dir(paths[i])); err != nil {
+		if err := fsutil.SyncDir(filepath.Dir(paths[i])); err != nil {
 			return err
 		}
 		renamed++
@@ -423,5 +424,5 @@ func dropPacked(ctx context.Context, j *lockJournal, gitDir string, names []stri
 		return err
 	}
 	done = true
-	return syncDir(gitDir)
+	return fsutil.SyncDir(gitDir)
 }

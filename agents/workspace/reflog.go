@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func appendReflog(common string, ref plumbing.ReferenceName, old, tip plumbing.H
 		return err
 	}
 	if statErr != nil { // a new log file: make its name durable too
-		return syncDir(dir)
+		return fsutil.SyncDir(dir)
 	}
 	return nil
 }

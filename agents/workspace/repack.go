@@ -244,7 +244,7 @@ func repackOwn(common string) error {
 			return err
 		}
 	}
-	return syncDir(dir)
+	return fsutil.SyncDir(dir)
 }
 
 func cmpInt64(a, b int64) int {

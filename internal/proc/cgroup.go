@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,7 +219,7 @@ func sweep(parent string) {
 		if len(f) != 3 || f[0] != "sg" {
 			continue
 		}
-		if pid, err := strconv.Atoi(f[1]); err == nil && pid != os.Getpid() && unix.Kill(pid, 0) == unix.ESRCH {
+		if pid, err := strconv.Atoi(f[1]); err == nil && pid != os.Getpid() && !fsutil.ProcessAlive(pid) {
 			_ = unix.Rmdir(filepath.Join(parent, e.Name()))
 		}
 	}
