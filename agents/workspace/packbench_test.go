@@ -74,13 +74,8 @@ func goGitPack(objs []plumbing.EncodedObject) (pack, index []byte, name string, 
 	if _, err := p.Parse(); err != nil {
 		return nil, nil, "", err
 	}
-	mi, err := idx.Index()
-	if err != nil {
+	if index, err = encodeIndex(idx); err != nil {
 		return nil, nil, "", err
 	}
-	var ib bytes.Buffer
-	if _, err := idxfile.NewEncoder(&ib).Encode(mi); err != nil {
-		return nil, nil, "", err
-	}
-	return buf.Bytes(), ib.Bytes(), "pack-" + sum.String(), nil
+	return buf.Bytes(), index, "pack-" + sum.String(), nil
 }

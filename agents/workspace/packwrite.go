@@ -56,15 +56,25 @@ func encodePack(objs []plumbing.EncodedObject) (pack, index []byte, name string,
 	if err := idx.OnFooter(sum); err != nil {
 		return nil, nil, "", err
 	}
-	mi, err := idx.Index()
+	index, err = encodeIndex(idx)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	var ib bytes.Buffer
-	if _, err := idxfile.NewEncoder(&ib).Encode(mi); err != nil {
-		return nil, nil, "", err
+	return buf.Bytes(), index, "pack-" + sum.String(), nil
+}
+
+// encodeIndex returns the index (version 2) that idx, fed a whole pack,
+// has gathered.
+func encodeIndex(idx *idxfile.Writer) ([]byte, error) {
+	mi, err := idx.Index()
+	if err != nil {
+		return nil, err
 	}
-	return buf.Bytes(), ib.Bytes(), "pack-" + sum.String(), nil
+	var buf bytes.Buffer
+	if _, err := idxfile.NewEncoder(&buf).Encode(mi); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // writeEntryHeader writes a pack entry's header: the type in bits 4-6 of

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -395,15 +394,7 @@ func indexPack(path string) ([]byte, error) {
 	if _, err := p.Parse(); err != nil {
 		return nil, err
 	}
-	mi, err := iw.Index()
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if _, err := idxfile.NewEncoder(&buf).Encode(mi); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return encodeIndex(iw)
 }
 
 // moveRef moves the task branch in the source (common git directory
