@@ -1,7 +1,6 @@
 package statgraph
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -62,21 +61,4 @@ func (b Backoff) Delay(k int) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(d)
-}
-
-// Sleep waits d or until ctx is done, whichever comes first, and then
-// returns ctx.Err() (nil when the wait ended first). With d <= 0 it returns
-// ctx.Err() at once. It is the one sleep of the module's retry loops.
-func Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -1,7 +1,6 @@
 package statgraph_test
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
@@ -40,15 +39,4 @@ func TestBackoffDelay(t *testing.T) {
 	p := statgraph.RetryPolicy{InitialInterval: time.Second, BackoffFactor: 1.5}
 	require.Equal(t, 2250*time.Millisecond, statgraph.RetryDelay(&p, 3))
 	require.Equal(t, time.Second, statgraph.RetryDelay(&statgraph.RetryPolicy{}, 2), "RetryPolicy's defaults: 0.5s doubling")
-}
-
-// TestSleep: Sleep waits, and returns ctx's error when ctx ends first.
-func TestSleep(t *testing.T) {
-	t0 := time.Now()
-	require.NoError(t, statgraph.Sleep(context.Background(), 20*time.Millisecond))
-	require.GreaterOrEqual(t, time.Since(t0), 20*time.Millisecond)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	require.ErrorIs(t, statgraph.Sleep(ctx, time.Hour), context.Canceled)
-	require.ErrorIs(t, statgraph.Sleep(ctx, 0), context.Canceled)
 }

@@ -17,7 +17,8 @@ import (
 // random graphs over them: plain edges, routers choosing several
 // destinations, Send fan-outs from nodes and from Start, a reducer, nodes
 // that pause with Interrupt and are resumed, checkpoints, the step limit,
-// durability modes and the updates stream. refRun interprets a generated
+// durability modes, the updates stream and a bound on concurrent tasks
+// (WithMaxConcurrency, which must change nothing). refRun interprets a generated
 // graph sequentially; realRun builds it with the package and runs it with
 // Stream, optionally with one of its store's writes failing and the run
 // continued afterwards. The differential test and fuzz target
@@ -56,6 +57,7 @@ type genGraph struct {
 	limit      int     // WithStepLimit
 	durability statgraph.Durability
 	updates    bool // stream EventNodeUpdate too
+	conc       int  // WithMaxConcurrency; 0: none
 }
 
 func (g *genGraph) name(i int) string {
@@ -74,7 +76,7 @@ func (g *genGraph) source(i int) string {
 
 func (g *genGraph) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d nodes, limit %d, durability %v, updates %v, asks %v\n", g.n, g.limit, g.durability, g.updates, g.asks)
+	fmt.Fprintf(&b, "%d nodes, limit %d, durability %v, updates %v, concurrency %d, asks %v\n", g.n, g.limit, g.durability, g.updates, g.conc, g.asks)
 	for s := 0; s <= g.n; s++ {
 		fmt.Fprintf(&b, "  %s: edges %v routes %v sends %v\n", g.source(s), g.names(g.edges[s]), g.names(g.routes[s]), g.names(g.fans[s]))
 	}
@@ -131,6 +133,7 @@ func genFrom(seed uint64) *genGraph {
 	for i := range g.asks {
 		g.asks[i] = rng.IntN(5) == 0
 	}
+	g.conc = rng.IntN(4) // drawn last, so that the corpus's graphs keep their shape
 	return g
 }
 
@@ -403,7 +406,7 @@ func realRun(g *genGraph, failAt int) (o outcome, cp *crashingCP, ok bool) {
 	if g.updates {
 		kinds = append(kinds, statgraph.EventNodeUpdate)
 	}
-	opts := []statgraph.RunOption{statgraph.WithThread("fz"), statgraph.WithStepLimit(g.limit), statgraph.WithDurability(g.durability), statgraph.WithEvents(kinds...)}
+	opts := []statgraph.RunOption{statgraph.WithThread("fz"), statgraph.WithStepLimit(g.limit), statgraph.WithDurability(g.durability), statgraph.WithEvents(kinds...), statgraph.WithMaxConcurrency(g.conc)}
 	var resume statgraph.ResumeMap
 	input := fzInput
 	for range 100 {

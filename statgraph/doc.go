@@ -15,8 +15,8 @@
 //
 // # Super-steps and state
 //
-// A run proceeds in super-steps. The nodes ready in a step run concurrently,
-// each on the state as of the start of the step; at the barrier their
+// A run proceeds in super-steps. The nodes ready in a step run concurrently
+// (at most n at once with WithMaxConcurrency(n)), each on the state as of the start of the step; at the barrier their
 // updates are merged in node-name order, so results do not depend on
 // scheduling; then every edge leaving a node that ran is followed, and the
 // nodes reached form the next step (a node reached from several nodes runs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/clock"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -179,7 +180,7 @@ func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) boo
 	} else if r.emit != nil {
 		sl.ev.retry = append(sl.ev.retry, ev)
 	}
-	if serr := Sleep(r.ctx, delay); serr != nil {
+	if serr := clock.Sleep(r.ctx, delay); serr != nil {
 		sl.err = fmt.Errorf("statgraph: node %q: stopped while waiting to retry: %w", n.name, serr)
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -288,24 +289,28 @@ func (r *run[S]) superstep() error {
 			}
 		}
 		put = r.putsWrites()
-		var wg sync.WaitGroup
-		for i := 1; i < k; i++ {
-			if sl := &r.slots[i]; !sl.done {
-				n := r.taskNode(i)
-				if put {
-					wg.Go(func() { r.exec(sl, n); r.putWrite(i) })
-				} else {
-					wg.Go(func() { r.exec(sl, n) }) // captures only what it needs: steps without writes allocate as before
+		if m := r.cfg.maxConc; m > 0 && m < k {
+			r.execBounded(m, put)
+		} else {
+			var wg sync.WaitGroup
+			for i := 1; i < k; i++ {
+				if sl := &r.slots[i]; !sl.done {
+					n := r.taskNode(i)
+					if put {
+						wg.Go(func() { r.exec(sl, n); r.putWrite(i) })
+					} else {
+						wg.Go(func() { r.exec(sl, n) }) // captures only what it needs: steps without writes allocate as before
+					}
 				}
 			}
-		}
-		if sl := &r.slots[0]; !sl.done {
-			r.exec(sl, r.taskNode(0))
-			if put {
-				r.putWrite(0)
+			if sl := &r.slots[0]; !sl.done {
+				r.exec(sl, r.taskNode(0))
+				if put {
+					r.putWrite(0)
+				}
 			}
+			wg.Wait()
 		}
-		wg.Wait()
 		if put {
 			if err := r.writeErr(); err != nil {
 				return err
@@ -463,4 +468,31 @@ func (r *run[S]) add(t int) {
 	}
 	r.seen[t] = r.step + 1
 	r.next = append(r.next, t)
+}
+
+// execBounded runs the step's tasks that are not done on m goroutines (the
+// caller's among them), each taking the next task in slot order until none
+// is left (WithMaxConcurrency).
+func (r *run[S]) execBounded(m int, put bool) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(r.slots) {
+				return
+			}
+			if sl := &r.slots[i]; !sl.done {
+				r.exec(sl, r.taskNode(i))
+				if put {
+					r.putWrite(i)
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range m - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }

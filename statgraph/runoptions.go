@@ -11,6 +11,7 @@ type RunOption func(*runConfig)
 type runConfig struct {
 	thread    string
 	stepLimit int
+	maxConc   int // WithMaxConcurrency; 0: no bound
 	trace     io.Writer
 	from      int64 // checkpoint to replay from; 0 = latest
 	// kinds lists the event kinds a Stream yields; nil means the default
@@ -65,6 +66,18 @@ func WithThread(id string) RunOption { return func(c *runConfig) { c.thread = id
 // WithStepLimit ends the run with ErrStepLimit after n super-steps. Without
 // it, or with n <= 0, a run may take 10,000 super-steps.
 func WithStepLimit(n int) RunOption { return func(c *runConfig) { c.stepLimit = n } }
+
+// WithMaxConcurrency runs at most n of a super-step's tasks at once (nodes
+// and Sends alike; LangGraph's max_concurrency): a fan-out of 1,000 Sends
+// runs on n goroutines, which take the tasks in order, instead of starting
+// 1,000 model calls together. The step still ends at its barrier, when all
+// its tasks are done, so results, merge order and checkpoints are those of
+// an unbounded run. A subgraph's run takes the same bound for its own
+// steps (a bound shared with the parent could never let the child start
+// while the parent's node waits for it). EventNodeStart is emitted for
+// every task when the step starts, not when a goroutine takes it. Without
+// it, or with n <= 0, every task of a step runs at once.
+func WithMaxConcurrency(n int) RunOption { return func(c *runConfig) { c.maxConc = n } }
 
 // WithTrace writes a readable trace of the run to w, one line per event (the
 // format STATGRAPH_TRACE=1 prints to stderr).

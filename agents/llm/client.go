@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/clock"
 	"io"
 	"net/http"
 	"slices"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/statgraph/statgraph/internal/obs"
 	"github.com/statgraph/statgraph/internal/secret"
-	"github.com/statgraph/statgraph/statgraph"
 )
 
 // Config configures a [Client]. The zero value of every field except Model
@@ -56,7 +56,7 @@ type Config struct {
 	// default transport. The client is copied, never modified.
 	HTTPClient *http.Client
 	// Sleep waits between retries; tests inject a fake. nil means
-	// statgraph.Sleep, a timer that returns ctx.Err() when ctx is done first.
+	// clock.Sleep, a timer that returns ctx.Err() when ctx is done first.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logf receives one line per retry, with the API key removed. nil means
 	// silent.
@@ -105,7 +105,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.MaxBackoff = 30 * time.Second
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = statgraph.Sleep
+		cfg.Sleep = clock.Sleep
 	}
 	secret.Add(cfg.APIKey)
 	hc := http.Client{}

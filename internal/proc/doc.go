@@ -14,5 +14,5 @@
 //     and the bridge that carries it into the sandbox's own network
 //     namespace.
 //
-// It imports nothing else of the module.
+// Of the module it imports only internal/fsutil and internal/hostrule.
 package proc

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statgraph/statgraph/internal/clock"
 	"maps"
 	"slices"
 	"strings"
@@ -325,7 +326,7 @@ func (g Gates[S]) decide(ctx context.Context, s S, name string, cfg *Config) (S,
 	}
 	if out.Decision == Retry || out.Decision == Reset {
 		out.Target = target
-		if err := statgraph.Sleep(ctx, cfg.Policy.Backoff.Delay(c.Attempt)); err != nil {
+		if err := clock.Sleep(ctx, cfg.Policy.Backoff.Delay(c.Attempt)); err != nil {
 			return s, fmt.Errorf("gate %q: stopped while waiting to retry %s: %w", name, target, err)
 		}
 		st.Feedback = out.Feedback

@@ -1,0 +1,32 @@
+package statgraph_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLibraryImportsNothingOfTheModule: the library and its sub-packages
+// (checkpointers, gate, otel adapters) import nothing of the module outside
+// statgraph/ but internal/clock, so that it stays usable on its own and the
+// orchestrator never leaks into it (docs/library.md).
+func TestLibraryImportsNothingOfTheModule(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list the packages' imports: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./...: %v", err)
+	}
+	const module = "github.com/statgraph/statgraph/"
+	var bad []string
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, module) && !strings.HasPrefix(p, module+"statgraph") && p != module+"internal/clock" {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("the library imports %d packages of the module outside statgraph/ (only internal/clock is allowed):\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+}
