@@ -13,7 +13,11 @@
 // and FailedAt and prints "task <id> FAILED after N attempts"; for a task
 // whose policy escalates (on_exhausted "ask") it first interrupts the run
 // with an Escalation and continues with the answer: retry (back to the
-// executor, the count reset), skip or abort.
+// executor, the count reset), skip or abort. A task with ApprovePlan goes
+// from the planner to the approve node, which asks an operator (an
+// Escalation of kind gate.KindApproval, the plan in its Proposal) to
+// approve the plan, edit it (the executor gets the edited plan, see
+// ParsePlan) or reject it (the task ends with Phase "cancelled").
 //
 // Planner, Executor and Verifier are one-method interfaces with Func
 // adapters. The package provides an LLM planner and executor (over any

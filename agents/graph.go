@@ -108,7 +108,9 @@ func ShouldRetryOrEnd(_ context.Context, s TaskState) string {
 //	Start -> planner -> executor -> verifier -> should_retry_or_end
 //	  retry -> executor, done -> End, failed -> failed -> End
 //
-// (and failed -> executor when an escalated task is answered "retry").
+// (and failed -> executor when an escalated task is answered "retry";
+// planner -> approve -> executor, or End when the plan is rejected, for a
+// task with Task.ApprovePlan).
 // Every node's returned state and error are scrubbed of secrets and their
 // encodings (package internal/secret) before the graph checkpoints them.
 func Build(cfg Config) *statgraph.Builder[TaskState] {
@@ -121,11 +123,17 @@ func Build(cfg Config) *statgraph.Builder[TaskState] {
 	}
 	return statgraph.New[TaskState]().
 		AddNode(NodePlanner, scrubbing(o.plan)).
+		AddNode(NodeApprove, scrubbing(o.approve)).
 		AddNode(NodeExecutor, scrubbing(o.execute)).
 		AddNode(NodeVerifier, scrubbing(o.verify)).
 		AddNode(NodeFailed, scrubbing(o.failed)).
 		AddEdge(statgraph.Start, NodePlanner).
-		AddEdge(NodePlanner, NodeExecutor).
+		AddConditionalEdges(NodePlanner, afterPlan, map[string]string{
+			RouteExecute: NodeExecutor, RouteApprove: NodeApprove,
+		}).
+		AddConditionalEdges(NodeApprove, afterApprove, map[string]string{
+			RouteExecute: NodeExecutor, RouteCancel: statgraph.End,
+		}).
 		AddEdge(NodeExecutor, NodeVerifier).
 		AddConditionalEdges(NodeVerifier, ShouldRetryOrEnd, map[string]string{
 			RouteRetry: NodeExecutor, RouteDone: statgraph.End, RouteFailed: NodeFailed,

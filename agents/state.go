@@ -22,6 +22,7 @@ const (
 	PhaseDone      = "done"
 	PhaseFailed    = "failed"
 	PhaseSkipped   = "skipped"
+	PhaseCancelled = "cancelled" // the operator rejected the plan
 )
 
 // Task is what the agents are asked to do.
@@ -34,6 +35,9 @@ type Task struct {
 	// OnExhausted is "fail" (default) or "ask": when retries run out, ask
 	// the operator (an interrupt with the choices retry, skip, abort).
 	OnExhausted string `json:"on_exhausted,omitempty"`
+	// ApprovePlan pauses the task after the planner until an operator
+	// approves, edits or rejects the plan (NodeApprove).
+	ApprovePlan bool `json:"approve_plan,omitempty"`
 }
 
 // Info returns the task in the terms of the llm package.
@@ -82,8 +86,11 @@ type TaskState struct {
 	// Warnings collects advisory check failures that did not block.
 	Warnings []string `json:"warnings,omitempty"`
 	// Decision is the operator's answer when the task escalated ("retry",
-	// "skip" or "abort").
+	// "skip" or "abort") or its plan was asked about ("approve", "edit" or
+	// "reject").
 	Decision string `json:"decision,omitempty"`
+	// Cancelled is why the task was cancelled (Phase PhaseCancelled).
+	Cancelled string `json:"cancelled,omitempty"`
 }
 
 // maxRetries returns MaxRetries or its default.

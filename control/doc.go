@@ -28,7 +28,11 @@
 //     too); one at a time, and refused with ErrRunning while
 //     a run started elsewhere holds the lock. Stop cancels it as the first
 //     Ctrl-C does. An escalation (on_exhausted "ask") waits as a Question
-//     until Answer(unit, "retry"|"skip"|"abort").
+//     until Answer(unit, "retry"|"skip"|"abort"); a plan to approve
+//     (approve_plan) until Reply(unit, approve | edit with the plan |
+//     reject with the reason);
+//   - Review: a done task back to pending with review comments on its
+//     diff as the feedback of its next attempt, as statgraph review does.
 //
 // Events: Subscribe returns a bounded channel of Events. While anyone is
 // subscribed, the Control compares the units every Poll interval and at

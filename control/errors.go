@@ -22,8 +22,8 @@ var (
 	// ErrNotRunning is returned by Stop when no run of this process is
 	// going on.
 	ErrNotRunning = errors.New("no run is going on in this process (a run started in a terminal stops with Ctrl-C there)")
-	// ErrBadAnswer is returned (wrapped) by Answer for an answer other
-	// than retry, skip or abort.
+	// ErrBadAnswer is returned (wrapped) by Answer and Reply for an
+	// answer that does not fit the question.
 	ErrBadAnswer = errors.New("unknown answer")
 	// ErrNoQuestion is returned (wrapped) by Answer when the task has no
 	// pending escalation.
@@ -141,7 +141,7 @@ func Classify(err error, w Words) (Kind, string) {
 		return KindRefused, ""
 	case errors.Is(err, verifier.ErrSandboxUnavailable):
 		return KindRefused, ""
-	case errors.Is(err, ErrBadAnswer), errors.Is(err, tasks.ErrBadTask), errors.Is(err, tasks.ErrRefusedTask):
+	case errors.Is(err, ErrBadAnswer), errors.Is(err, ErrBadComment), errors.Is(err, tasks.ErrBadTask), errors.Is(err, tasks.ErrRefusedTask):
 		return KindInvalid, ""
 	case errors.Is(err, ErrRunning) && errors.As(err, new(*tasks.LockedError)):
 		return KindConflict, fmt.Sprintf("%s shows its progress; Ctrl-C in its terminal stops it", w.Progress)
@@ -151,6 +151,8 @@ func Classify(err error, w Words) (Kind, string) {
 		return KindConflict, fmt.Sprintf("%s says whether a run is going on", w.Progress)
 	case errors.Is(err, ErrNoQuestion):
 		return KindConflict, fmt.Sprintf("%s shows the tasks that wait for an answer", w.Progress)
+	case errors.Is(err, ErrNotReviewable):
+		return KindConflict, fmt.Sprintf("%s shows each task's status", w.List)
 	case errors.Is(err, tasks.ErrNotResettable):
 		return KindConflict, fmt.Sprintf("only failed or blocked tasks are reset; %s shows each task's status", w.List)
 	case errors.Is(err, ErrNoRun):

@@ -14,5 +14,5 @@ func AnswerInTwoSteps(c *Control, unit, answer string) (place func() error, err 
 	if err != nil {
 		return nil, err
 	}
-	return func() error { return placeAnswer(c.plan, unit, q, gate.Answer(answer)) }, nil
+	return func() error { return placeAnswer(c.plan, unit, q, gate.Reply{Answer: gate.Answer(answer)}) }, nil
 }

@@ -30,8 +30,8 @@ type TaskInfo struct {
 	Attempt     int `json:"attempt"`
 	MaxAttempts int `json:"max_attempts"`
 	Tokens      int `json:"tokens"`
-	// Question is the pending escalation of the task, if any (answer it
-	// with Control.Answer).
+	// Question is the pending escalation or plan approval of the task, if
+	// any (answer it with Control.Answer or Control.Reply).
 	Question *Question `json:"question,omitempty"`
 }
 

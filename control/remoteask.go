@@ -36,8 +36,8 @@ type remoteQuestion struct {
 
 // remoteAnswer is a <unit>.answer file.
 type remoteAnswer struct {
-	Nonce  string      `json:"nonce"`
-	Answer gate.Answer `json:"answer"`
+	Nonce string     `json:"nonce"`
+	Reply gate.Reply `json:"answer"` // a Reply, or the answer alone as a string
 }
 
 // questionDir is where a plan's runs leave their pending questions.
@@ -55,11 +55,12 @@ const RemoteAskPoll = 100 * time.Millisecond
 // the same question is refused. It fails
 // when the question cannot be written. Safe for concurrent use, one
 // question per unit at a time.
-func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
-	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agents.Escalation) (gate.Reply, error) {
+	return func(ctx context.Context, unit string, e agents.Escalation) (gate.Reply, error) {
+		abort := gate.Reply{Answer: gate.AnswerAbort}
 		dir := questionDir(plan)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return string(gate.AnswerAbort), fmt.Errorf("escalation of task %s: %w", unit, err)
+			return abort, fmt.Errorf("escalation of task %s: %w", unit, err)
 		}
 		var b [12]byte
 		rand.Read(b[:])
@@ -67,7 +68,7 @@ func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agen
 		qf, af := filepath.Join(dir, unit+".question"), filepath.Join(dir, unit+".answer")
 		os.Remove(af) // an answer to an earlier question of the unit
 		if err := writeJSON(qf, q, false); err != nil {
-			return string(gate.AnswerAbort), fmt.Errorf("escalation of task %s: %w", unit, err)
+			return abort, fmt.Errorf("escalation of task %s: %w", unit, err)
 		}
 		defer os.Remove(qf)
 		t := time.NewTicker(RemoteAskPoll)
@@ -75,18 +76,18 @@ func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agen
 		for {
 			var a remoteAnswer
 			if readJSON(af, &a) == nil {
-				if _, err := gate.ParseAnswer(string(a.Answer)); err == nil && a.Nonce == q.Nonce {
+				if a.Reply.Check(e.Kind) == nil && a.Nonce == q.Nonce {
 					// The answer stays until the unit's next question:
 					// a second answerer who read the question before it
 					// went would otherwise find no answer and win too.
 					os.Remove(qf)
-					return string(a.Answer), nil
+					return a.Reply, nil
 				}
 				os.Remove(af)
 			}
 			select {
 			case <-ctx.Done():
-				return string(gate.AnswerAbort), ctx.Err()
+				return abort, ctx.Err()
 			case <-t.C:
 			}
 		}
@@ -96,12 +97,12 @@ func RemoteAsk(plan dispatch.Plan) func(ctx context.Context, unit string, e agen
 // FirstAnswer returns an Ask hook that asks every one of asks at once and
 // returns the first answer; the others are cancelled (their context is
 // done) and their answers ignored.
-func FirstAnswer(asks ...func(context.Context, string, agents.Escalation) (string, error)) func(context.Context, string, agents.Escalation) (string, error) {
-	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+func FirstAnswer(asks ...func(context.Context, string, agents.Escalation) (gate.Reply, error)) func(context.Context, string, agents.Escalation) (gate.Reply, error) {
+	return func(ctx context.Context, unit string, e agents.Escalation) (gate.Reply, error) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		type result struct {
-			answer string
+			answer gate.Reply
 			err    error
 		}
 		res := make(chan result, len(asks))
@@ -140,16 +141,6 @@ func remoteQuestions(plan dispatch.Plan) map[string]remoteQuestion {
 	return out
 }
 
-// answerRemote answers unit's question of a run in another process; it
-// fails with ErrNoQuestion when there is none.
-func answerRemote(plan dispatch.Plan, unit string, answer gate.Answer) error {
-	q, err := pendingQuestion(plan, unit)
-	if err != nil {
-		return err
-	}
-	return placeAnswer(plan, unit, q, answer)
-}
-
 // pendingQuestion reads unit's question of a run in another process; it
 // fails with ErrNoQuestion when there is none or its run has ended.
 func pendingQuestion(plan dispatch.Plan, unit string) (remoteQuestion, error) {
@@ -170,8 +161,8 @@ func pendingQuestion(plan dispatch.Plan, unit string) (remoteQuestion, error) {
 // placeAnswer writes the answer to q, unit's question read by
 // pendingQuestion. The first answer wins: a second finds the first's file
 // (the asking run leaves it, see RemoteAsk) and fails with ErrNoQuestion.
-func placeAnswer(plan dispatch.Plan, unit string, q remoteQuestion, answer gate.Answer) error {
-	err := writeJSON(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Answer: answer}, true)
+func placeAnswer(plan dispatch.Plan, unit string, q remoteQuestion, r gate.Reply) error {
+	err := writeJSON(filepath.Join(questionDir(plan), unit+".answer"), remoteAnswer{Nonce: q.Nonce, Reply: r}, true)
 	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%w for task %s: another answer came first", ErrNoQuestion, unit)
 	}

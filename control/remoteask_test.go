@@ -38,7 +38,7 @@ func TestRemoteQuestionIgnoresStaleAnswers(t *testing.T) {
 	got := make(chan result, 1)
 	go func() {
 		a, err := control.RemoteAsk(c.Plan())(bg, "1", agents.Escalation{Task: "1", Title: "write fixed", Attempts: 1})
-		got <- result{a, err}
+		got <- result{string(a.Answer), err}
 	}()
 	require.Eventually(t, func() bool { return c.Questions()["1"].Task == "1" }, 10*time.Second, 10*time.Millisecond)
 	ts, err := c.Tasks(bg)
@@ -67,7 +67,7 @@ func TestRemoteQuestionIgnoresStaleAnswers(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg)
 	go func() {
 		a, err := control.RemoteAsk(c.Plan())(ctx, "2", agents.Escalation{Task: "2"})
-		got <- result{a, err}
+		got <- result{string(a.Answer), err}
 	}()
 	require.Eventually(t, func() bool { return c.Questions()["2"].Task == "2" }, 10*time.Second, 10*time.Millisecond)
 	cancel()
@@ -89,7 +89,7 @@ func TestRemoteSecondAnswerAfterTheRunTookTheFirstIsRefused(t *testing.T) {
 	go func() {
 		a, err := control.RemoteAsk(c.Plan())(bg, "1", agents.Escalation{Task: "1", Title: "write fixed", Attempts: 1})
 		assert.NoError(t, err)
-		got <- a
+		got <- string(a.Answer)
 	}()
 	require.Eventually(t, func() bool { return c.Questions()["1"].Task == "1" }, 10*time.Second, 10*time.Millisecond)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
@@ -14,7 +15,8 @@ import (
 )
 
 // Question is a pending escalation: a task with on_exhausted "ask" ran out
-// of retries and waits for Answer.
+// of retries, or a task with approve_plan has a plan to approve (Kind
+// gate.KindApproval, the plan in Proposal), and waits for Answer.
 type Question struct {
 	agents.Escalation
 	Asked time.Time `json:"asked"`
@@ -22,7 +24,7 @@ type Question struct {
 
 type question struct {
 	Question
-	answer chan gate.Answer
+	answer chan gate.Reply
 }
 
 // RunInfo says whether the in-process run is going on, and how the last
@@ -177,26 +179,26 @@ func (c *Control) report(e dispatch.Event) {
 // ask is the in-process run's Ask hook: it registers the question and
 // waits for Answer, or for the run to be stopped (then "abort" with the
 // run's error).
-func (c *Control) ask(ctx context.Context, unit string, e agents.Escalation) (string, error) {
-	q := &question{Question: Question{Escalation: e, Asked: time.Now()}, answer: make(chan gate.Answer, 1)}
+func (c *Control) ask(ctx context.Context, unit string, e agents.Escalation) (gate.Reply, error) {
+	q := &question{Question: Question{Escalation: e, Asked: time.Now()}, answer: make(chan gate.Reply, 1)}
 	c.mu.Lock()
 	c.asks[unit] = q
 	c.mu.Unlock()
 	c.hub.publish(Event{Kind: EventQuestion, Unit: unit, Question: &q.Question})
 	c.hub.changed(unit)
 	select {
-	case a, ok := <-q.answer:
+	case r, ok := <-q.answer:
 		if !ok {
-			return string(gate.AnswerAbort), context.Canceled
+			return gate.Reply{Answer: gate.AnswerAbort}, context.Canceled
 		}
-		return string(a), nil
+		return r, nil
 	case <-ctx.Done():
 		c.mu.Lock()
 		if c.asks[unit] == q {
 			delete(c.asks, unit)
 		}
 		c.mu.Unlock()
-		return string(gate.AnswerAbort), ctx.Err()
+		return gate.Reply{Answer: gate.AnswerAbort}, ctx.Err()
 	}
 }
 
@@ -218,33 +220,72 @@ func (c *Control) Questions() map[string]Question {
 
 // Answer resolves the pending escalation of unit with "retry" (reset the
 // attempts and go on), "skip" (mark it done with a warning) or "abort"
-// (mark it failed), whether the question comes from the in-process run or
-// from a run in another process (RemoteAsk; the first answer wins). It
-// fails for another answer, or with ErrNoQuestion when the unit has no
-// pending question (already answered, or the run ended).
+// (mark it failed): Reply with no text.
 func (c *Control) Answer(unit string, answer gate.Answer) error {
-	switch answer {
-	case gate.AnswerRetry, gate.AnswerSkip, gate.AnswerAbort:
-	default:
-		return fmt.Errorf("%w %q: want retry, skip or abort", ErrBadAnswer, answer)
+	return c.Reply(unit, gate.Reply{Answer: answer})
+}
+
+// Reply resolves the pending question of unit, whether it comes from the
+// in-process run or from a run in another process (RemoteAsk; the first
+// answer wins): an escalation with "retry", "skip" or "abort" (see
+// Answer), a plan to approve with "approve", "edit" (r.Text the edited
+// plan, see agents.ParsePlan) or "reject" (r.Text the reason, which the
+// task's status_reason records). It fails with ErrBadAnswer for an answer
+// that does not fit the question (nothing is sent), or with ErrNoQuestion
+// when the unit has no pending question (already answered, or the run
+// ended).
+func (c *Control) Reply(unit string, r gate.Reply) error {
+	if !slices.Contains(gate.Choices(), string(r.Answer)) && !slices.Contains(gate.ApprovalChoices(), string(r.Answer)) {
+		return fmt.Errorf("%w %q: want retry, skip or abort (a task out of attempts), approve, edit or reject (a plan)", ErrBadAnswer, r.Answer)
 	}
 	c.mu.Lock()
 	q, ok := c.asks[unit]
-	if ok {
-		delete(c.asks, unit)
-	}
 	c.mu.Unlock()
-	if !ok {
-		if err := answerRemote(c.plan, unit, answer); err != nil {
+	var kind string
+	var remote remoteQuestion
+	if ok {
+		kind = q.Kind
+	} else {
+		var err error
+		if remote, err = pendingQuestion(c.plan, unit); err != nil {
 			return err
 		}
-		c.hub.publish(Event{Kind: EventAnswer, Unit: unit, Answer: answer})
-		c.hub.changed(unit)
-		return nil
+		kind = remote.Question.Kind
 	}
-	q.answer <- answer
-	c.hub.publish(Event{Kind: EventAnswer, Unit: unit, Answer: answer})
+	if err := checkReply(unit, kind, r); err != nil {
+		return err
+	}
+	if ok {
+		c.mu.Lock()
+		if c.asks[unit] != q {
+			c.mu.Unlock()
+			return fmt.Errorf("%w for task %s: another answer came first", ErrNoQuestion, unit)
+		}
+		delete(c.asks, unit)
+		c.mu.Unlock()
+		q.answer <- r
+	} else if err := placeAnswer(c.plan, unit, remote, r); err != nil {
+		return err
+	}
+	c.hub.publish(Event{Kind: EventAnswer, Unit: unit, Answer: r.Answer})
 	c.hub.changed(unit)
+	return nil
+}
+
+// checkReply vets r for unit's question of kind, an edited plan included,
+// so that a bad answer is refused to whoever gives it rather than asked
+// again.
+func checkReply(unit, kind string, r gate.Reply) error {
+	switch {
+	case kind == gate.KindApproval && !slices.Contains(gate.ApprovalChoices(), string(r.Answer)):
+		return fmt.Errorf("%w %q: task %s asks to approve its plan: want approve, edit (the edited plan as text) or reject (the reason as text)", ErrBadAnswer, r.Answer, unit)
+	case kind != gate.KindApproval && !slices.Contains(gate.Choices(), string(r.Answer)):
+		return fmt.Errorf("%w %q: task %s ran out of attempts: want retry, skip or abort", ErrBadAnswer, r.Answer, unit)
+	case r.Answer == gate.AnswerEdit:
+		if _, err := agents.ParsePlan(r.Text); err != nil {
+			return fmt.Errorf("%w: edit of task %s's plan: %v", ErrBadAnswer, unit, err)
+		}
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -49,9 +50,12 @@ type Dispatcher struct {
 	// Budget is the global token budget shared by every unit; nil means
 	// unlimited.
 	Budget *llm.Budget
-	// Ask answers the escalation of a unit with on_exhausted "ask": it
-	// returns "retry", "skip" or "abort". Nil means the unit fails.
-	Ask func(ctx context.Context, unit string, e agents.Escalation) (string, error)
+	// Ask answers the escalations of a unit: for on_exhausted "ask" (e.Kind
+	// gate.KindExhausted) "retry", "skip" or "abort"; for approve_plan
+	// (gate.KindApproval) "approve", "edit" with the edited plan, or
+	// "reject" with the reason. An answer that does not fit is asked
+	// again. Nil leaves the unit interrupted, waiting for statgraph resume.
+	Ask func(ctx context.Context, unit string, e agents.Escalation) (gate.Reply, error)
 	// Report receives progress events; nil means none. It is called from
 	// several goroutines, never concurrently for the same unit.
 	Report func(Event)

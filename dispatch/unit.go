@@ -79,6 +79,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	if err != nil {
 		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
 	}
+	if opts.Start == "" {
+		opts.Start = d.continueFrom(ctx, plan, id)
+	}
 	ws, err = workspace.Prepare(ctx, opts)
 	if err != nil {
 		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
@@ -90,7 +93,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	}
 	in := agents.TaskState{
 		Task: withConflicts(agents.Task{ID: id, Title: t.Title, Description: t.Description, Details: t.Details,
-			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted}, ws, opts),
+			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted, ApprovePlan: t.ApprovePlan != nil && *t.ApprovePlan}, ws, opts),
 		MaxRetries: t.Retries(),
 	}
 	// The budget is new in this process: give it the tokens the thread's
@@ -121,6 +124,8 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch)
 	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case errors.Is(err, statgraph.ErrInterrupted) && state.Phase == agents.PhasePlanning:
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for its plan to be approved (approve, edit or reject): run statgraph resume in a terminal, or answer through statgraph serve or mcp while statgraph run --wait-for-answers runs", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case errors.Is(err, statgraph.ErrInterrupted):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case err != nil:
@@ -137,6 +142,8 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case agents.PhaseSkipped:
 		return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case agents.PhaseCancelled:
+		return finish(tasks.Outcome{Status: tasks.StatusCancelled, Reason: state.Cancelled, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	}
 	if reason := unresolvedConflict(ws, opts, state); reason != "" {
 		return finish(tasks.Outcome{Status: tasks.StatusBlocked, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
@@ -206,11 +213,11 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 		if perr != nil {
 			return state, err
 		}
-		answer, aerr := d.Ask(ctx, id, esc)
+		reply, aerr := d.Ask(ctx, id, esc)
 		if aerr != nil {
 			return state, aerr
 		}
-		resume, resuming = answer, true
+		resume, resuming = reply, true
 	}
 }
 

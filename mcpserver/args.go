@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/taskid"
 	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
@@ -49,10 +50,18 @@ type StopRunInput struct{}
 // StatusInput has no arguments.
 type StatusInput struct{}
 
-// AnswerInput answers the escalation of a task waiting for one.
+// AnswerInput answers the question of a task waiting for one.
 type AnswerInput struct {
 	ID     string      `json:"id" jsonschema:"the id of the task waiting for an answer (status lists them)"`
-	Answer gate.Answer `json:"answer" jsonschema:"retry: run it again with fresh attempts; skip: mark it done with a warning; abort: mark it failed"`
+	Answer gate.Answer `json:"answer" jsonschema:"a task out of attempts (question kind empty): retry runs it again with fresh attempts, skip marks it done with a warning, abort marks it failed; a plan to approve (question kind approval): approve goes on with the plan, edit with the plan given as text, reject cancels the task"`
+	Text   string      `json:"text,omitempty" jsonschema:"for edit: the edited plan, as the question's proposal JSON (summary, steps, files, test_strategy) or as plain text; for reject: the reason"`
+}
+
+// ReviewInput sends a done task back with comments on its diff.
+type ReviewInput struct {
+	ID       string            `json:"id" jsonschema:"the id of a done task (get_task with diff: true shows its diff)"`
+	Comments []control.Comment `json:"comments" jsonschema:"the comments: file (as the diff names it), line (in the new version of the file; end_line ends a range) and text (what to change)"`
+	Run      bool              `json:"run,omitempty" jsonschema:"start a run at once to make the new attempt (as run_pending does)"`
 }
 
 // ResetFailedInput names the tasks to send back to pending.
@@ -83,7 +92,7 @@ func inputSchema[In any]() *jsonschema.Schema {
 	case ListTasksInput:
 		enum("status", tasks.Statuses()...)
 	case AnswerInput:
-		enum("answer", gate.Choices()...)
+		enum("answer", append(gate.Choices(), gate.ApprovalChoices()...)...)
 	}
 	return s
 }

@@ -1,8 +1,9 @@
 // Package mcpserver serves one plan (a tasks.json with its run store and
 // repository) over the Model Context Protocol, so that a coding assistant
 // (Claude Code, Cursor, Codex) can list and add tasks, start and stop a run
-// of the pending ones, read status and history, answer an escalation and
-// send failed tasks back to pending. `statgraph mcp` runs it over stdio.
+// of the pending ones, read status and history, answer an escalation or a
+// plan waiting for approval, send a done task back with review comments
+// and send failed tasks back to pending. `statgraph mcp` runs it over stdio.
 //
 // The server holds no task logic of its own: every tool calls package
 // control, the backend the web UI and the CLI's status and history share, so

@@ -52,8 +52,11 @@ func New(ctl *control.Control, version string) *mcp.Server {
 		Description: "One task's attempts from the run store: plan, each attempt's verdict, errors, feedback and commit, and the error history."},
 		h.history)
 	add(s, &mcp.Tool{Name: "answer_escalation", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
-		Description: "Answer a task that used its retries and waits for a decision (on_exhausted \"ask\"): retry, skip or abort. get_task or status shows which tasks wait."},
+		Description: "Answer a task that waits for a decision: one that used its retries (on_exhausted \"ask\"): retry, skip or abort; one whose plan waits for approval (approve_plan; the question's kind is approval and its proposal the plan): approve, edit with the edited plan as text, or reject with the reason as text. status shows which tasks wait and their question."},
 		h.answer)
+	add(s, &mcp.Tool{Name: "review_task", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
+		Description: "Send a done task back with review comments on lines of its diff: the comments (file, line, text) become the feedback of a new attempt, as failed checks' output does, and the task is pending again; run: true starts the run that makes it. Refused for a task that is not done."},
+		h.review)
 	add(s, &mcp.Tool{Name: "reset_failed", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
 		Description: "Send failed or blocked tasks (all, or the ids given) back to pending, with the tasks blocked only by them, so the next run takes them up; their history stays."},
 		h.resetFailed)

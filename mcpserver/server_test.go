@@ -18,7 +18,7 @@ import (
 	"github.com/statgraph/statgraph/tasks"
 )
 
-var toolNames = []string{"add_task", "answer_escalation", "get_task", "history", "list_tasks", "reset_failed", "run_pending", "status", "stop_run"}
+var toolNames = []string{"add_task", "answer_escalation", "get_task", "history", "list_tasks", "reset_failed", "review_task", "run_pending", "status", "stop_run"}
 
 // Every tool is listed with an input and an output schema; the fields
 // with a fixed set of values declare it, so the assistant sees the
@@ -48,7 +48,7 @@ func TestToolsDeclareTypedSchemas(t *testing.T) {
 		e, _ := p["enum"].([]any)
 		return e
 	}
-	assert.Equal(t, []any{"retry", "skip", "abort"}, enum("answer_escalation", "answer"))
+	assert.Equal(t, []any{"retry", "skip", "abort", "approve", "edit", "reject"}, enum("answer_escalation", "answer"))
 	assert.Contains(t, enum("list_tasks", "status"), "failed")
 	assert.Contains(t, enum("list_tasks", "status"), "interrupted")
 	assert.Equal(t, "object", props["add_task"]["task"].(map[string]any)["type"])

@@ -83,6 +83,13 @@ type Answered struct {
 	Answer gate.Answer `json:"answer"`
 }
 
+// Reviewed is review_task's result.
+type Reviewed struct {
+	ID       string `json:"id"`
+	Comments int    `json:"comments" jsonschema:"the comments sent back"`
+	Message  string `json:"message"`
+}
+
 // ResetDone is reset_failed's result.
 type ResetDone struct {
 	Reset []string `json:"reset" jsonschema:"the tasks sent back to pending, in file order"`
@@ -209,7 +216,7 @@ func (h *handlers) answer(ctx context.Context, _ *mcp.CallToolRequest, in Answer
 	if err := checkID("id", in.ID); err != nil {
 		return nil, Answered{}, err
 	}
-	if err := h.ctl.Answer(in.ID, in.Answer); err != nil {
+	if err := h.ctl.Reply(in.ID, gate.Reply{Answer: in.Answer, Text: in.Text}); err != nil {
 		if errors.Is(err, control.ErrNoQuestion) {
 			if _, terr := h.task(ctx, in.ID); terr != nil {
 				return nil, Answered{}, terr
@@ -219,6 +226,24 @@ func (h *handlers) answer(ctx context.Context, _ *mcp.CallToolRequest, in Answer
 		return nil, Answered{}, h.explain(err)
 	}
 	return nil, Answered{ID: in.ID, Answer: in.Answer}, nil
+}
+
+func (h *handlers) review(ctx context.Context, _ *mcp.CallToolRequest, in ReviewInput) (*mcp.CallToolResult, Reviewed, error) {
+	if err := checkID("id", in.ID); err != nil {
+		return nil, Reviewed{}, err
+	}
+	if err := h.ctl.Review(ctx, in.ID, in.Comments); err != nil {
+		return nil, Reviewed{}, h.explain(err)
+	}
+	out := Reviewed{ID: in.ID, Comments: len(in.Comments),
+		Message: "the task is pending again with the comments as its feedback; run_pending makes the new attempt"}
+	if in.Run {
+		if err := h.ctl.Start(ctx, control.StartOptions{}); err != nil {
+			return nil, Reviewed{}, fmt.Errorf("task %s was sent back, but the run to make its new attempt did not start: %w", in.ID, h.explain(err))
+		}
+		out.Message = "the task was sent back and a run makes its new attempt; status and get_task show its progress"
+	}
+	return nil, out, nil
 }
 
 func (h *handlers) resetFailed(ctx context.Context, _ *mcp.CallToolRequest, in ResetFailedInput) (*mcp.CallToolResult, ResetDone, error) {

@@ -16,7 +16,7 @@ import (
 // written back as they were. null counts as absent for every optional field.
 
 // settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files"}
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files", "approve_plan"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -130,6 +130,7 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.CopyFiles = d.copyFiles(obj, id)
 	s.Checks = d.checks(obj, id)
 	s.Review = d.boolean(obj, "review", id)
+	s.ApprovePlan = d.boolean(obj, "approve_plan", id)
 	s.Sandbox = d.sandbox(obj, id)
 	s.Timeout = d.duration(obj, "timeout", id)
 	s.RequestTimeout = d.duration(obj, "request_timeout", id)
@@ -189,6 +190,9 @@ func (s Defaults) merge(base Defaults) Defaults {
 	if s.Review == nil {
 		s.Review = base.Review
 	}
+	if s.ApprovePlan == nil {
+		s.ApprovePlan = base.ApprovePlan
+	}
 	s.Sandbox = s.Sandbox.merge(base.Sandbox)
 	if s.Workdir == "" {
 		s.Workdir = base.Workdir
@@ -215,7 +219,7 @@ func (s Defaults) merge(base Defaults) Defaults {
 func (t *Task) applySettings(s Defaults) {
 	t.MaxRetries, t.BudgetTokens = s.MaxRetries, s.BudgetTokens
 	t.TestCmd, t.LintCmd, t.Checks, t.Review, t.Sandbox = s.TestCmd, s.LintCmd, s.Checks, s.Review, s.Sandbox
-	t.SetupCmd, t.CopyFiles = s.SetupCmd, s.CopyFiles
+	t.SetupCmd, t.CopyFiles, t.ApprovePlan = s.SetupCmd, s.CopyFiles, s.ApprovePlan
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
 	t.Timeout, t.RequestTimeout, t.Limits = s.Timeout, s.RequestTimeout, s.Limits
 }
@@ -225,7 +229,7 @@ func (t *Task) settings() Defaults {
 	return Defaults{
 		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens,
 		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks, Review: t.Review, Sandbox: t.Sandbox,
-		SetupCmd: t.SetupCmd, CopyFiles: t.CopyFiles,
+		SetupCmd: t.SetupCmd, CopyFiles: t.CopyFiles, ApprovePlan: t.ApprovePlan,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
 		Timeout: t.Timeout, RequestTimeout: t.RequestTimeout, Limits: t.Limits,
 	}

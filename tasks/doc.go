@@ -13,8 +13,8 @@
 // (DefaultTag, "master", unless told otherwise). Each task has task-master's
 // fields (id, title, description, status, dependencies, priority, details,
 // testStrategy, subtasks) and may add statgraph's own: max_retries,
-// test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted and
-// budget_tokens. A top-level "defaults" object (in the tagged form also one
+// test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted,
+// approve_plan and budget_tokens. A top-level "defaults" object (in the tagged form also one
 // inside the tag, which wins) supplies any of those a task leaves out; a
 // subtask first takes its parent's. statgraph records its progress in
 // status, status_reason, retry_count, error_history and failed_at.

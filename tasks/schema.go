@@ -115,6 +115,7 @@ type Defaults struct {
 	BudgetTokens *int
 	Checks       []Check
 	Review       *bool
+	ApprovePlan  *bool
 	Sandbox      SandboxSettings
 	// Timeout is the task's deadline, per run; RequestTimeout bounds each
 	// model request. 0 leaves the CLI's (or dispatch.Dispatcher's) value in place.
@@ -232,6 +233,9 @@ type Task struct {
 	Checks  []Check
 	Review  *bool // true: an advisory LLM review of each passing attempt's diff
 	Sandbox SandboxSettings
+	// ApprovePlan ("approve_plan") true pauses the task after the planner
+	// until an operator approves, edits or rejects its plan.
+	ApprovePlan *bool
 	// Timeout ("timeout") is how long one run of the task may take, all
 	// attempts included; past it the task ends failed with the reason.
 	// 0 means dispatch.Dispatcher.TaskTimeout.

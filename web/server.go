@@ -43,6 +43,7 @@ func Handler(c *control.Control, token string) http.Handler {
 	mux.HandleFunc("GET /api/tasks/{id}", s.task)
 	mux.HandleFunc("GET /api/tasks/{id}/diff", s.diff)
 	mux.HandleFunc("POST /api/tasks/{id}/answer", s.answer)
+	mux.HandleFunc("POST /api/tasks/{id}/review", s.review)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/run", s.runInfo)
 	mux.HandleFunc("POST /api/run", s.start)
@@ -52,7 +53,7 @@ func Handler(c *control.Control, token string) http.Handler {
 	// Other methods on the API's paths get 405, other paths 404.
 	paths := http.NewServeMux()
 	for _, p := range []string{"/api/tasks", "/api/tasks/{id}", "/api/tasks/{id}/diff", "/api/tasks/{id}/answer",
-		"/api/events", "/api/run", "/api/stop", "/api/reset", "/api/graph.svg"} {
+		"/api/tasks/{id}/review", "/api/events", "/api/run", "/api/stop", "/api/reset", "/api/graph.svg"} {
 		paths.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "method %s is not allowed on %s; see docs/web-and-mcp.md", r.Method, r.URL.Path)
 		})
@@ -257,9 +258,12 @@ func (s *server) addTask(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
 }
 
-// AnswerRequest is the body of POST /api/tasks/{id}/answer.
+// AnswerRequest is the body of POST /api/tasks/{id}/answer: retry, skip
+// or abort for a task out of attempts; approve, edit (Text the edited
+// plan) or reject (Text the reason) for a plan waiting for approval.
 type AnswerRequest struct {
-	Answer gate.Answer `json:"answer"` // retry, skip or abort
+	Answer gate.Answer `json:"answer"`
+	Text   string      `json:"text,omitempty"`
 }
 
 func (s *server) answer(w http.ResponseWriter, r *http.Request) {
@@ -271,11 +275,41 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if err := s.c.Answer(id, req.Answer); err != nil {
+	if err := s.c.Reply(id, gate.Reply{Answer: req.Answer, Text: req.Text}); err != nil {
 		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"id": id, "answer": string(req.Answer)})
+}
+
+// ReviewRequest is the body of POST /api/tasks/{id}/review: comments on
+// lines of the task's diff, sent back as the feedback of a new attempt
+// (control.Review); with Run set, a run starts at once to make it.
+type ReviewRequest struct {
+	Comments []control.Comment `json:"comments"`
+	Run      bool              `json:"run,omitempty"`
+}
+
+func (s *server) review(w http.ResponseWriter, r *http.Request) {
+	id := taskID(w, r)
+	if id == "" {
+		return
+	}
+	var req ReviewRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if err := s.c.Review(r.Context(), id, req.Comments); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if req.Run {
+		if err := s.c.Start(r.Context(), control.StartOptions{}); err != nil {
+			writeErr(w, fmt.Errorf("task %s was sent back, but the run to make its new attempt did not start: %w", id, err))
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "comments": len(req.Comments), "run": req.Run})
 }
 
 // RunRequest is the body of POST /api/run.

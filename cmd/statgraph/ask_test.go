@@ -43,12 +43,12 @@ func TestTerminalAskYieldsToAnAnswerFromElsewhere(t *testing.T) {
 	out := &lockedBuffer{}
 	p := newProgress(out, false, func() (int, int) { return 80, 24 })
 	elsewhere := make(chan string, 1)
-	other := func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
+	other := func(ctx context.Context, unit string, e agents.Escalation) (gate.Reply, error) {
 		select {
 		case a := <-elsewhere:
-			return a, nil
+			return gate.Reply{Answer: gate.Answer(a)}, nil
 		case <-ctx.Done():
-			return string(gate.AnswerAbort), ctx.Err()
+			return gate.Reply{Answer: gate.AnswerAbort}, ctx.Err()
 		}
 	}
 	ask := control.FirstAnswer(askOnTerminal(p, in), other)
@@ -59,7 +59,7 @@ func TestTerminalAskYieldsToAnAnswerFromElsewhere(t *testing.T) {
 	go func() {
 		a, err := ask(context.Background(), "1", e)
 		assert.NoError(t, err)
-		done <- a
+		done <- string(a.Answer)
 	}()
 	select {
 	case a := <-done:
@@ -79,6 +79,33 @@ func TestTerminalAskYieldsToAnAnswerFromElsewhere(t *testing.T) {
 	go func() { _, _ = typed.Write([]byte("r\n")) }()
 	a, err := ask(context.Background(), "1", e)
 	require.NoError(t, err)
-	assert.Equal(t, string(gate.AnswerRetry), a, "the terminal answers the next question")
+	assert.Equal(t, gate.Reply{Answer: gate.AnswerRetry}, a, "the terminal answers the next question")
 	assert.Contains(t, out.String(), "[r]etry")
+}
+
+// A plan to approve is shown on the terminal and answered there: approve;
+// edit, where a plan that does not parse is refused and asked again, and
+// the lines typed up to "." are the new plan; reject with its reason.
+func TestTerminalPlanApproval(t *testing.T) {
+	e := agents.Escalation{Kind: gate.KindApproval, Task: "4", Title: "plan me", Proposal: "{\n  \"summary\": \"the model's plan\"\n}"}
+	for _, tc := range []struct {
+		typed string
+		want  gate.Reply
+	}{
+		{typed: "a\n", want: gate.Reply{Answer: gate.AnswerApprove}},
+		{typed: "e\n{\"sumary\": \"typo\"}\n.\nedit\n{\"summary\": \"mine\",\n\"steps\": [\"one\"]}\n.\n",
+			want: gate.Reply{Answer: gate.AnswerEdit, Text: "{\"summary\": \"mine\",\n\"steps\": [\"one\"]}\n"}},
+		{typed: "maybe\nr\nnot needed\n", want: gate.Reply{Answer: gate.AnswerReject, Text: "not needed"}},
+	} {
+		out := &lockedBuffer{}
+		p := newProgress(out, false, func() (int, int) { return 80, 24 })
+		r, err := askOnTerminal(p, bytes.NewBufferString(tc.typed))(context.Background(), "4", e)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, r, "typed %q", tc.typed)
+		assert.Contains(t, out.String(), "task 4 (plan me) has a plan to approve:\n  {\n    \"summary\": \"the model's plan\"\n  }\n")
+		assert.Contains(t, out.String(), "[a]pprove, [e]dit")
+		if tc.want.Answer == gate.AnswerEdit {
+			assert.Contains(t, out.String(), "not a plan object", "the bad edit is refused")
+		}
+	}
 }

@@ -103,6 +103,8 @@ Usage:
   statgraph status [--tag T] [--store F] [--repo DIR] [--queue URL] [--json] [tasks.json]
   statgraph history [--file tasks.json] [--tag T] [--store F] [--repo DIR] [--queue URL] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
+  statgraph review [--file tasks.json] [--tag T] [--repo DIR] [--store F] --comment file:line:text... <task-id>
+                                               send a done task back with comments on its diff
   statgraph graph [--format mermaid|dot|svg]
   statgraph serve [--addr 127.0.0.1:7777] [--token-file F | --no-token] [run flags] [tasks.json]   web UI and JSON API (docs/web-and-mcp.md)
   statgraph clean [--tag T] [--store F] [--repo DIR] [--keep-checkpoints N] [--queue URL] [tasks.json]
@@ -163,6 +165,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdHistory(ctx, rest, stdout, stderr)
 	case "reset":
 		err = cmdReset(rest, stdout, stderr)
+	case "review":
+		err = cmdReview(ctx, rest, stdout, stderr)
 	case "graph":
 		err = cmdGraph(rest, stdout, stderr)
 	case "serve":

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -14,12 +13,9 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/dispatch"
-	"github.com/statgraph/statgraph/internal/printable"
-	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 	"golang.org/x/term"
@@ -272,57 +268,6 @@ func warnUncommitted(w io.Writer, repo, file string) {
 	}
 	fmt.Fprintf(w, "statgraph: warning: %d uncommitted change(s) in %s will not be seen by the tasks, which start from the HEAD commit: %s; "+
 		"commit them first (git add -A && git commit) if the tasks need them\n", len(names), repo, list)
-}
-
-// askOnTerminal asks the operator what to do with a task that ran out of
-// retries. The lines of in are read by one goroutine for the whole run,
-// so that a question answered elsewhere (ctx done) stops waiting at once.
-func askOnTerminal(p *progress, in io.Reader) func(context.Context, string, agents.Escalation) (string, error) {
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		r := bufio.NewReader(in)
-		for {
-			line, err := r.ReadString('\n')
-			if line != "" {
-				lines <- line
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return func(ctx context.Context, unit string, e agents.Escalation) (string, error) {
-		answer := p.ask(func(w io.Writer) string {
-			fmt.Fprintf(w, "\ntask %s (%s) failed %d attempts. Last errors:\n", printable.String(unit), printable.String(e.Title), e.Attempts)
-			for _, l := range e.Errors {
-				fmt.Fprintf(w, "  - %s\n", printable.String(l))
-			}
-			for {
-				fmt.Fprint(w, "[r]etry (reset the attempts), [s]kip (mark done with a warning), [a]bort (mark failed)? ")
-				var line string
-				var ok bool
-				select {
-				case line, ok = <-lines:
-				case <-ctx.Done():
-					fmt.Fprintln(w, "\nanswered elsewhere.")
-					return string(gate.AnswerAbort) // ignored: ctx is done
-				}
-				switch strings.ToLower(strings.TrimSpace(line)) {
-				case "r", "retry":
-					return string(gate.AnswerRetry)
-				case "s", "skip":
-					return string(gate.AnswerSkip)
-				case "a", "abort":
-					return string(gate.AnswerAbort)
-				}
-				if !ok {
-					return string(gate.AnswerAbort)
-				}
-			}
-		})
-		return answer, ctx.Err()
-	}
 }
 
 // isTerminal reports whether v is an *os.File open on a terminal, by an

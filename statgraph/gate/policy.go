@@ -196,6 +196,10 @@ func ParseAnswer(s string) (Answer, error) {
 // orchestrator for a task (Task set). Answer it with statgraph.WithResume
 // and one of Choices.
 type Escalation struct {
+	// Kind is what is asked: KindExhausted (the work used up its
+	// attempts) or KindApproval (approve Proposal before going on, see
+	// Approve).
+	Kind     string   `json:"kind,omitempty"`
 	Gate     string   `json:"gate,omitempty"`  // the gate that escalated
 	Task     string   `json:"task,omitempty"`  // the orchestrator's task
 	Title    string   `json:"title,omitempty"` // the task's title
@@ -203,6 +207,9 @@ type Escalation struct {
 	Errors   []string `json:"errors"`          // what failed on the last attempt
 	Hint     string   `json:"hint"`            // what the answers do
 	Feedback string   `json:"feedback,omitempty"`
+	// Proposal is what a KindApproval question asks to approve (a task's
+	// plan, as JSON).
+	Proposal string   `json:"proposal,omitempty"`
 	Choices  []string `json:"choices"`
 	// Invalid says why the previous answer was refused, when Ask asks
 	// again because it was given something other than one of Choices.
@@ -212,7 +219,8 @@ type Escalation struct {
 // Ask is the escalation of the gates and of the orchestrator (package
 // agents): it raises e, with Hint and Choices filled in, as an interrupt
 // (statgraph.Interrupt, so the graph needs a checkpointer) and returns the
-// operator's answer once the run is resumed with one of Choices. An
+// operator's answer once the run is resumed with one of Choices (a string,
+// or a Reply). An
 // answer other than the Choices asks again, with Invalid saying why it was
 // refused; a resume with no value (null, as a run continued after a stop
 // gives) asks again the question as it was. Its error, the pause's or a
@@ -220,14 +228,14 @@ type Escalation struct {
 func (e Escalation) Ask(ctx context.Context) (Answer, error) {
 	e.Hint, e.Choices = EscalationHint, Choices()
 	for {
-		choice, err := statgraph.Interrupt[*string](ctx, e)
+		r, err := statgraph.Interrupt[*Reply](ctx, e)
 		if err != nil {
 			return "", err
 		}
-		if choice == nil {
+		if r == nil {
 			continue
 		}
-		a, err := ParseAnswer(*choice)
+		a, err := ParseAnswer(string(r.Answer))
 		if err == nil {
 			return a, nil
 		}

@@ -94,7 +94,9 @@ function card(t) {
     meta.length ? el("div", { class: "meta" }, meta.join(" · ")) : null,
     t.dependencies && t.dependencies.length ? el("div", { class: "deps" }, "after " + t.dependencies.join(", ")) : null,
     t.reason ? el("div", { class: "reason" }, t.reason) : null);
-  if (t.question) {
+  if (t.question && t.question.kind === "approval") {
+    c.append(approvalBox(t));
+  } else if (t.question) {
     const q = el("div", { class: "question" },
       el("div", {}, "Out of retries after " + t.question.attempts + " attempts. What now?"));
     for (const a of ["retry", "skip", "abort"]) {
@@ -104,6 +106,28 @@ function card(t) {
     c.append(q);
   }
   return c;
+}
+
+// approvalBox shows a plan waiting for approval in a text box the person
+// may edit. The card is rebuilt on every event of its task; the box of
+// the same question is kept (moved into the new card), so that an edit
+// in progress is not lost.
+function approvalBox(t) {
+  const q = t.question;
+  const kept = document.querySelector('.card[data-id="' + CSS.escape(t.id) + '"] .approval[data-asked="' + CSS.escape(q.asked) + '"]');
+  if (kept) return kept;
+  const plan = el("textarea", { class: "plan-text", rows: "8", spellcheck: "false", "aria-label": "plan of task " + t.id });
+  plan.value = q.proposal || "";
+  const reason = el("input", { class: "reject-reason", type: "text", placeholder: "why (for reject)", "aria-label": "reason to reject" });
+  const box = el("div", { class: "question approval", "data-asked": q.asked, onclick: (ev) => ev.stopPropagation() },
+    el("div", {}, "Plan waiting for approval:"), plan, reason,
+    q.invalid ? el("p", { class: "invalid" }, q.invalid) : null);
+  const buttons = [["approve", "approve", () => ""], ["edit", "approve edited plan", () => plan.value], ["reject", "reject", () => reason.value]];
+  for (const [a, label, text] of buttons) {
+    box.append(el("button", { type: "button", class: "answer", "data-answer": a,
+      onclick: (ev) => { ev.stopPropagation(); answer(t.id, a, text()); } }, label));
+  }
+  return box;
 }
 
 function updateTask(t, changedAt) {
@@ -179,7 +203,11 @@ async function loadDetail(id) {
     el("p", { class: "summary" }, "phase " + h.phase + " · " + h.retry_count + " verification(s) of " + (h.max_retries || 3) + " · " + h.tokens + " tokens")];
   if (h.plan && h.plan.summary) kids.push(el("p", { class: "plan" }, "Plan: " + h.plan.summary));
   for (const a of h.attempts) kids.push(attempt(a));
-  if (h.diff) kids.push(el("h3", {}, "Branch " + (h.branch || "") + " against its base"), diffView(h.diff, "branch-diff"));
+  if (h.diff && t && t.status === "done") {
+    kids.push(el("h3", {}, "Branch " + (h.branch || "") + " against its base"),
+      el("p", { class: "hint" }, "Click a line to comment on it (shift-click another for a range), then send the task back."),
+      reviewDiff(h.diff, id), reviewBox(id));
+  } else if (h.diff) kids.push(el("h3", {}, "Branch " + (h.branch || "") + " against its base"), diffView(h.diff, "branch-diff"));
   if (h.uncommitted) kids.push(el("h3", {}, "Uncommitted work in the workspace"), diffView(h.uncommitted, "uncommitted-diff"));
   d.replaceChildren(...kids);
 }
@@ -211,9 +239,107 @@ function diffView(text, cls) {
   return pre;
 }
 
-async function answer(id, a) {
+// reviewDiff is a done task's diff whose lines (those of the new version
+// of a file) can be picked for a review comment.
+function reviewDiff(text, id) {
+  const pre = el("pre", { class: "diff branch-diff reviewable" });
+  let file = "", next = 0, inHunk = false;
+  for (const line of text.replace(/\n$/, "").split("\n")) {
+    let k = "ctx", num = 0;
+    if (line.startsWith("diff ")) { k = "file"; inHunk = false; file = ""; }
+    else if (!inHunk && line.startsWith("+++ ")) { k = "file"; file = line.slice(4) === "/dev/null" ? "" : line.slice(4).replace(/^b\//, ""); }
+    else if (!inHunk && (line.startsWith("--- ") || !line.startsWith("@@"))) k = "file";
+    else if (line.startsWith("@@")) { k = "hunk"; inHunk = true; const m = /\+(\d+)/.exec(line); next = m ? Number(m[1]) : 0; }
+    else if (line.startsWith("+")) { k = "add"; num = next++; }
+    else if (line.startsWith("-")) k = "del";
+    else if (!line.startsWith("\\")) num = next++;
+    const attrs = { class: "line " + k };
+    if (num && file) {
+      const f = file, n = num;
+      Object.assign(attrs, { "data-file": f, "data-line": String(n), onclick: (ev) => pickLine(id, f, n, ev.shiftKey) });
+    }
+    pre.append(el("span", attrs, line + "\n"));
+  }
+  markPicked(pre);
+  return pre;
+}
+
+// review holds the comments being written on a task's diff, kept across
+// the re-renders of its detail.
+function review(id) {
+  if (!state.review || state.review.id !== id) state.review = { id, file: "", start: 0, end: 0, draft: "", comments: [] };
+  return state.review;
+}
+
+function pickLine(id, file, n, extend) {
+  const r = review(id);
+  if (extend && r.file === file && r.start) {
+    r.start = Math.min(r.start, n);
+    r.end = Math.max(r.end, n);
+  } else {
+    Object.assign(r, { file, start: n, end: n });
+  }
+  markPicked(document.querySelector("#detail .reviewable"));
+  const box = document.querySelector("#detail .review");
+  if (box) box.replaceWith(reviewBox(id));
+  const ta = document.querySelector("#detail .review .comment-text");
+  if (ta) ta.focus();
+}
+
+function markPicked(pre) {
+  if (!pre) return;
+  const r = state.review;
+  for (const s of pre.querySelectorAll(".line[data-line]")) {
+    const n = Number(s.dataset.line);
+    s.classList.toggle("picked", !!r && s.dataset.file === r.file && n >= r.start && n <= r.end);
+  }
+}
+
+function where(c) {
+  return c.file + ":" + c.line + (c.end_line ? "-" + c.end_line : "");
+}
+
+function reviewBox(id) {
+  const r = review(id);
+  const box = el("div", { class: "review" });
+  if (r.file) {
+    const ta = el("textarea", { class: "comment-text", rows: "3", "aria-label": "comment", oninput: (ev) => { r.draft = ev.target.value; } });
+    ta.value = r.draft;
+    const c = { file: r.file, line: r.start };
+    if (r.end > r.start) c.end_line = r.end;
+    box.append(el("div", { class: "label" }, "Comment on " + where(c)), ta,
+      el("button", { type: "button", class: "add-comment", onclick: () => {
+        if (!r.draft.trim()) { message("write what to change first", true); return; }
+        r.comments.push(Object.assign(c, { text: r.draft.trim() }));
+        Object.assign(r, { file: "", start: 0, end: 0, draft: "" });
+        markPicked(document.querySelector("#detail .reviewable"));
+        box.replaceWith(reviewBox(id));
+      } }, "add comment"));
+  }
+  const list = el("ul", { class: "comments" });
+  r.comments.forEach((c, i) => list.append(el("li", { class: "comment" }, where(c) + ": " + c.text + " ",
+    el("button", { type: "button", class: "remove-comment", onclick: () => { r.comments.splice(i, 1); box.replaceWith(reviewBox(id)); } }, "remove"))));
+  const send = el("button", { type: "button", class: "send-back", onclick: () => sendBack(id) },
+    "send back with " + r.comments.length + " comment(s)");
+  send.disabled = !r.comments.length;
+  box.append(list, send);
+  return box;
+}
+
+async function sendBack(id) {
+  const r = review(id);
   try {
-    await api("POST", "/api/tasks/" + encodeURIComponent(id) + "/answer", { answer: a });
+    await api("POST", "/api/tasks/" + encodeURIComponent(id) + "/review", { comments: r.comments, run: true });
+    message("task " + id + " sent back with " + r.comments.length + " comment(s); a run makes its new attempt");
+    state.review = null;
+  } catch (err) {
+    message(err.message, true);
+  }
+}
+
+async function answer(id, a, text) {
+  try {
+    await api("POST", "/api/tasks/" + encodeURIComponent(id) + "/answer", { answer: a, text: text || "" });
     message("task " + id + ": " + a);
   } catch (err) {
     message(err.message, true);
