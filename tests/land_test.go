@@ -3,6 +3,7 @@ package tests
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -191,4 +192,30 @@ func landKilled(t *testing.T, dir, spec string) result {
 		return result{code: -1, stdout: stdout.String(), stderr: stderr.String()}
 	}
 	return wait(t, err, stdout, stderr)
+}
+
+// TestRunLand: run --land main refuses before running anything when main
+// is checked out (tasks.json unchanged), and otherwise runs the tasks and
+// lands them when the run ends.
+func TestRunLand(t *testing.T) {
+	t.Parallel()
+	dir := mergeRepo(t, false, "echo three > c.txt", "true", 1)
+	before, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
+	require.NoError(t, err)
+	r := statgraph(t, dir, "run", "--plain", "--land", "main", "tasks.json")
+	require.Equal(t, 2, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "has main checked out")
+	after, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "nothing ran")
+
+	gittest.Git(t, dir, "switch", "-q", "--detach")
+	r = statgraph(t, dir, "run", "--plain", "--land", "main", "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	for _, id := range []string{"1", "2", "3"} {
+		assert.Contains(t, r.stdout, "land: task "+id+" landed: main is at ")
+	}
+	// Task 4's agent changed nothing: its branch is task 3's, landed with it.
+	assert.Contains(t, r.stdout, "land: task 4 already landed")
+	assert.Equal(t, "a.txt\nb.txt\nc.txt", filesOf(t, dir, "main"))
 }
