@@ -273,6 +273,7 @@ func (d *Dispatcher) landAttempt(ctx context.Context, plan Plan, onto, id, branc
 	opts := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: root, Branch: onto, Base: onto, Merge: []string{branch},
 		CopyFiles: t.CopyFiles, Setup: setupFunc(t, d.sandbox(t, filepath.Join(root, id), plan)),
 		MaxFileBytes: int64(t.Limits.FileBytes), MaxCommitFiles: t.Limits.WriteFiles, MaxCommitBytes: int64(t.Limits.WriteBytes)}
+	d.logf("land: task %s: merging %s onto %s (%s) and checking it\n", id, branch, onto, target[:min(12, len(target))])
 	ws, err := d.landWorkspace(ctx, opts, thread)
 	if err != nil {
 		if ctx.Err() != nil {
