@@ -94,6 +94,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	// (retry_count, error_history) in the file, to be saved.
 	changed := make(chan struct{}, 1)
 	running := 0
+	serial := map[string]bool{}     // the serial unit running, if any
 	defer d.sweepLayers(plan, true) // after every unit has stopped
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -113,10 +114,20 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: tasks.StatusBlocked, Reason: b.Reason})
 		}
 		var start []string
-		for running+len(start) < jobs && !d.stopping() {
-			id, ok := ready.pop()
+		for running+len(start) < jobs && !d.stopping() && len(serial) == 0 {
+			id, ok := ready.peek()
 			if !ok {
 				break
+			}
+			// A serial unit ("land": "serial") runs alone: it waits for
+			// the running units to end, and none starts beside it.
+			alone := d.serial(id)
+			if alone && running+len(start) > 0 {
+				break
+			}
+			ready.pop()
+			if alone {
+				serial[id] = true
 			}
 			status[id] = tasks.StatusInProgress
 			if err := d.File.SetStatus(id, tasks.StatusInProgress, ""); err != nil {
@@ -129,6 +140,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	}
 	record := func(o unitOutcome) {
 		running--
+		delete(serial, o.res.ID)
 		status[o.res.ID] = o.res.Status
 		*results[o.res.ID] = o.res
 		ready.set(o.res.ID, o.res.Status)
@@ -231,6 +243,12 @@ func (d *Dispatcher) startUnit(ctx context.Context, plan Plan, deps []string, id
 type unitOutcome struct {
 	res UnitResult
 	rec tasks.Outcome
+}
+
+// serial reports whether unit id runs alone ("land": "serial").
+func (d *Dispatcher) serial(id string) bool {
+	t, ok := d.File.Task(id)
+	return ok && t.Land == tasks.LandSerial
 }
 
 // mergeStarted returns started with the ids of start added (the units the

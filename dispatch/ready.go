@@ -83,6 +83,17 @@ func (r *readiness) pop() (string, bool) {
 	return "", false
 }
 
+// peek returns the unit pop would return, without taking it.
+func (r *readiness) peek() (string, bool) {
+	for r.queue.Len() > 0 {
+		if i := r.queue[0]; !r.taken[i] && tasks.Runnable(r.status[i]) {
+			return r.units[i].ID, true
+		}
+		heap.Pop(&r.queue)
+	}
+	return "", false
+}
+
 // set records that unit id now has status st and updates its dependents:
 // a done unit makes those it was the last wait of ready; a failed, blocked
 // or cancelled one blocks them, and their dependents in turn (see

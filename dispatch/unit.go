@@ -153,7 +153,8 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 }
 
 // invoke runs (or continues) the unit's thread, reporting progress and
-// answering escalations through Ask.
+// answering escalations through Ask. With changed nil (a landing, whose
+// attempts are not the unit's run) nothing is recorded in the file.
 func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, id string, t tasks.Task, in agents.TaskState, start time.Time, changed chan<- struct{}, ut *unitTrace) (agents.TaskState, error) {
 	state := in
 	recorded := -1 // the RetryCount last written to the file
@@ -192,7 +193,7 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 				}
 			case statgraph.EventUpdate:
 				state = ev.State
-				if state.RetryCount != recorded {
+				if state.RetryCount != recorded && changed != nil {
 					recorded = state.RetryCount
 					d.recordProgress(id, state, changed)
 				}

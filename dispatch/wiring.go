@@ -24,23 +24,13 @@ import (
 
 // graph compiles the orchestrator graph for unit t in workspace ws.
 func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
-	workdir := ws.Dir()
-	if t.Workdir != "" {
-		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
-	}
 	limit := 0
 	if t.BudgetTokens != nil {
 		limit = *t.BudgetTokens
 	}
 	budget := llm.NewBudget(limit, d.Budget)
 	sb := d.sandbox(t, ws.Dir(), plan)
-	checks := testAndLint(t.TestCmd, t.LintCmd, sb)
-	checks = append(checks, conflictChecks(ws)...)
-	for _, c := range t.Checks {
-		vc := check(c)
-		vc.Command.Sandbox = sb
-		checks = append(checks, vc)
-	}
+	checks, workdir := unitChecks(t, ws, sb)
 	cfg := agents.Config{
 		Verifier:  agents.ChecksVerifier{Checks: checks, Workdir: workdir},
 		Workspace: ws,
@@ -90,6 +80,25 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan) (*s
 	}
 	g, err := agents.NewGraph(cfg, statgraph.WithCheckpointer(d.Checkpointer))
 	return g, budget, err
+}
+
+// unitChecks returns the checks of unit t in workspace ws, each run in
+// sandbox sb (nil: none): its test_cmd and lint_cmd, the conflict check of
+// a workspace that started from a conflicted merge, and its "checks"; and
+// the directory they run in (the task's workdir in ws).
+func unitChecks(t tasks.Task, ws *workspace.Workspace, sb *verifier.Sandbox) ([]verifier.Check, string) {
+	workdir := ws.Dir()
+	if t.Workdir != "" {
+		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
+	}
+	checks := testAndLint(t.TestCmd, t.LintCmd, sb)
+	checks = append(checks, conflictChecks(ws)...)
+	for _, c := range t.Checks {
+		vc := check(c)
+		vc.Command.Sandbox = sb
+		checks = append(checks, vc)
+	}
+	return checks, workdir
 }
 
 // checkSandbox returns an error wrapping verifier.ErrSandboxUnavailable

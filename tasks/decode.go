@@ -16,7 +16,7 @@ import (
 // written back as they were. null counts as absent for every optional field.
 
 // settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files", "approve_plan"}
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files", "approve_plan", "land"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -145,6 +145,10 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	if s.OnExhausted != "" && s.OnExhausted != OnExhaustedFail && s.OnExhausted != OnExhaustedAsk {
 		d.add(obj.get("on_exhausted").off, id, `unknown on_exhausted %q (want "fail" or "ask")`, s.OnExhausted)
 	}
+	s.Land = d.str(obj, "land", id)
+	if s.Land != "" && s.Land != LandSerial {
+		d.add(obj.get("land").off, id, `unknown land %q (want "serial", or leave it out)`, s.Land)
+	}
 	if strict {
 		for _, m := range obj.members {
 			if !contains(settingKeys, m.key) {
@@ -206,6 +210,9 @@ func (s Defaults) merge(base Defaults) Defaults {
 	if s.OnExhausted == "" {
 		s.OnExhausted = base.OnExhausted
 	}
+	if s.Land == "" {
+		s.Land = base.Land
+	}
 	if s.Timeout == 0 {
 		s.Timeout = base.Timeout
 	}
@@ -221,7 +228,7 @@ func (t *Task) applySettings(s Defaults) {
 	t.TestCmd, t.LintCmd, t.Checks, t.Review, t.Sandbox = s.TestCmd, s.LintCmd, s.Checks, s.Review, s.Sandbox
 	t.SetupCmd, t.CopyFiles, t.ApprovePlan = s.SetupCmd, s.CopyFiles, s.ApprovePlan
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
-	t.Timeout, t.RequestTimeout, t.Limits = s.Timeout, s.RequestTimeout, s.Limits
+	t.Timeout, t.RequestTimeout, t.Limits, t.Land = s.Timeout, s.RequestTimeout, s.Limits, s.Land
 }
 
 // settings returns the task's effective settings, for its subtasks to inherit.
@@ -231,7 +238,7 @@ func (t *Task) settings() Defaults {
 		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks, Review: t.Review, Sandbox: t.Sandbox,
 		SetupCmd: t.SetupCmd, CopyFiles: t.CopyFiles, ApprovePlan: t.ApprovePlan,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
-		Timeout: t.Timeout, RequestTimeout: t.RequestTimeout, Limits: t.Limits,
+		Timeout: t.Timeout, RequestTimeout: t.RequestTimeout, Limits: t.Limits, Land: t.Land,
 	}
 }
 

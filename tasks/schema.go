@@ -60,6 +60,10 @@ const (
 	OnExhaustedAsk  = "ask"  // the CLI asks retry, skip or abort
 )
 
+// LandSerial is the one value of a task's "land": the task never runs at
+// the same time as another unit (see Task.Land).
+const LandSerial = "serial"
+
 // DefaultTag is the claude-task-master tag used when none is chosen.
 const DefaultTag = "master"
 
@@ -121,6 +125,7 @@ type Defaults struct {
 	// model request. 0 leaves the CLI's (or dispatch.Dispatcher's) value in place.
 	Timeout, RequestTimeout time.Duration
 	Limits                  Limits
+	Land                    string
 }
 
 // SandboxSettings is a task's "sandbox" object: how its checks, setup_cmd
@@ -244,6 +249,12 @@ type Task struct {
 	// attempt of a call). 0 means dispatch.Dispatcher's Model.Timeout.
 	RequestTimeout time.Duration
 	Limits         Limits // "limits": caps of each LLM executor attempt
+	// Land ("land") is LandSerial or "": a serial task never runs at the
+	// same time as another unit. The files a task changes are known only
+	// once it ran, so keeping it apart from the tasks whose files overlap
+	// its own is done by keeping it apart from all; statgraph land takes
+	// every task one at a time anyway.
+	Land string
 
 	RetryCount   int
 	ErrorHistory []string

@@ -98,6 +98,10 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// still says how each task stands.
 		fmt.Fprintf(stderr, "warning: phases and tokens not shown: %v\n", err)
 	}
+	queues, err := landQueues(ctl.Plan())
+	if err != nil {
+		return err
+	}
 	enc := json.NewEncoder(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if !*asJSON {
@@ -105,7 +109,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	for _, u := range units {
 		row := statusJSON{ID: u.ID, Title: u.Title, Status: u.Status, Reason: u.Reason, Phase: u.Phase,
-			Attempts: u.Attempt, MaxAttempts: u.MaxAttempts, Tokens: u.Tokens}
+			Attempts: u.Attempt, MaxAttempts: u.MaxAttempts, Tokens: u.Tokens, Land: queues.of(u.ID, u.Status)}
 		if *asJSON {
 			if err := enc.Encode(row); err != nil {
 				return err
@@ -119,7 +123,10 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable.String(u.ID), row.Status, phase, row.Attempts, row.MaxAttempts, tokens, clip(u.Title, 40), clip(u.Reason, 60))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil || *asJSON {
+		return err
+	}
+	return queues.print(stdout, units)
 }
 
 // statusJSON is one task's line of status --json. Phase and Tokens come
@@ -133,6 +140,15 @@ type statusJSON struct {
 	Attempts    int    `json:"attempts"`
 	MaxAttempts int    `json:"max_attempts"`
 	Tokens      int    `json:"tokens"`
+	// Land maps each branch statgraph land ran onto to where the task
+	// stands in its queue (dispatch.LandLanded, ...); only for done tasks.
+	Land map[string]landJSON `json:"land,omitempty"`
+}
+
+// landJSON is where a done task stands in one merge queue.
+type landJSON struct {
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
 }
 
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -11,6 +11,7 @@
 //	statgraph graph [--format mermaid|dot|svg] the orchestrator graph
 //	statgraph serve [--addr A] [flags] [tasks.json] web UI and JSON API of a plan
 //	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
+//	statgraph land [--onto B] [flags] [tasks.json] land done tasks on a branch, each merge checked
 //	statgraph worker --queue URL [flags]    take tasks from a River queue (run --queue)
 //	statgraph migrate --queue URL           set up the queue's tables
 //	statgraph mcp [flags] [tasks.json]      serve the plan to a coding assistant (MCP over stdio)
@@ -96,7 +97,7 @@ func errorLine(err error) string {
 const usage = `statgraph: run a tasks.json through planner -> executor -> verifier, with retries.
 
 Usage:
-  statgraph run [run flags] [--plain] [--json] [--retry-failed] [--wait-for-answers] [--integrate B]
+  statgraph run [run flags] [--plain] [--json] [--retry-failed] [--wait-for-answers] [--integrate B] [--land B]
                 [--queue URL] [--remote URL] [tasks.json]   run pending tasks (default file: tasks.json)
   statgraph resume [flags] [tasks.json]        continue tasks a crash or Ctrl-C left in progress (run's flags)
   statgraph validate [--tag T] [tasks.json]
@@ -108,6 +109,7 @@ Usage:
   statgraph graph [--format mermaid|dot|svg]
   statgraph serve [--addr 127.0.0.1:7777] [--token-file F | --no-token] [run flags] [tasks.json]   web UI and JSON API (docs/web-and-mcp.md)
   statgraph clean [--tag T] [--store F] [--repo DIR] [--keep-checkpoints N] [--queue URL] [tasks.json]
+  statgraph land [--onto main] [run flags] [tasks.json]   land done tasks on a branch one at a time, each merge checked
   statgraph worker --queue URL [--concurrency N] [--lease D] [--model M] [--allow-env A,B] [--no-sandbox]
                                                take tasks that run --queue URL enqueues
   statgraph migrate --queue URL                                set up River's and statgraph's tables
@@ -173,6 +175,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdServe(ctx, rest, stdout, stderr)
 	case "clean":
 		err = cmdClean(ctx, rest, stdout, stderr)
+	case "land":
+		code, err = cmdLand(ctx, rest, stdout, stderr)
 	case "worker":
 		code, err = cmdWorker(ctx, rest, stdout, stderr)
 	case "migrate":

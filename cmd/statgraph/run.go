@@ -103,6 +103,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	retryFailed := fs.Bool("retry-failed", false, "send failed and blocked tasks back to pending first, so they run again (their history stays in the run store)")
 	waitAnswers := fs.Bool("wait-for-answers", false, "without a terminal, a task with on_exhausted \"ask\" waits for an answer given through statgraph serve or mcp (default: it ends interrupted); with a terminal it can always be answered there too")
 	integrate := fs.String("integrate", "", "when the run ends, merge every done task's branch into `BRANCH`, run the default checks on it and publish it")
+	landOnto := fs.String("land", "", "when the run ends, land the done tasks on `BRANCH` one at a time, each merge checked (as statgraph land --onto BRANCH)")
 	var q queueFlags
 	q.register(fs)
 	pos, err := parse(fs, args, 1)
@@ -147,6 +148,13 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitCode(err), err
 	}
 	defer prep.Close()
+	if *landOnto != "" {
+		// Said now, not after the run: a branch that cannot be landed on
+		// is a mistake in the command.
+		if err := dispatch.CheckLandTarget(ctx, repo, *landOnto); err != nil {
+			return exitUsage, usageError{err.Error()}
+		}
+	}
 	reportReset(stderr, prep.Reset)
 	warnUncommitted(stderr, repo, file)
 
@@ -223,6 +231,14 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		}
 		integrationFailed = in.Failed()
 	}
+	landFailed := false
+	if *landOnto != "" && err == nil {
+		code, lerr := land(ctx, d, *landOnto, stdout)
+		if lerr != nil || code == exitInterrupted {
+			return code, lerr
+		}
+		landFailed = code != exitOK
+	}
 	switch {
 	case errors.Is(err, dispatch.ErrStopped) || errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "statgraph: interrupted; run `statgraph resume` to continue")
@@ -231,7 +247,7 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		return exitUsage, usageError{err.Error()}
 	case err != nil:
 		return exitFailed, err
-	case sum.Failed() || integrationFailed:
+	case sum.Failed() || integrationFailed || landFailed:
 		return exitFailed, nil
 	}
 	return exitOK, nil
