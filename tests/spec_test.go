@@ -147,6 +147,7 @@ func TestPlanFromPRD(t *testing.T) {
 	r := statgraphEnv(t, repo, env, "plan", "--tasks", "3", "PRD.md")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, `wrote 3 tasks (1, 2, 3) into tag "master" of tasks.json, a new file`)
+	assert.Empty(t, leftovers(t, repo, "tasks.json"), "the lock and temporary files are gone")
 
 	v := statgraph(t, repo, "validate", "tasks.json")
 	require.Equal(t, 0, v.code, "stdout:\n%s\nstderr:\n%s", v.stdout, v.stderr)
