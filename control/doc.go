@@ -20,6 +20,11 @@
 // holds it (ErrRunning); the lock is taken before the file is read:
 //   - AddTask: one task, validated as tasks.Load validates a file; nothing
 //     is written on error;
+//   - Expand: subtasks the model writes for a pending task (statgraph
+//     expand), checked as a file is; WritePlan (a function: the file may
+//     not exist yet) writes a new tag from a requirements document
+//     (statgraph plan); Complexity writes task-master's complexity report
+//     and changes no task;
 //   - Reset: failed or blocked tasks back to pending (all when no id), as
 //     statgraph reset and run --retry-failed do;
 //   - Start: a run of the pending tasks in this process, with statgraph

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // ErrBadTask is returned (wrapped) by AddTask when the new task is not a
@@ -19,8 +20,10 @@ var ErrBadTask = errors.New("the new task is not a JSON object")
 //
 // The new file is validated exactly as Load validates one: when the object
 // is not a JSON object, or the file with it has any problem (a duplicate
-// id, a dependency on no task, a bad field), AddTask returns the error (a
-// *ValidationError for validation problems) and writes nothing. Otherwise
+// id, a dependency on no task, a bad field, or a problem that a file may
+// hold only as a blocked task, such as duplicate subtask ids), AddTask
+// returns the error (a *ValidationError for validation problems) and
+// writes nothing. Otherwise
 // it writes the file atomically (as Save does), keeping every other byte's
 // meaning, members' order and the file's indentation.
 //
@@ -58,6 +61,11 @@ func AddTask(path, tag string, task []byte) (string, *File, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	id := nf.Tasks[len(nf.Tasks)-1].ID
+	if held := nf.holds[id]; held != "" && f.holds[id] == "" {
+		// A file may hold a task its problems block; a new one may not.
+		return "", nil, &ValidationError{Problems: ownWarnings(nf.Warnings, id)}
+	}
 	wrote, err := writeAtomicIf(path, buf.Bytes(), f.unchangedOnDisk)
 	if err != nil {
 		return "", nil, fmt.Errorf("tasks: add a task to %s: %w", path, err)
@@ -65,7 +73,18 @@ func AddTask(path, tag string, task []byte) (string, *File, error) {
 	if !wrote {
 		return "", nil, fmt.Errorf("tasks: add a task to %s: the file changed while the task was added; nothing was written, add it again", path)
 	}
-	return nf.Tasks[len(nf.Tasks)-1].ID, nf, nil
+	return id, nf, nil
+}
+
+// ownWarnings returns the warnings about task id or its subtasks.
+func ownWarnings(ws []Problem, id string) []Problem {
+	var out []Problem
+	for _, w := range ws {
+		if w.TaskID == id || strings.HasPrefix(w.TaskID, id+".") {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // nextID is one more than the largest integer id of f's top-level tasks.

@@ -72,3 +72,27 @@ func TestAddTaskTagged(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, f.Tasks, 2)
 }
+
+// TestAddTaskRefusesConfinedProblems: a file may hold a task that its own
+// problems block (duplicate subtask ids, a task on itself), but a task
+// added through a front door may not bring one.
+func TestAddTaskRefusesConfinedProblems(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.json")
+	const doc = `{"tasks": [{"id": 1, "title": "one"}]}` + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
+	for name, obj := range map[string]string{
+		"duplicate subtask ids": `{"title": "two", "subtasks": [{"id": 1, "title": "a"}, {"id": 1, "title": "b"}]}`,
+		"depends on itself":     `{"id": 2, "title": "two", "dependencies": [2]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := tasks.AddTask(path, "", []byte(obj))
+			var verr *tasks.ValidationError
+			require.ErrorAs(t, err, &verr)
+			require.NotEmpty(t, verr.Problems)
+			require.Equal(t, "2", verr.Problems[0].TaskID[:1])
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, doc, string(data), "nothing written")
+		})
+	}
+}

@@ -40,12 +40,24 @@
 // every problem at once in a *ValidationError, each with file:line:col (col
 // in bytes) and the task id. What task-master itself works with is a
 // warning (File.Warnings) rather than an error: an unknown status (the task
-// does not run), problems confined to tasks that will not run, and a
-// dependency on another tag (the task is blocked). Task ids follow the one
+// does not run), problems confined to tasks that will not run, a
+// dependency on another tag, and a problem confined to one task that would
+// run (duplicate ids among its subtasks, a dependency on itself, its parent
+// or its own subtask, a cycle among its subtasks); the last two block the
+// task, and so the tasks depending on it, with the problem as the reason
+// (Unit.Hold). Duplicate ids between tasks, unknown dependencies and
+// cycles across tasks stay errors. Task ids follow the one
 // rule of internal/taskid, which the git workspaces apply too, so a file
 // Load accepts is one a run can work on. Loading never writes. Fields
 // statgraph does not know are kept as they were read, in their original
 // order and spelling.
+//
+// # Drafts
+//
+// AddTag and AddSubtasks write task lists that come from a model
+// (statgraph plan and expand): a new tag, spliced into the file with
+// every other byte kept, or new subtasks of a pending task. Both refuse
+// what Load would only warn about, so a new task never starts blocked.
 //
 // # Order
 //

@@ -11,7 +11,9 @@ type Unit struct {
 	Deps   []string // unit ids this unit waits for, in file order, without repeats
 	Task   *Task    // the task in the File; its status fields change under the File's setters, so read those through File.Task
 	// Hold, when not "", is why the unit is blocked whatever its
-	// dependencies do, e.g. it depends on a task of another tag.
+	// dependencies do: it depends on a task of another tag, or a problem
+	// confined to its task (duplicate subtask ids, say) was found, with
+	// that problem's file:line:col.
 	Hold string
 }
 

@@ -86,8 +86,10 @@ type File struct {
 	// Warnings lists what is odd in the file but does not stop a run: an
 	// unknown status (the task does not run), problems confined to tasks
 	// that will not run (a cycle or duplicate ids among done tasks), a
-	// dependency on a task of another tag (the task is blocked). Sorted by
-	// position.
+	// dependency on a task of another tag, and a problem confined to one
+	// task (duplicate ids among its subtasks, a dependency on itself, its
+	// parent or its own subtask, a cycle among its subtasks); those last
+	// two block the task (Unit.Hold). Sorted by position.
 	Warnings []Problem
 
 	mu     sync.Mutex        // guards everything below, and the tasks reachable from byID

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -64,12 +65,18 @@ func (d *decoder) checkGraph(f *File) {
 	}
 	for _, t := range all {
 		if first := f.byID[t.ID]; first != t {
-			report := d.add
-			if !willRun(t) && !willRun(first) {
-				report = d.warn // both are finished: task-master keeps working with such files
+			const format = "duplicate id %s: the task at %s:%d:%d has it too; ids must be unique"
+			switch {
+			case !willRun(t) && !willRun(first):
+				// Both are finished: task-master keeps working with such files.
+				d.warn(t.obj.off, t.ID, format, t.ID, d.name, first.Pos.Line, first.Pos.Col)
+			case t.Parent != "" && t.Parent == first.Parent:
+				// Siblings: no other task can tell them apart, so only
+				// their parent is in doubt.
+				d.confine(f, t, t.obj.off, format, t.ID, d.name, first.Pos.Line, first.Pos.Col)
+			default:
+				d.add(t.obj.off, t.ID, format, t.ID, d.name, first.Pos.Line, first.Pos.Col)
 			}
-			report(t.obj.off, t.ID, "duplicate id %s: the task at %s:%d:%d has it too; ids must be unique",
-				t.ID, d.name, first.Pos.Line, first.Pos.Col)
 		}
 	}
 
@@ -88,8 +95,12 @@ func (d *decoder) checkGraph(f *File) {
 			}
 			target := f.resolve(t, dep)
 			report := d.add
+			// confined reports a problem only t's own task is in doubt
+			// over: it blocks that task, or is a warning when t will not
+			// run anyway.
+			confined := func(off int, _ string, format string, args ...any) { d.confine(f, t, off, format, args...) }
 			if !willRun(t) {
-				report = d.warn // confined to a task that will not run
+				report, confined = d.warn, d.warn // confined to a task that will not run
 			}
 			switch {
 			case target == "" && d.others[dep] != "" && t.Parent == "":
@@ -102,11 +113,11 @@ func (d *decoder) checkGraph(f *File) {
 			case target == "":
 				report(e.off, t.ID, "dependency %s does not exist (known ids: %s)", dep, knownIDs(all))
 			case target == t.ID:
-				report(e.off, t.ID, "task %s depends on itself; remove %s from its dependencies", t.ID, dep)
+				confined(e.off, t.ID, "task %s depends on itself; remove %s from its dependencies", t.ID, dep)
 			case target == t.Parent:
-				report(e.off, t.ID, "subtask %s depends on its own parent %s; a parent is done only when its subtasks are, so remove it", t.ID, target)
+				confined(e.off, t.ID, "subtask %s depends on its own parent %s; a parent is done only when its subtasks are, so remove it", t.ID, target)
 			case f.byID[target].Parent == t.ID:
-				report(e.off, t.ID, "task %s depends on its own subtask %s; its subtasks already run before it counts as done, so remove it", t.ID, target)
+				confined(e.off, t.ID, "task %s depends on its own subtask %s; its subtasks already run before it counts as done, so remove it", t.ID, target)
 			}
 		}
 	}
@@ -172,7 +183,7 @@ func (d *decoder) checkCycles(f *File) {
 				for _, fr := range stack[k:] {
 					cycle = append(cycle, fr.unit)
 				}
-				d.reportCycle(units, cycle, reported)
+				d.reportCycle(f, units, cycle, reported)
 			}
 		}
 	}
@@ -181,7 +192,7 @@ func (d *decoder) checkCycles(f *File) {
 // reportCycle reports a cycle given as units each depending on the next
 // (the last depends on the first), unless it shares a unit with a cycle
 // already reported: one message per tangle, and fixing it reveals the rest.
-func (d *decoder) reportCycle(units []Unit, cycle []int, reported []bool) {
+func (d *decoder) reportCycle(f *File, units []Unit, cycle []int, reported []bool) {
 	first := 0
 	for i, u := range cycle {
 		if reported[u] {
@@ -204,15 +215,42 @@ func (d *decoder) reportCycle(units []Unit, cycle []int, reported []bool) {
 	if deps := t.obj.get("dependencies"); deps != nil {
 		off = deps.off
 	}
-	report := d.warn // a cycle among finished tasks stops nothing
+	const format = "dependency cycle: %s -> %s; remove one of these dependencies"
+	runs := false                             // a unit of the cycle would run: it stops them
+	oneTask := units[ordered[0]].Parent != "" // the cycle is among the subtasks of one task
 	for _, u := range ordered {
-		if willRun(units[u].Task) {
-			report = d.add
-		}
+		runs = runs || willRun(units[u].Task)
+		oneTask = oneTask && units[u].Parent == units[ordered[0]].Parent
 	}
-	report(off, t.ID, "dependency cycle: %s -> %s; remove one of these dependencies", strings.Join(ids, " -> "), ids[0])
+	switch {
+	case !runs: // a cycle among finished tasks stops nothing
+		d.warn(off, t.ID, format, strings.Join(ids, " -> "), ids[0])
+	case oneTask:
+		d.confine(f, t, off, format, strings.Join(ids, " -> "), ids[0])
+	default:
+		d.add(off, t.ID, format, strings.Join(ids, " -> "), ids[0])
+	}
 }
 
 // willRun reports whether a run would take the task up: its status is a
 // known one that still has work to do.
 func willRun(t *Task) bool { return ValidStatus(t.Status) && Runnable(t.Status) }
+
+// confine records a problem confined to one task, found at byte offset
+// off of task t (a task, or a subtask whose task is its parent): no other
+// task's meaning depends on it, so instead of refusing the file it is a
+// warning that blocks the task (File.holds), and with it the tasks that
+// depend on it (Next), while the rest of the tag runs. The first such
+// problem of a task is its reason.
+func (d *decoder) confine(f *File, t *Task, off int, format string, args ...any) {
+	owner := cmp.Or(t.Parent, t.ID)
+	msg := fmt.Sprintf(format, args...)
+	d.warn(off, t.ID, "%s; task %s is blocked until it is fixed, and so are the tasks that depend on it", msg, owner)
+	if f.holds == nil {
+		f.holds = map[string]string{}
+	}
+	if _, held := f.holds[owner]; !held {
+		p := d.lines.pos(off)
+		f.holds[owner] = fmt.Sprintf("%s (%s:%d:%d); fix the file, then statgraph reset %s", msg, d.name, p.Line, p.Col, owner)
+	}
+}

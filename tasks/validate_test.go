@@ -17,53 +17,59 @@ func TestParseBadFiles(t *testing.T) {
 	tests := []struct {
 		file string
 		want []string
+		// warn are the problems confined to one task that would block it
+		// rather than refuse the file (see TestConfinedProblemsBlockTheirTask).
+		warn []string
 	}{
-		{"cycle", []string{
+		{file: "cycle", want: []string{
 			`tasks.json:3:47: task 1: dependency cycle: 1 -> 3 -> 2 -> 1; remove one of these dependencies`,
-			`tasks.json:6:49: task 4: task 4 depends on itself; remove 4 from its dependencies`,
+		}, warn: []string{
+			`tasks.json:6:49: task 4: task 4 depends on itself; remove 4 from its dependencies; task 4 is blocked until it is fixed, and so are the tasks that depend on it`,
 		}},
-		{"cycle_parent", []string{
+		{file: "cycle_parent", want: []string{
 			`tasks.json:3:47: task 1: dependency cycle: 1 -> 5.1 -> 2.2 -> 1; remove one of these dependencies`,
 		}},
-		{"cycle_subtasks", []string{
+		{file: "cycle_subtasks", want: []string{
 			`tasks.json:6:48: task 2.2: dependency 1.x does not exist (known ids: 1, 2, 2.1, 2.2, 3, 3.1, 3.2, 4, 4.1)`,
-			`tasks.json:9:47: task 3.1: dependency cycle: 3.1 -> 3.2 -> 3.1; remove one of these dependencies`,
-			`tasks.json:12:49: task 4: task 4 depends on its own subtask 4.1; its subtasks already run before it counts as done, so remove it`,
-			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it`,
+		}, warn: []string{
+			`tasks.json:9:47: task 3.1: dependency cycle: 3.1 -> 3.2 -> 3.1; remove one of these dependencies; task 3 is blocked until it is fixed, and so are the tasks that depend on it`,
+			`tasks.json:12:49: task 4: task 4 depends on its own subtask 4.1; its subtasks already run before it counts as done, so remove it; task 4 is blocked until it is fixed, and so are the tasks that depend on it`,
+			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it; task 4 is blocked until it is fixed, and so are the tasks that depend on it`,
 		}},
-		{"defaults", []string{
+		{file: "defaults", want: []string{
 			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, timeout, request_timeout, limits, sandbox, setup_cmd, copy_files, approve_plan, land)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm", a preset (aider, claude, codex, gemini, opencode, qwen) or {"command": ["program", "arg", ...]}`,
 		}},
-		{"dupkeys", []string{
+		{file: "dupkeys", want: []string{
 			`tasks.json:3:29: task 1: field "title" appears twice (first at 3:15); keep one`,
 			`tasks.json:3:74: task 1: field "command" appears twice (first at 3:56); keep one`,
 			`tasks.json:5:3: field "tasks" appears twice (first at 2:3); keep one`,
 		}},
-		{"duplicate", []string{
+		{file: "duplicate", want: []string{
 			`tasks.json:4:5: task 1: duplicate id 1: the task at tasks.json:3:5 has it too; ids must be unique`,
-			`tasks.json:5:69: task 2.1: duplicate id 2.1: the task at tasks.json:5:44 has it too; ids must be unique`,
+		}, warn: []string{
+			`tasks.json:5:69: task 2.1: duplicate id 2.1: the task at tasks.json:5:44 has it too; ids must be unique; task 2 is blocked until it is fixed, and so are the tasks that depend on it`,
 		}},
-		{"empty", []string{
+		{file: "empty", want: []string{
 			`tasks.json:1:1: invalid JSON: the file is empty; want {"tasks": [...]}`,
 		}},
-		{"lifecycle", []string{
+		{file: "lifecycle", want: []string{
 			`tasks.json:2:29: "setup_cmd" is a number (5); want a string (run with sh -c) or an array of strings (run directly)`,
 			`tasks.json:2:46: "copy_files" is a string (".env"); want an array of strings`,
 			`tasks.json:4:44: task 1: copy_files[0] "../secrets.env" leaves the repository; give a path relative to the repository's top directory, such as ".env"`,
 			`tasks.json:4:62: task 1: copy_files[1] ".git/config" is inside .git; name files of the working tree`,
 			`tasks.json:4:88: task 1: copy_files[3] is a number (3); want a string`,
 		}},
-		{"missing", []string{
+		{file: "missing", want: []string{
 			`tasks.json:3:5: tasks[0] has no "id"; give it a number or a string`,
 			`tasks.json:4:5: task 2: has no "title"; give it a short description of the work`,
 			`tasks.json:5:5: task 3: has no "title"; give it a short description of the work`,
 			`tasks.json:5:44: task 3: subtasks[0] has no "id"; give it a number or a string`,
 		}},
-		{"syntax", []string{
+		{file: "syntax", want: []string{
 			`tasks.json:3:28: task 1: invalid JSON: trailing comma before '}': remove the comma after the last member`,
 		}},
-		{"checks", []string{
+		{file: "checks", want: []string{
 			`tasks.json:2:26: "checks" is an object; want an array of {"name": ..., "cmd": ..., "kind": "test|lint|other", "mode": "blocking|advisory|informational", "timeout": "10m"}`,
 			`tasks.json:4:39: task 1: "review" is a string ("yes"); want true or false`,
 			`tasks.json:5:7: task 1: checks[0] has no "name"; give it a short name such as "race"`,
@@ -74,7 +80,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:7:39: task 1: checks[2]: unknown field "colour" (known: name, cmd, kind, mode, timeout)`,
 			`tasks.json:8:7: task 1: checks[3] is a string ("go vet"); want an array of {"name": ..., "cmd": ..., "kind": "test|lint|other", "mode": "blocking|advisory|informational", "timeout": "10m"}`,
 		}},
-		{"sandbox", []string{
+		{file: "sandbox", want: []string{
 			`tasks.json:2:27: "sandbox" is a string ("off"); want an object such as {"network": ["proxy.golang.org"], "read": ["~/.m2"], "hide": ["~/notes"]}`,
 			`tasks.json:4:52: task 1: "sandbox.network" is a string ("no"); want false (closed), true (the host's network) or an array of hosts such as ["proxy.golang.org", "*.npmjs.org"]`,
 			`tasks.json:5:41: task 2: unknown sandbox field "net" (known: network, read, hide)`,
@@ -85,19 +91,19 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:7:71: task 4: sandbox.read[2] "/" is the whole filesystem (or home); name the directories themselves, such as "~/.m2"`,
 			`tasks.json:7:85: task 4: "hide" is a string ("~/.ssh"); want an array of strings`,
 		}},
-		{"syntax_subtask", []string{
+		{file: "syntax_subtask", want: []string{
 			`tasks.json:5:30: task 2.1: invalid JSON: unexpected character '"' after object member "title", expecting ',' or '}'`,
 		}},
-		{"tag_missing", []string{
+		{file: "tag_missing", want: []string{
 			`tasks.json:1:1: tag "master" not found (tags present: master2, feature-x); choose one with --tag`,
 		}},
-		{"toplevel", []string{
+		{file: "toplevel", want: []string{
 			`tasks.json:1:1: the top level is an array; want an object {"tasks": [...]}`,
 		}},
-		{"trailing", []string{
+		{file: "trailing", want: []string{
 			`tasks.json:2:1: invalid JSON: unexpected character 'g' after the end of the top-level JSON value`,
 		}},
-		{"types", []string{
+		{file: "types", want: []string{
 			`tasks.json:5:16: task 1: "title" is a number (7); want a string`,
 			`tasks.json:6:23: task 1: "dependencies" is a string ("2"); want an array of task ids (numbers or strings)`,
 			`tasks.json:7:22: task 1: "max_retries" is -1; want 0 or more`,
@@ -114,14 +120,16 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:18:101: task 4: unknown executor field "shell" (known: command, preset, stdin, timeout, env)`,
 			`tasks.json:19:56: task 5: dependencies[1] is null; want a task id (a number or a string)`,
 			`tasks.json:19:75: task 5: "subtasks" is an object; want an array of task objects`,
+		}, warn: []string{
+			`tasks.json:9:17: task 1: unknown status "wip": the task will not run (known: pending, in-progress, done, completed, review, failed, blocked, cancelled, deferred, interrupted)`,
 		}},
-		{"unclosed", []string{
+		{file: "unclosed", want: []string{
 			`tasks.json:2:12: invalid JSON: array starting here is not closed before the end of file`,
 		}},
-		{"unknown_dep", []string{
+		{file: "unknown_dep", want: []string{
 			`tasks.json:5:53: task 3: dependency 9 does not exist (known ids: 1, 2, 3)`,
 		}},
-		{"whitespace", []string{
+		{file: "whitespace", want: []string{
 			`tasks.json:1:1: invalid JSON: the file is empty; want {"tasks": [...]}`,
 		}},
 	}
@@ -141,6 +149,11 @@ func TestParseBadFiles(t *testing.T) {
 				assert.Positive(t, p.Col, "problem %q has no column", p.Message)
 			}
 			assert.Equal(t, tt.want, got)
+			var warned []string
+			for _, w := range verr.Warnings {
+				warned = append(warned, w.String())
+			}
+			assert.Equal(t, tt.warn, warned, "warnings")
 		})
 	}
 }

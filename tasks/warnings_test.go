@@ -67,3 +67,42 @@ func TestProblemsOfRunnableTasksStayErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestConfinedProblemsBlockTheirTask takes the shape of task-master's own
+// master tag: one pending task whose subtasks all carry id 42. Only that
+// task is in doubt, so the file loads with a warning at each duplicate,
+// the task is blocked with the reason, a task depending on it is blocked
+// in turn, and the rest is ready.
+func TestConfinedProblemsBlockTheirTask(t *testing.T) {
+	const doc = `{"master": {"tasks": [
+  {"id": 41, "title": "Before", "status": "done"},
+  {"id": 42, "title": "Eight subtasks, one id", "status": "pending", "subtasks": [
+    {"id": 42, "title": "a", "status": "pending"},
+    {"id": 42, "title": "b", "status": "pending"},
+    {"id": 42, "title": "c", "status": "pending"}
+  ]},
+  {"id": 43, "title": "Runs", "dependencies": [41]},
+  {"id": 44, "title": "After 42", "dependencies": [42]},
+  {"id": 45, "title": "Self", "dependencies": [45]}
+]}}`
+	f, err := Parse("tasks.json", []byte(doc), "")
+	require.NoError(t, err)
+	var got []string
+	for _, w := range f.Warnings {
+		got = append(got, w.String())
+	}
+	const blocked = "; task 42 is blocked until it is fixed, and so are the tasks that depend on it"
+	assert.Equal(t, []string{
+		`tasks.json:5:5: task 42.42: duplicate id 42.42: the task at tasks.json:4:5 has it too; ids must be unique` + blocked,
+		`tasks.json:6:5: task 42.42: duplicate id 42.42: the task at tasks.json:4:5 has it too; ids must be unique` + blocked,
+		`tasks.json:10:48: task 45: task 45 depends on itself; remove 45 from its dependencies; task 45 is blocked until it is fixed, and so are the tasks that depend on it`,
+	}, got)
+
+	step := Next(f.Units(), f.Statuses())
+	assert.Equal(t, []string{"43"}, step.Ready)
+	assert.Equal(t, []Blocked{
+		{ID: "42.42", Reason: "duplicate id 42.42: the task at tasks.json:4:5 has it too; ids must be unique (tasks.json:5:5); fix the file, then statgraph reset 42"},
+		{ID: "44", Reason: "dependency 42.42 blocked"},
+		{ID: "45", Reason: "task 45 depends on itself; remove 45 from its dependencies (tasks.json:10:48); fix the file, then statgraph reset 45"},
+	}, step.Blocked)
+}

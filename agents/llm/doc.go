@@ -38,6 +38,16 @@
 // with [ErrInvalidPlan]. Config.JSONMode adds response_format json_object
 // for servers that support it.
 //
+// # Task lists
+//
+// [Client.SpecTasks], [Client.Subtasks] and [Client.Complexity] write a
+// task list from a requirements document, break a task into subtasks and
+// score tasks 1 to 10, in task-master's fields. Each asks for a reply of
+// a declared JSON schema (response_format json_schema, strict; asked
+// again without it when the server refuses it with HTTP 400), checks its
+// shape and bounds (MaxSpecTasks, MaxSpecSubtasks, MaxSpecTitle,
+// MaxSpecText) with one repair round, and fails with [ErrInvalidSpec].
+//
 // # Executor
 //
 // [Client.Execute] runs one attempt as a tool-calling loop over a

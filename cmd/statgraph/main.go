@@ -9,6 +9,9 @@
 //	statgraph history [flags] <task-id>     attempts, feedback and diff of a task
 //	statgraph reset [flags] <task-id>...    send failed or blocked tasks back to pending
 //	statgraph graph [--format mermaid|dot|svg] the orchestrator graph
+//	statgraph plan [--tag T] [--tasks N] PRD.md  write tasks from a requirements document
+//	statgraph expand [--num N] <task-id>    add subtasks to a task
+//	statgraph complexity [--json] [tasks.json]  score tasks 1-10 with a recommended number of subtasks
 //	statgraph serve [--addr A] [flags] [tasks.json] web UI and JSON API of a plan
 //	statgraph clean [flags] [tasks.json]    remove finished tasks' workspaces and checkpoints
 //	statgraph land [--onto B] [flags] [tasks.json] land done tasks on a branch, each merge checked
@@ -107,6 +110,9 @@ Usage:
   statgraph review [--file tasks.json] [--tag T] [--repo DIR] [--store F] --comment file:line:text... <task-id>
                                                send a done task back with comments on its diff
   statgraph graph [--format mermaid|dot|svg]
+  statgraph plan [--file tasks.json] [--tag T] [--tasks N] [--model M] PRD.md   write tasks from a requirements document (docs/cli.md)
+  statgraph expand [--file tasks.json] [--tag T] [--num N] [--model M] <task-id>  add subtasks to a pending task
+  statgraph complexity [--tag T] [--json] [--report F] [--model M] [tasks.json]   score tasks 1-10 with a recommended number of subtasks
   statgraph serve [--addr 127.0.0.1:7777] [--token-file F | --no-token] [run flags] [tasks.json]   web UI and JSON API (docs/web-and-mcp.md)
   statgraph clean [--tag T] [--store F] [--repo DIR] [--keep-checkpoints N] [--queue URL] [tasks.json]
   statgraph land [--onto main] [run flags] [tasks.json]   land done tasks on a branch one at a time, each merge checked
@@ -171,6 +177,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReview(ctx, rest, stdout, stderr)
 	case "graph":
 		err = cmdGraph(rest, stdout, stderr)
+	case "plan":
+		err = cmdPlan(ctx, rest, stdout, stderr)
+	case "expand":
+		err = cmdExpand(ctx, rest, stdout, stderr)
+	case "complexity":
+		err = cmdComplexity(ctx, rest, stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, rest, stdout, stderr)
 	case "clean":
