@@ -383,6 +383,8 @@ type unitJSON struct {
 	Tokens    int    `json:"tokens"`
 	ElapsedMS int64  `json:"elapsed_ms"`
 	Branch    string `json:"branch"`
+	// ParkedUntil is when a task the run left parked resumes.
+	ParkedUntil *time.Time `json:"parked_until,omitempty"`
 }
 
 // printSummaryJSON prints one JSON object per task of the run, in file
@@ -395,7 +397,7 @@ func printSummaryJSON(w io.Writer, s dispatch.Summary) error {
 			status = tasks.StatusPending
 		}
 		if err := enc.Encode(unitJSON{ID: u.ID, Title: u.Title, Status: status, Reason: u.Reason, Attempts: u.Attempts,
-			Tokens: u.Tokens, ElapsedMS: u.Elapsed.Milliseconds(), Branch: u.Branch}); err != nil {
+			Tokens: u.Tokens, ElapsedMS: u.Elapsed.Milliseconds(), Branch: u.Branch, ParkedUntil: u.ParkedUntil}); err != nil {
 			return err
 		}
 	}
