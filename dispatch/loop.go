@@ -22,7 +22,11 @@ import (
 // stop at once (their model calls and commands are cancelled; the node that
 // was running is not checkpointed, so resume runs it again), are marked
 // interrupted, and Run returns ctx's error with the summary so far. A unit
-// past its deadline (its "timeout", else TaskTimeout) ends failed.
+// past its deadline (its "timeout", else TaskTimeout) ends failed. A unit
+// parked by a usage limit (park.go) runs again at its reset time: Run
+// returns only once no unit is running or parked (or ctx is cancelled,
+// Stop closed, or the quota is found exhausted, which returns an error
+// matching llm.ErrQuota).
 // When the sandbox cannot be set up and NoSandbox is false, Run changes
 // nothing and returns an error wrapping verifier.ErrSandboxUnavailable.
 //
