@@ -62,6 +62,11 @@ type CommandExecutor struct {
 	// tokens are charged to Budget.
 	Usage  UsageFunc
 	Budget *llm.Budget
+	// Limit reads the agent's provider's usage or rate limit message from
+	// the output of a run that exited non-zero: Execute then returns a
+	// *llm.LimitError saying until when, so the task is parked rather
+	// than failed. Nil means the agent's limit messages are not known.
+	Limit LimitFunc
 	// Workspace, when set, tells whether the agent changed anything: a run
 	// that exits non-zero within CrashWindow (or with a fatal error in its
 	// output) without changing the workspace is an *InfraError, not a
@@ -240,6 +245,14 @@ func (c CommandExecutor) run(ctx context.Context, s TaskState, argv []string, te
 	case res.TimedOut:
 		return fmt.Sprintf("%s timed out after %s", argv[0], timeout), res, nil
 	case res.ExitCode != 0:
+		if line := billingLine(res.Output); line != "" {
+			return "", res, &InfraError{Reason: fmt.Sprintf("agent CLI %s: the account has no credit or quota left (%s); no reset will come: add credit or raise the limit in the provider's billing settings, then run statgraph resume", argv[0], line), Err: llm.ErrQuota}
+		}
+		if c.Limit != nil {
+			if until, reason, ok := c.Limit(res.Output+"\n"+lines.String(), time.Now()); ok {
+				return "", res, &llm.LimitError{Until: until, Reason: fmt.Sprintf("agent CLI %s: %s", argv[0], reason)}
+			}
+		}
 		if ie := c.crashed(argv[0], res, before); ie != nil {
 			ie.Reason += withNote(sb.HiddenNote(argv[0], res.Output))
 			return "", res, ie

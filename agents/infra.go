@@ -41,8 +41,9 @@ func (e *InfraError) Is(target error) bool { return target == ErrInfrastructure 
 // it as one: an *InfraError anywhere in err's chain, or a model error that
 // comes from the setup rather than the task (llm.ErrNoModel, ErrAuth,
 // ErrNotFound, ErrServer after its retries, ErrRateLimited after its
-// retries or with the quota spent). It returns nil, false for anything else,
-// including context errors.
+// retries, ErrQuota). It returns nil, false for anything else, including
+// context errors and usage limits with a reset time (llm.ErrLimit), which
+// park the task instead (see package dispatch).
 func AsInfraError(err error) (*InfraError, bool) {
 	if err == nil {
 		return nil, false
@@ -50,7 +51,7 @@ func AsInfraError(err error) (*InfraError, bool) {
 	if ie, ok := errors.AsType[*InfraError](err); ok {
 		return ie, true
 	}
-	for _, e := range []error{llm.ErrNoModel, llm.ErrAuth, llm.ErrNotFound, llm.ErrServer, llm.ErrRateLimited} {
+	for _, e := range []error{llm.ErrNoModel, llm.ErrAuth, llm.ErrNotFound, llm.ErrServer, llm.ErrRateLimited, llm.ErrQuota} {
 		if errors.Is(err, e) {
 			return &InfraError{Reason: err.Error(), Err: err}, true
 		}

@@ -92,6 +92,7 @@ type liveState struct {
 	attempt, max   int
 	tokens         int
 	status, reason string
+	parkedUntil    *time.Time // while parked: when the usage limit resets
 }
 
 // Open resolves the plan of o (the same derivation as statgraph run's:

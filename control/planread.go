@@ -125,7 +125,7 @@ func unitsOf(f *tasks.File) ([]TaskInfo, int) {
 	deps := 0
 	for _, u := range f.Units() {
 		t, _ := f.Task(u.ID)
-		ti := TaskInfo{ID: u.ID, Parent: u.Parent, Title: t.Title, Status: t.Status, Reason: t.StatusReason,
+		ti := TaskInfo{ID: u.ID, Parent: u.Parent, Title: t.Title, Status: t.Status, Reason: t.StatusReason, ParkedUntil: t.ParkedUntil,
 			Dependencies: append([]string{}, u.Deps...), Attempt: t.RetryCount, MaxAttempts: t.Retries()}
 		if ti.Status == "" {
 			ti.Status = tasks.StatusPending

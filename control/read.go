@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/agents/workspace"
@@ -15,12 +16,15 @@ import (
 
 // TaskInfo is one unit of the plan as a board shows it.
 type TaskInfo struct {
-	ID           string   `json:"id"`
-	Parent       string   `json:"parent,omitempty"`
-	Title        string   `json:"title"`
-	Status       string   `json:"status"`
-	Reason       string   `json:"reason,omitempty"`
-	Dependencies []string `json:"dependencies"`
+	ID     string `json:"id"`
+	Parent string `json:"parent,omitempty"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// ParkedUntil is when a parked task's usage limit resets and the run
+	// starts it again.
+	ParkedUntil  *time.Time `json:"parked_until,omitempty"`
+	Dependencies []string   `json:"dependencies"`
 	// Phase and Node are where the task's graph is (Node "" when no node
 	// runs in that phase); from the in-process run's reports while it
 	// runs, else from the run store.
@@ -94,7 +98,7 @@ func (c *Control) tasksFrom(ctx context.Context, base []TaskInfo, ndeps int) ([]
 				ti.MaxAttempts = l.max
 			}
 			if l.status != "" {
-				ti.Status, ti.Reason = l.status, l.reason
+				ti.Status, ti.Reason, ti.ParkedUntil = l.status, l.reason, l.parkedUntil
 			}
 		} else if g != nil {
 			s, err := c.stored.read(ctx, g, c.plan, ti.ID, ti.Status)

@@ -155,9 +155,12 @@ func (c *Control) report(e dispatch.Event) {
 	l := c.live[e.Unit]
 	switch e.Kind {
 	case dispatch.EventStart:
-		l.status, l.reason = tasks.StatusInProgress, ""
+		l.status, l.reason, l.parkedUntil = tasks.StatusInProgress, "", nil
 	case dispatch.EventFinish, dispatch.EventBlocked:
 		l.status, l.reason = e.Status, e.Reason
+	case dispatch.EventParked:
+		until := e.Until
+		l.parkedUntil = &until
 	}
 	if e.Phase != "" {
 		l.phase = e.Phase

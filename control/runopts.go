@@ -37,6 +37,9 @@ type RunOptions struct {
 	NoSandbox bool
 	// TaskTimeout is the deadline of each task's run; 0 means none.
 	TaskTimeout time.Duration
+	// ParkMax bounds how long a run waits for a usage limit's reset (see
+	// dispatch.Dispatcher.ParkMax); 0 means a day.
+	ParkMax time.Duration
 	// AllowEnv names more environment variables passed to agent CLIs.
 	AllowEnv []string
 	// GoCacheProg serves the sandbox's go build cache (see
@@ -114,7 +117,7 @@ func (o RunOptions) Check(ctx context.Context, f *tasks.File, repo string) error
 func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpointer) *dispatch.Dispatcher {
 	d := &dispatch.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: o.Jobs, Model: o.Model,
-		Log: o.Log, TaskTimeout: o.TaskTimeout, NoSandbox: o.NoSandbox,
+		Log: o.Log, TaskTimeout: o.TaskTimeout, ParkMax: o.ParkMax, NoSandbox: o.NoSandbox,
 		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, SandboxProbe: o.SandboxProbe, SandboxHelper: o.SandboxHelper,
 		KeepWorkspaces: o.KeepWorkspaces,
 		Tracer:         o.Tracer,

@@ -113,6 +113,10 @@ type Dispatcher struct {
 	// The workspace's base is still its dependencies' branches (see
 	// workspace.Options.Start). A workspace that exists is used as it is.
 	StartFrom func(id string) string
+	// ParkMax bounds how long the run waits for a usage limit's reset
+	// (see park.go): a unit whose limit resets further away ends
+	// interrupted with the reason. 0 means DefaultParkMax (a day).
+	ParkMax time.Duration
 	// Tracer, when set, makes OpenTelemetry spans of the run (see
 	// trace.go): the run, each task, attempt and node, and each model
 	// call, check and agent CLI run. nil makes none and costs nothing.
@@ -128,6 +132,12 @@ const (
 	EventProgress EventKind = "progress" // a unit's graph moved: Phase, Attempt
 	EventFinish   EventKind = "finish"   // a unit ended: Status, Reason
 	EventBlocked  EventKind = "blocked"  // a unit was blocked by a dependency
+	// EventParked: a unit was parked by a usage limit until Until (it also
+	// gets an EventFinish with Status parked); the run starts it again then.
+	EventParked EventKind = "parked"
+	// EventAllParked: nothing runs and nothing can start until the first
+	// reset, Until; the run waits. Sent once each time the run gets there.
+	EventAllParked EventKind = "all-parked"
 )
 
 // Event is a progress report about one unit.
@@ -143,6 +153,7 @@ type Event struct {
 	Status      string
 	Reason      string
 	Branch      string
+	Until       time.Time // EventParked, EventAllParked: when the (first) limit resets
 }
 
 // Summary is the outcome of a run, unit by unit, in file order.
@@ -161,13 +172,18 @@ type UnitResult struct {
 	Attempts int           `json:"attempts"`
 	Tokens   int           `json:"tokens"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
+	// ParkedUntil is when a parked unit's usage limit resets.
+	ParkedUntil *time.Time `json:"parked_until,omitempty"`
+	// stop, when set, stops the run with this reason (an exhausted quota).
+	stop string
 }
 
-// Failed reports whether any unit ended failed, blocked or interrupted.
+// Failed reports whether any unit ended failed, blocked, interrupted or
+// parked (a run stopped while it waited for a reset).
 func (s Summary) Failed() bool {
 	for _, u := range s.Units {
 		switch u.Status {
-		case tasks.StatusFailed, tasks.StatusBlocked, tasks.StatusInterrupted, tasks.StatusInProgress:
+		case tasks.StatusFailed, tasks.StatusBlocked, tasks.StatusInterrupted, tasks.StatusInProgress, tasks.StatusParked:
 			return true
 		}
 	}

@@ -18,7 +18,11 @@
 // each agent CLI on PATH). During a run, an infrastructure error
 // (agents.InfraError: a rejected key, an unreachable server, an agent CLI
 // missing or crashing on start) leaves the unit interrupted with its retry
-// count unchanged; the next run continues it from its checkpoint.
+// count unchanged; the next run continues it from its checkpoint. A
+// provider's usage limit with a reset time (llm.LimitError) parks the unit
+// instead: recorded parked with parked_until, no retry used, started
+// again by the same run at that time (park.go); an exhausted quota
+// (llm.ErrQuota) stops the run.
 //
 // The package sits above tasks, agents and the verifier, so that the file
 // format stays a leaf that anything may read without the orchestrator.

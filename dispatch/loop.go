@@ -22,7 +22,11 @@ import (
 // stop at once (their model calls and commands are cancelled; the node that
 // was running is not checkpointed, so resume runs it again), are marked
 // interrupted, and Run returns ctx's error with the summary so far. A unit
-// past its deadline (its "timeout", else TaskTimeout) ends failed.
+// past its deadline (its "timeout", else TaskTimeout) ends failed. A unit
+// parked by a usage limit (park.go) runs again at its reset time: Run
+// returns only once no unit is running or parked (or ctx is cancelled,
+// Stop closed, or the quota is found exhausted, which returns an error
+// matching llm.ErrQuota).
 // When the sandbox cannot be set up and NoSandbox is false, Run changes
 // nothing and returns an error wrapping verifier.ErrSandboxUnavailable.
 //
@@ -86,7 +90,23 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			results[u.ID].Branch = d.republish(ctx, plan, u.ID)
 		}
 	}
-	started := map[string]bool{} // units this run already took up: never twice
+	started := map[string]bool{} // units this run already took up: never twice, unless parked and due again
+	// parked holds the units waiting for a usage limit's reset: those a
+	// killed run left parked, and those parked during this run.
+	var parked parking
+	defer parked.stop()
+	for _, u := range units {
+		t, _ := d.File.Task(u.ID)
+		if t.Status != tasks.StatusParked || t.ParkedUntil == nil || !t.ParkedUntil.After(time.Now()) {
+			continue
+		}
+		if t.ParkedUntil.Sub(time.Now()) > d.parkMax() {
+			continue // it runs now: the caller asked for a shorter wait than its reset
+		}
+		parked.add(u.ID, *t.ParkedUntil)
+		started[u.ID] = true
+		results[u.ID].ParkedUntil = t.ParkedUntil
+	}
 	ready := newReadiness(units, status, started)
 
 	finished := make(chan unitOutcome)
@@ -144,8 +164,22 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 		status[o.res.ID] = o.res.Status
 		*results[o.res.ID] = o.res
 		ready.set(o.res.ID, o.res.Status)
-		jr.Add(o.res.ID, tasks.Outcome{Status: o.res.Status, Reason: o.res.Reason, RetryCount: o.rec.RetryCount, ErrorHistory: o.rec.ErrorHistory, FailedAt: o.rec.FailedAt})
+		jr.Add(o.res.ID, tasks.Outcome{Status: o.res.Status, Reason: o.res.Reason, RetryCount: o.rec.RetryCount, ErrorHistory: o.rec.ErrorHistory, FailedAt: o.rec.FailedAt, ParkedUntil: o.rec.ParkedUntil})
 		sv.dirty = true
+		parked.announced = false
+		if o.res.Status == tasks.StatusParked && o.rec.ParkedUntil != nil {
+			parked.add(o.res.ID, *o.rec.ParkedUntil)
+		}
+		if o.res.stop != "" && runErr == nil {
+			runErr = &quotaStop{unit: o.res.ID, reason: o.res.stop}
+		}
+	}
+	// wake makes the parked units whose reset came ready again.
+	wake := func(now time.Time) {
+		for _, id := range parked.due(now) {
+			delete(started, id)
+			ready.again(id)
+		}
 	}
 	// Each round records what changed (units that finished, units blocked
 	// or about to start), makes the outcomes durable in the journal, saves
@@ -190,9 +224,22 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			d.startUnit(ctx, plan, ready.deps(id), id, &wg, finished, changed)
 			started[id] = true
 			running++
+			parked.announced = false
 		}
-		if running == 0 {
+		// The run stays up while a unit is parked, unless it is ending.
+		waitParked := len(parked.until) > 0 && ctx.Err() == nil && runErr == nil && !d.stopping()
+		if running == 0 && !waitParked {
 			break // last was true, so this round saved
+		}
+		if running == 0 && !parked.announced {
+			parked.announced = true
+			d.report(Event{Kind: EventAllParked, Until: parked.first()})
+		}
+		// With only parked units left, nothing else wakes the loop when
+		// the run is cancelled or stopped.
+		var done, stop <-chan struct{}
+		if running == 0 {
+			done, stop = ctx.Done(), d.Stop
 		}
 		select {
 		case o := <-finished:
@@ -201,6 +248,13 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			sv.dirty = true
 			continue // save the progress when due
 		case <-sv.timer():
+			continue
+		case now := <-parked.timer():
+			wake(now)
+			continue
+		case <-done:
+			continue
+		case <-stop:
 			continue
 		}
 		for drained := false; !drained; {

@@ -199,3 +199,17 @@ func (h *indexHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// again makes unit id, taken before and parked since, ready again once its
+// dependencies are done (they are: it ran). An id that is not indexed is
+// ignored.
+func (r *readiness) again(id string) {
+	i, ok := r.pos[id]
+	if !ok {
+		return
+	}
+	r.taken[i] = false
+	if r.waiting[i] == 0 && tasks.Runnable(r.status[i]) {
+		heap.Push(&r.queue, i)
+	}
+}

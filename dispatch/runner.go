@@ -36,6 +36,9 @@ type Ran struct {
 	Outcome tasks.Outcome // what the file records
 	Branch  string        // the unit's published branch; "" for none
 	Tokens  int           // tokens its model calls used; 0 when not known
+	// Stop, when set, stops the run with this reason: no new unit starts
+	// (the account's quota or credit is exhausted).
+	Stop string
 }
 
 // RunOne runs unit id in this process, through the same steps as Run (its
@@ -94,7 +97,8 @@ func (d *Dispatcher) runOn(ctx context.Context, r Runner, plan Plan, id string, 
 	}
 	o := ran.Outcome
 	*rec = o
-	res := UnitResult{ID: id, Title: t.Title, Status: o.Status, Reason: o.Reason, Branch: ran.Branch, Attempts: o.RetryCount, Tokens: ran.Tokens, Elapsed: time.Since(start)}
+	res := UnitResult{ID: id, Title: t.Title, Status: o.Status, Reason: o.Reason, Branch: ran.Branch, Attempts: o.RetryCount, Tokens: ran.Tokens, Elapsed: time.Since(start),
+		ParkedUntil: o.ParkedUntil, stop: ran.Stop}
 	if err := d.File.Apply(id, o); errors.Is(err, tasks.ErrNoTask) {
 		res.Reason = "removed from the tasks file during the run; result not written back"
 	} else if err != nil {
@@ -103,5 +107,8 @@ func (d *Dispatcher) runOn(ctx context.Context, r Runner, plan Plan, id string, 
 	d.sweepLayers(plan, false) // the unit no longer needs its dependencies' build caches
 	d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
 		Attempt: o.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Branch: ran.Branch})
+	if o.Status == tasks.StatusParked && o.ParkedUntil != nil {
+		d.report(Event{Kind: EventParked, Unit: id, Title: t.Title, Status: o.Status, Reason: res.Reason, Attempt: o.RetryCount, Until: *o.ParkedUntil})
+	}
 	return res
 }

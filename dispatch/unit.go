@@ -30,7 +30,7 @@ type local struct {
 func (l local) RunUnit(ctx context.Context, plan Plan, id string, deps []string, _ func(Event)) (Ran, error) {
 	var rec tasks.Outcome
 	res := l.d.runUnit(ctx, plan, id, deps, l.changed, &rec)
-	return Ran{Outcome: rec, Branch: res.Branch, Tokens: res.Tokens}, nil
+	return Ran{Outcome: rec, Branch: res.Branch, Tokens: res.Tokens, Stop: res.stop}, nil
 }
 
 // runUnit takes one unit through the orchestrator graph and returns its
@@ -44,7 +44,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	defer func() { ut.end(res) }()
 	var ws *workspace.Workspace
 	finish := func(r tasks.Outcome, branch string) UnitResult {
-		if ws != nil && branch != "" && r.Status != tasks.StatusInterrupted && !d.KeepWorkspaces {
+		if ws != nil && branch != "" && r.Status != tasks.StatusInterrupted && r.Status != tasks.StatusParked && !d.KeepWorkspaces {
 			_, err := ws.Remove()
 			if err == nil && tasks.IsDone(r.Status) {
 				err = keepLayer(plan, id)
@@ -62,6 +62,10 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		return res
 	}
 	fail := func(state agents.TaskState, err error) UnitResult {
+		if r, stop, ok := d.parkResult(t, state, err, time.Now()); ok {
+			res.stop = stop
+			return finish(r, "")
+		}
 		if r, ok := infraResult(t, state, err); ok {
 			return finish(r, "")
 		}

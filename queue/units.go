@@ -47,6 +47,7 @@ type result struct {
 	RetryCount   int        `json:"retry_count"`
 	ErrorHistory []string   `json:"error_history,omitempty"`
 	FailedAt     *time.Time `json:"failed_at,omitempty"`
+	ParkedUntil  *time.Time `json:"parked_until,omitempty"` // a parked unit's reset: the coordinator runs it again then
 	Branch       string     `json:"branch,omitempty"`
 	Worker       string     `json:"worker"`
 	// Commit is the branch's commit when the result was staged (see stage).
@@ -54,7 +55,7 @@ type result struct {
 }
 
 func (r result) taskResult() tasks.Outcome {
-	return tasks.Outcome{Status: r.Status, Reason: r.Reason, RetryCount: r.RetryCount, ErrorHistory: r.ErrorHistory, FailedAt: r.FailedAt}
+	return tasks.Outcome{Status: r.Status, Reason: r.Reason, RetryCount: r.RetryCount, ErrorHistory: r.ErrorHistory, FailedAt: r.FailedAt, ParkedUntil: r.ParkedUntil}
 }
 
 // ErrFenced is returned when a worker's token is no longer the unit's: its

@@ -266,7 +266,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		return fmt.Errorf("unit %s stopped: %w", a.Unit, context.Cause(ctx))
 	}
 	res := result{Status: r.Status, Reason: r.Reason, RetryCount: r.RetryCount, ErrorHistory: r.ErrorHistory,
-		FailedAt: r.FailedAt, Branch: ur.Branch, Worker: w.ID.String()}
+		FailedAt: r.FailedAt, ParkedUntil: r.ParkedUntil, Branch: ur.Branch, Worker: w.ID.String()}
 	var push func() error
 	if ur.Branch != "" {
 		if res.Commit, err = m.commit(ctx, ur.Branch); err != nil {

@@ -92,15 +92,9 @@ func (d *decoder) task(obj *node, parent *Task, where string, inherited Defaults
 		t.RetryCount = *n
 	}
 	t.ErrorHistory, _ = d.strList(obj, "error_history", t.ID, false)
-	if at := obj.get("failed_at"); at != nil && at.kind != kindNull {
-		if at.kind != kindString {
-			d.add(at.off, t.ID, `"failed_at" is %s; want an RFC 3339 time such as "2025-01-02T15:04:05Z"`, describe(at))
-		} else if ts, err := time.Parse(time.RFC3339Nano, at.str); err != nil {
-			d.add(at.off, t.ID, `"failed_at" %q is not an RFC 3339 time such as "2025-01-02T15:04:05Z"`, at.str)
-		} else {
-			t.FailedAt = &ts
-		}
-	}
+	t.FailedAt = d.time(obj, "failed_at", t.ID)
+
+	t.ParkedUntil = d.time(obj, "parked_until", t.ID)
 
 	if subs := obj.get("subtasks"); subs != nil && subs.kind != kindNull {
 		switch {
@@ -469,4 +463,23 @@ func (d *decoder) boolean(obj *node, key, id string) *bool {
 	}
 	b := string(v.raw) == "true"
 	return &b
+}
+
+// time reads the RFC 3339 time key of obj, or nil when it is absent or
+// null; a value of another type or form is a problem reported for task id.
+func (d *decoder) time(obj *node, key, id string) *time.Time {
+	at := obj.get(key)
+	if at == nil || at.kind == kindNull {
+		return nil
+	}
+	if at.kind != kindString {
+		d.add(at.off, id, `%q is %s; want an RFC 3339 time such as "2025-01-02T15:04:05Z"`, key, describe(at))
+		return nil
+	}
+	ts, err := time.Parse(time.RFC3339Nano, at.str)
+	if err != nil {
+		d.add(at.off, id, `%q %q is not an RFC 3339 time such as "2025-01-02T15:04:05Z"`, key, at.str)
+		return nil
+	}
+	return &ts
 }

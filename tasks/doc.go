@@ -17,7 +17,8 @@
 // approve_plan and budget_tokens. A top-level "defaults" object (in the tagged form also one
 // inside the tag, which wins) supplies any of those a task leaves out; a
 // subtask first takes its parent's. statgraph records its progress in
-// status, status_reason, retry_count, error_history and failed_at.
+// status, status_reason, retry_count, error_history, failed_at and, for
+// a task parked by a usage limit, parked_until.
 //
 //	{
 //	  "defaults": {"max_retries": 3, "test_cmd": "go test ./...", "lint_cmd": ["go", "vet", "./..."]},
@@ -69,7 +70,7 @@
 // # Outcomes and the journal
 //
 // A unit's outcome (status, status_reason, retry_count, error_history,
-// failed_at) is one Outcome value, which Apply records in one step.
+// failed_at, parked_until) is one Outcome value, which Apply records in one step.
 // During a run the dispatcher makes each outcome durable at once in a
 // results journal (Journal, one fsynced line each) and saves the file
 // less often; OpenJournal, ApplyJournal and SettleJournal bring the
@@ -77,8 +78,8 @@
 //
 // # Write-back and locking
 //
-// Apply and SetStatus change status, retry_count, error_history, failed_at
-// and status_reason, deriving a parent's status from its subtasks, and Save
+// Apply and SetStatus change status, retry_count, error_history, failed_at,
+// parked_until and status_reason, deriving a parent's status from its subtasks, and Save
 // writes the file atomically (temporary file in the same directory, fsync,
 // rename, fsync of the directory), so a reader sees the old file or the new
 // one, never a mix. Save reads the file again first and, when the user

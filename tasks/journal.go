@@ -30,6 +30,7 @@ type journalEntry struct {
 	RetryCount   int        `json:"retry_count,omitempty"`
 	ErrorHistory []string   `json:"error_history,omitempty"`
 	FailedAt     *time.Time `json:"failed_at,omitempty"`
+	ParkedUntil  *time.Time `json:"parked_until,omitempty"`
 }
 
 // Journal is the results journal at one path, as the dispatch loop keeps
@@ -139,7 +140,7 @@ func replayJournal(path string, f *File) (applied, entries int, err error) {
 		if !ok || !Runnable(t.Status) || len(t.Subtasks) > 0 {
 			continue
 		}
-		if f.Apply(e.ID, Outcome{Status: e.Status, Reason: e.Reason, RetryCount: e.RetryCount, ErrorHistory: e.ErrorHistory, FailedAt: e.FailedAt}) == nil {
+		if f.Apply(e.ID, Outcome{Status: e.Status, Reason: e.Reason, RetryCount: e.RetryCount, ErrorHistory: e.ErrorHistory, FailedAt: e.FailedAt, ParkedUntil: e.ParkedUntil}) == nil {
 			applied++
 		}
 	}
@@ -148,7 +149,7 @@ func replayJournal(path string, f *File) (applied, entries int, err error) {
 
 // Add queues unit id's outcome o; Flush makes it durable.
 func (j *Journal) Add(id string, o Outcome) {
-	line, _ := json.Marshal(journalEntry{ID: id, Status: o.Status, Reason: o.Reason, RetryCount: o.RetryCount, ErrorHistory: o.ErrorHistory, FailedAt: o.FailedAt})
+	line, _ := json.Marshal(journalEntry{ID: id, Status: o.Status, Reason: o.Reason, RetryCount: o.RetryCount, ErrorHistory: o.ErrorHistory, FailedAt: o.FailedAt, ParkedUntil: o.ParkedUntil})
 	j.buf.Write(line)
 	j.buf.WriteByte('\n')
 }

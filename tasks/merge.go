@@ -14,12 +14,13 @@ import (
 // not render the tree loaded at start over the user's edits: it reads the
 // file again, and when it changed since statgraph last read or wrote it,
 // takes the user's version and applies to it only the fields statgraph owns
-// (status, status_reason, retry_count, error_history, failed_at), and only
+// (status, status_reason, retry_count, error_history, failed_at,
+// parked_until), and only
 // for the tasks statgraph changed since its last save.
 
 // ownedKeys are the task fields statgraph writes back; every other field
 // belongs to the user.
-var ownedKeys = []string{"status", "status_reason", "retry_count", "error_history", "failed_at"}
+var ownedKeys = []string{"status", "status_reason", "retry_count", "error_history", "failed_at", "parked_until"}
 
 // Generation counts the times Save took a version of the file that someone
 // else wrote (see Save); a caller that keeps the units compares it before
@@ -107,6 +108,7 @@ func (f *File) adoptDisk() (bool, error) {
 		g.setRetryCount(u, t.RetryCount)
 		g.setErrorHistory(u, t.ErrorHistory)
 		g.setFailedAt(u, t.FailedAt)
+		g.setParkedUntil(u, t.ParkedUntil)
 	}
 	f.Raw, f.Tagged, f.Tag, f.Defaults, f.Tasks = g.Raw, g.Tagged, g.Tag, g.Defaults, g.Tasks
 	f.root, f.bom, f.indent, f.eol, f.byID = g.root, g.bom, g.indent, g.eol, g.byID

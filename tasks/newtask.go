@@ -30,7 +30,7 @@ var (
 // taskKeys are the fields a task object may hold: task-master's, the run's
 // record statgraph writes, and the settings a defaults object may hold.
 var taskKeys = append([]string{"id", "title", "description", "details", "testStrategy", "priority", "status",
-	"status_reason", "dependencies", "subtasks", "retry_count", "error_history", "failed_at"}, settingKeys...)
+	"status_reason", "dependencies", "subtasks", "retry_count", "error_history", "failed_at", "parked_until"}, settingKeys...)
 
 // CheckNew checks a task object a client sends before AddTask adds it,
 // refusing what a tasks file written by hand may hold but a client may

@@ -134,11 +134,12 @@ type Step struct {
 
 // Runnable reports whether a unit with this status still has work to do:
 // pending (or no status), in-progress or interrupted (both left by an
-// earlier run that stopped). Every other status, an unknown one included,
+// earlier run that stopped), or parked (waiting for a usage limit's reset,
+// see Task.ParkedUntil). Every other status, an unknown one included,
 // does not run.
 func Runnable(status string) bool {
 	switch status {
-	case "", StatusPending, StatusInProgress, StatusInterrupted:
+	case "", StatusPending, StatusInProgress, StatusInterrupted, StatusParked:
 		return true
 	}
 	return false

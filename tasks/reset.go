@@ -85,9 +85,10 @@ func (f *File) reset(want map[string]bool) []string {
 		t := f.byID[u.ID]
 		f.markDirty(t.ID)
 		f.setStatus(t, StatusPending, "")
-		t.RetryCount, t.FailedAt = 0, nil
+		t.RetryCount, t.FailedAt, t.ParkedUntil = 0, nil, nil
 		t.obj.remove("retry_count")
 		t.obj.remove("failed_at")
+		t.obj.remove("parked_until")
 		done = append(done, u.ID)
 	}
 	return done

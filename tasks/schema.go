@@ -11,7 +11,7 @@ import (
 // Status values a task can have. The first eight are claude-task-master's
 // (StatusCompleted is tm-core's spelling of done, StatusReview marks work
 // waiting for a person's review); StatusFailed and StatusInterrupted are
-// written by statgraph. A task without a status is pending.
+// written by statgraph, as is StatusParked. A task without a status is pending.
 const (
 	StatusPending     = "pending"
 	StatusInProgress  = "in-progress"
@@ -23,12 +23,16 @@ const (
 	StatusCancelled   = "cancelled"
 	StatusDeferred    = "deferred"
 	StatusInterrupted = "interrupted"
+	// StatusParked: a usage or rate limit of the task's model provider
+	// stopped it until parked_until; the run that parked it (or the next
+	// run or resume) continues it then, with no retry used.
+	StatusParked = "parked"
 )
 
 // statuses lists every known status in the order messages show them.
 var statuses = []string{
 	StatusPending, StatusInProgress, StatusDone, StatusCompleted, StatusReview, StatusFailed,
-	StatusBlocked, StatusCancelled, StatusDeferred, StatusInterrupted,
+	StatusBlocked, StatusCancelled, StatusDeferred, StatusInterrupted, StatusParked,
 }
 
 // ValidStatus reports whether s is a status statgraph knows; the empty
@@ -261,6 +265,9 @@ type Task struct {
 	RetryCount   int
 	ErrorHistory []string
 	FailedAt     *time.Time
+	// ParkedUntil ("parked_until", RFC 3339) is when a parked task's
+	// usage limit resets; nil unless the status is parked.
+	ParkedUntil  *time.Time
 	StatusReason string // why statgraph set the status, e.g. "dependency 2 failed"
 
 	Pos Position // where the task's object starts in the file

@@ -39,7 +39,7 @@ func TestTaskMasterFileLoadsWithWarnings(t *testing.T) {
 	assert.Equal(t, []string{
 		`tasks.json:4:65: task 1.1: dependency cycle: 1.1 -> 1.2 -> 1.1; remove one of these dependencies`,
 		`tasks.json:6:7: task 1.2: duplicate id 1.2: the task at tasks.json:5:7 has it too; ids must be unique`,
-		`tasks.json:10:48: task 4: unknown status "someday": the task will not run (known: pending, in-progress, done, completed, review, failed, blocked, cancelled, deferred, interrupted)`,
+		`tasks.json:10:48: task 4: unknown status "someday": the task will not run (known: pending, in-progress, done, completed, review, failed, blocked, cancelled, deferred, interrupted, parked)`,
 		`tasks.json:11:64: task 5: dependency 40 is a task of tag "feature"; statgraph runs one tag at a time, so this task is blocked; finish it there or remove the dependency`,
 		`tasks.json:14:85: task 8: dependency 99 does not exist (known ids: 1, 1.1, 1.2, 1.2, 2, 3, 4, 5, 6, 7, 8)`,
 	}, got)

@@ -34,10 +34,12 @@ type Outcome struct {
 	RetryCount   int        // attempts made
 	ErrorHistory []string   // "Retry k: <errors>" per failed verification
 	FailedAt     *time.Time // when the unit failed; nil for none
+	ParkedUntil  *time.Time // when a parked unit's limit resets; nil unless parked
 }
 
 // Apply records o on the task or subtask id in one step: status,
-// status_reason, retry_count, error_history and failed_at (RFC 3339, UTC).
+// status_reason, retry_count, error_history, failed_at and parked_until
+// (RFC 3339, UTC).
 // When id is a subtask, the parent's status is derived again from its
 // subtasks (see SetStatus). The change is in memory until Save. Apply
 // returns an error wrapping ErrNoTask or ErrBadStatus and changes nothing
@@ -60,6 +62,7 @@ func (f *File) apply(t *Task, o Outcome) {
 	f.setRetryCount(t, o.RetryCount)
 	f.setErrorHistory(t, o.ErrorHistory)
 	f.setFailedAt(t, o.FailedAt)
+	f.setParkedUntil(t, o.ParkedUntil)
 }
 
 // SetStatus sets the status of task or subtask id, and its status_reason
@@ -138,7 +141,7 @@ func parentStatus(subs []Task) string {
 	case count[StatusDone]+count[StatusCompleted]+count[StatusCancelled] == len(subs):
 		return StatusDone
 	}
-	for _, st := range []string{StatusInProgress, StatusFailed, StatusInterrupted, StatusBlocked} {
+	for _, st := range []string{StatusInProgress, StatusFailed, StatusInterrupted, StatusParked, StatusBlocked} {
 		if count[st] > 0 {
 			return st
 		}
@@ -183,6 +186,18 @@ func (f *File) setFailedAt(t *Task, at *time.Time) {
 	default:
 		t.FailedAt = nil
 	}
+}
+
+// setParkedUntil writes parked_until in UTC, or removes it when at is nil.
+func (f *File) setParkedUntil(t *Task, at *time.Time) {
+	if at == nil {
+		t.ParkedUntil = nil
+		t.obj.remove("parked_until")
+		return
+	}
+	utc := at.UTC()
+	t.ParkedUntil = &utc
+	setField(t.obj, "parked_until", stringNode(utc.Format(time.RFC3339Nano)))
 }
 
 // setField sets key in a task object; a new key goes before "subtasks" so

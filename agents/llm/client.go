@@ -52,6 +52,13 @@ type Config struct {
 	// InitialBackoff and MaxBackoff shape the exponential backoff with full
 	// jitter; MaxBackoff also caps a server's Retry-After. 0 means 1s and 30s.
 	InitialBackoff, MaxBackoff time.Duration
+	// ParkAfter: an HTTP 429 whose reset (Retry-After, retry-after-ms or
+	// x-ratelimit-reset-*) is further away than ParkAfter is not waited for
+	// inside the call: Chat returns a *[LimitError] at once, so the caller
+	// can park the task and free its slot. A 429 with a reset that persists
+	// through every retry returns one too. 0 means MaxBackoff; the CLI's
+	// --park-after sets it.
+	ParkAfter time.Duration
 	// HTTPClient sends the requests. nil means a new http.Client with the
 	// default transport. The client is copied, never modified.
 	HTTPClient *http.Client
@@ -104,6 +111,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = 30 * time.Second
 	}
+	if cfg.ParkAfter <= 0 {
+		cfg.ParkAfter = cfg.MaxBackoff
+	}
 	if cfg.Sleep == nil {
 		cfg.Sleep = clock.Sleep
 	}
@@ -140,8 +150,11 @@ func UsageOf(resp openai.ChatCompletionResponse) Usage {
 // the response, charging its usage to budget (nil: unlimited).
 //
 // The call is refused with an error matching [ErrBudget] if budget is spent
-// (checked with estimate 0). HTTP 408, 409, 429 (unless the quota is
-// exhausted), 5xx, timeouts and connection errors are retried up to
+// (checked with estimate 0). A 429 or 402 saying the quota or credit is
+// exhausted returns an error matching [ErrQuota] at once; a 429 whose reset
+// is further away than ParkAfter, or that lasts through every retry with a
+// reset time, returns a *[LimitError] (see Config.ParkAfter). HTTP 408,
+// 409, other 429s, 5xx, timeouts and connection errors are retried up to
 // MaxRetries times, waiting as the server's retry-after-ms or Retry-After
 // header asks or with exponential backoff and full jitter, capped at
 // MaxBackoff. Other failures, and the last retryable one, return an
@@ -178,6 +191,9 @@ func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, bud
 			return resp, nil
 		}
 		f.err.Attempts = attempt
+		if f.limit && f.retryAfter > 0 && (f.retryAfter > c.cfg.ParkAfter || attempt >= limit) {
+			return openai.ChatCompletionResponse{}, &LimitError{Until: time.Now().Add(f.retryAfter), Reason: f.err.Message}
+		}
 		if !f.retryable || attempt >= limit {
 			return openai.ChatCompletionResponse{}, f.err
 		}

@@ -55,22 +55,24 @@ func TestChatRecordsUsage(t *testing.T) {
 
 func TestChatHonoursRetryAfter(t *testing.T) {
 	tests := []struct {
-		name    string
-		header  map[string]string
-		maxWait time.Duration
-		want    time.Duration
+		name      string
+		header    map[string]string
+		maxWait   time.Duration
+		parkAfter time.Duration
+		want      time.Duration
 	}{
-		{"Retry-After seconds", map[string]string{"Retry-After": "1"}, 0, time.Second},
-		{"retry-after-ms", map[string]string{"retry-after-ms": "250"}, 0, 250 * time.Millisecond},
-		{"retry-after-ms wins over Retry-After", map[string]string{"retry-after-ms": "1500", "Retry-After": "2"}, 0, 1500 * time.Millisecond},
-		{"Retry-After capped at MaxBackoff", map[string]string{"Retry-After": "120"}, 5 * time.Second, 5 * time.Second},
+		{"Retry-After seconds", map[string]string{"Retry-After": "1"}, 0, 0, time.Second},
+		{"retry-after-ms", map[string]string{"retry-after-ms": "250"}, 0, 0, 250 * time.Millisecond},
+		{"retry-after-ms wins over Retry-After", map[string]string{"retry-after-ms": "1500", "Retry-After": "2"}, 0, 0, 1500 * time.Millisecond},
+		{"x-ratelimit-reset-tokens", map[string]string{"x-ratelimit-reset-tokens": "1.5s", "x-ratelimit-reset-requests": "20ms"}, 0, 0, 1500 * time.Millisecond},
+		{"Retry-After capped at MaxBackoff", map[string]string{"Retry-After": "120"}, 5 * time.Second, time.Hour, 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			limited := llmtest.Error(http.StatusTooManyRequests, "slow down", "rate_limit_exceeded")
 			limited.Header = tt.header
 			f := llmtest.NewServer(t, limited, llmtest.Text("ok", 10))
-			c, sleeps := newTestClient(t, f, func(cfg *Config) { cfg.MaxBackoff = tt.maxWait })
+			c, sleeps := newTestClient(t, f, func(cfg *Config) { cfg.MaxBackoff, cfg.ParkAfter = tt.maxWait, tt.parkAfter })
 			resp, err := c.Chat(t.Context(), userRequest("hi"), nil)
 			require.NoError(t, err)
 			assert.Equal(t, "ok", resp.Choices[0].Message.Content)
@@ -146,7 +148,9 @@ func TestChatDoesNotRetryClientErrors(t *testing.T) {
 			ErrContextLength, KindContextLength, []string{"prompt too long: lower"}},
 		{"400 context length by wording", llmtest.Error(400, "prompt is too long: 210000 tokens > 200000 maximum", ""), ErrContextLength, KindContextLength, []string{"prompt too long"}},
 		{"400 other", llmtest.Error(400, "tools are not supported", ""), ErrBadRequest, KindBadRequest, []string{"supports tool calls"}},
-		{"429 quota", llmtest.Error(429, "You exceeded your current quota", "insufficient_quota"), ErrRateLimited, KindRateLimited, []string{"quota is exhausted"}},
+		{"429 quota", llmtest.Error(429, "You exceeded your current quota", "insufficient_quota"), ErrQuota, KindQuota, []string{"quota is exhausted", "no reset will come"}},
+		{"429 billing", llmtest.Error(429, "You exceeded your current quota, please check your plan and billing details.", ""), ErrQuota, KindQuota, []string{"add credit"}},
+		{"402 credit", llmtest.Error(402, "Your credit balance is too low to access the API.", ""), ErrQuota, KindQuota, []string{"add credit"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

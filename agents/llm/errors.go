@@ -22,9 +22,17 @@ var (
 	ErrBadRequest = errors.New("llm: bad request")
 	// ErrContextLength: the prompt does not fit the model's context window.
 	ErrContextLength = errors.New("llm: prompt too long for the model's context")
-	// ErrRateLimited: HTTP 429 persisted through every retry, or the account's
-	// quota is exhausted.
+	// ErrRateLimited: HTTP 429 persisted through every retry and the server
+	// said nothing of when it would take requests again.
 	ErrRateLimited = errors.New("llm: rate limited")
+	// ErrLimit: a usage or rate limit lasts until a known time further away
+	// than a call waits; the error is a *[LimitError] saying until when.
+	ErrLimit = errors.New("llm: usage or rate limit reached")
+	// ErrQuota: the account's quota or credit is exhausted (OpenAI's
+	// insufficient_quota, a billing error, a credit balance too low): no
+	// reset will come, so nothing should be retried until someone adds
+	// credit.
+	ErrQuota = errors.New("llm: quota or credit exhausted")
 	// ErrServer: the server failed (HTTP 5xx), timed out or could not be
 	// reached, through every retry.
 	ErrServer = errors.New("llm: server failed or unreachable")
@@ -49,6 +57,7 @@ const (
 	KindBadRequest    = "bad_request"
 	KindContextLength = "context_length"
 	KindRateLimited   = "rate_limited"
+	KindQuota         = "quota"
 	KindServer        = "server"
 	KindTimeout       = "timeout"
 	KindConnection    = "connection"
@@ -61,7 +70,7 @@ const (
 // made. errors.Is matches it against the sentinel for its Kind: KindAuth ->
 // ErrAuth, KindNotFound -> ErrNotFound, KindBadRequest -> ErrBadRequest,
 // KindContextLength -> ErrContextLength, KindRateLimited -> ErrRateLimited,
-// and KindServer, KindTimeout and KindConnection -> ErrServer.
+// KindQuota -> ErrQuota, and KindServer, KindTimeout and KindConnection -> ErrServer.
 type APIError struct {
 	Status   int
 	Kind     string
@@ -110,6 +119,8 @@ func (e *APIError) sentinel() error {
 		return ErrContextLength
 	case KindRateLimited:
 		return ErrRateLimited
+	case KindQuota:
+		return ErrQuota
 	case KindServer, KindTimeout, KindConnection:
 		return ErrServer
 	default:

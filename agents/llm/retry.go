@@ -21,6 +21,7 @@ type failure struct {
 	err        *APIError     // what the caller sees if no retry follows
 	retryable  bool          // 408, 409, 429 (not quota), 5xx, timeouts, connection errors
 	retryAfter time.Duration // the server's requested wait; 0 = none given
+	limit      bool          // a 429 (not quota): with retryAfter, a limit to park on
 }
 
 // maxMessage caps the server's message kept in an APIError.
@@ -69,6 +70,9 @@ func (c *Client) classify(err error, rec *responseRecord, timedOut bool, model s
 	f = failure{err: e}
 	if rec != nil {
 		f.retryAfter = retryAfter(rec.header, now)
+		if status == http.StatusTooManyRequests {
+			f.retryAfter = rateLimitReset(rec.header, now)
+		}
 	}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -80,11 +84,11 @@ func (c *Client) classify(err error, rec *responseRecord, timedOut bool, model s
 	case status >= 400 && status < 500 && isContextLength(code, msg):
 		e.Kind = KindContextLength
 		e.Hint = "prompt too long: lower the executor's max turns or tool output size, shorten the task details or feedback, or use a model with a larger context"
-	case status == http.StatusTooManyRequests && code == "insufficient_quota":
-		e.Kind = KindRateLimited
-		e.Hint = "the account's quota is exhausted: check its billing or use another OPENAI_API_KEY"
+	case (status == http.StatusTooManyRequests || status == http.StatusPaymentRequired) && IsBilling(code, msg):
+		e.Kind = KindQuota
+		e.Hint = "the account's quota is exhausted and no reset will come: add credit or raise its limit in the provider's billing settings, or use another OPENAI_API_KEY, then run statgraph resume"
 	case status == http.StatusTooManyRequests:
-		e.Kind, f.retryable = KindRateLimited, true
+		e.Kind, f.retryable, f.limit = KindRateLimited, true, true
 		e.Hint = "the server kept rate limiting: wait, run fewer tasks in parallel (-j), or raise the account's rate limit"
 	case status == http.StatusRequestTimeout:
 		e.Kind, f.retryable = KindTimeout, true

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
@@ -108,7 +109,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(tw, "TASK\tSTATUS\tPHASE\tATTEMPTS\tTOKENS\tTITLE\tNOTE")
 	}
 	for _, u := range units {
-		row := statusJSON{ID: u.ID, Title: u.Title, Status: u.Status, Reason: u.Reason, Phase: u.Phase,
+		row := statusJSON{ID: u.ID, Title: u.Title, Status: u.Status, Reason: u.Reason, ParkedUntil: u.ParkedUntil, Phase: u.Phase,
 			Attempts: u.Attempt, MaxAttempts: u.MaxAttempts, Tokens: u.Tokens, Land: queues.of(u.ID, u.Status)}
 		if *asJSON {
 			if err := enc.Encode(row); err != nil {
@@ -132,14 +133,16 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // statusJSON is one task's line of status --json. Phase and Tokens come
 // from the run store; they are empty and 0 for a task that has not run.
 type statusJSON struct {
-	ID          string `json:"id"`
-	Title       string `json:"title"`
-	Status      string `json:"status"`
-	Reason      string `json:"reason"`
-	Phase       string `json:"phase"`
-	Attempts    int    `json:"attempts"`
-	MaxAttempts int    `json:"max_attempts"`
-	Tokens      int    `json:"tokens"`
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+	// ParkedUntil is when a parked task's usage limit resets.
+	ParkedUntil *time.Time `json:"parked_until,omitempty"`
+	Phase       string     `json:"phase"`
+	Attempts    int        `json:"attempts"`
+	MaxAttempts int        `json:"max_attempts"`
+	Tokens      int        `json:"tokens"`
 	// Land maps each branch statgraph land ran onto to where the task
 	// stands in its queue (dispatch.LandLanded, ...); only for done tasks.
 	Land map[string]landJSON `json:"land,omitempty"`

@@ -40,6 +40,7 @@ type row struct {
 	attempt, max, tokens     int
 	started                  time.Time
 	elapsed                  time.Duration
+	parkedUntil              time.Time // while parked: when the run starts it again
 }
 
 // newProgress returns a progress writing to w: the live table when tty is
@@ -111,6 +112,13 @@ func (p *progress) stop() {
 func (p *progress) event(e dispatch.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if e.Kind == dispatch.EventAllParked {
+		if !p.tty {
+			fmt.Fprintf(p.w, "%s every runnable task is parked; the first resumes at %s (in %s)\n",
+				time.Now().Format("15:04:05"), e.Until.Local().Format("15:04:05"), time.Until(e.Until).Round(time.Second))
+		}
+		return
+	}
 	r := p.rows[e.Unit]
 	if r == nil {
 		r = &row{id: e.Unit, title: e.Title, started: time.Now()}
@@ -120,7 +128,9 @@ func (p *progress) event(e dispatch.Event) {
 	before := r.phase + "/" + r.status + fmt.Sprint(r.attempt)
 	switch e.Kind {
 	case dispatch.EventStart:
-		r.status, r.max = "running", e.MaxAttempts
+		r.status, r.max, r.parkedUntil = "running", e.MaxAttempts, time.Time{}
+	case dispatch.EventParked:
+		r.parkedUntil = e.Until
 	case dispatch.EventProgress:
 		r.phase, r.attempt, r.tokens = e.Phase, e.Attempt, e.Tokens
 		if e.MaxAttempts > 0 {
@@ -226,6 +236,9 @@ func (p *progress) redraw() {
 	if hidden := len(p.keys) - len(keys); hidden > 0 {
 		fmt.Fprintf(&b, "… %d more tasks\n", hidden)
 	}
+	if line := p.countdown(time.Now()); line != "" {
+		b.WriteString(line + "\n")
+	}
 	var out strings.Builder
 	if p.drawn > 0 {
 		fmt.Fprintf(&out, "\x1b[%dA", p.drawn)
@@ -234,6 +247,25 @@ func (p *progress) redraw() {
 	out.WriteString(fitLines(b.String(), width))
 	io.WriteString(p.w, out.String())
 	p.drawn = strings.Count(b.String(), "\n")
+}
+
+// countdown returns the live table's line counting down to the parked
+// tasks' resets ("parked: task 2 resumes in 1m3s (15:04:05)"), or "" when
+// none is parked. p.mu is held.
+func (p *progress) countdown(now time.Time) string {
+	var parts []string
+	for _, k := range p.keys {
+		r := p.rows[k]
+		if r.status != tasks.StatusParked || r.parkedUntil.IsZero() {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("task %s resumes in %s (%s)", printable.String(r.id),
+			max(r.parkedUntil.Sub(now), 0).Round(time.Second), r.parkedUntil.Local().Format("15:04:05")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "parked: " + strings.Join(parts, ", ")
 }
 
 // visible returns the keys of the rows that fit in n lines: all of them if
@@ -351,6 +383,8 @@ type unitJSON struct {
 	Tokens    int    `json:"tokens"`
 	ElapsedMS int64  `json:"elapsed_ms"`
 	Branch    string `json:"branch"`
+	// ParkedUntil is when a task the run left parked resumes.
+	ParkedUntil *time.Time `json:"parked_until,omitempty"`
 }
 
 // printSummaryJSON prints one JSON object per task of the run, in file
@@ -363,7 +397,7 @@ func printSummaryJSON(w io.Writer, s dispatch.Summary) error {
 			status = tasks.StatusPending
 		}
 		if err := enc.Encode(unitJSON{ID: u.ID, Title: u.Title, Status: status, Reason: u.Reason, Attempts: u.Attempts,
-			Tokens: u.Tokens, ElapsedMS: u.Elapsed.Milliseconds(), Branch: u.Branch}); err != nil {
+			Tokens: u.Tokens, ElapsedMS: u.Elapsed.Milliseconds(), Branch: u.Branch, ParkedUntil: u.ParkedUntil}); err != nil {
 			return err
 		}
 	}
@@ -399,7 +433,7 @@ func printSummary(w io.Writer, s dispatch.Summary, width int) {
 	tw.Flush()
 	io.WriteString(w, fitLines(b.String(), width))
 	var parts []string
-	for _, st := range []string{tasks.StatusDone, tasks.StatusFailed, tasks.StatusBlocked, tasks.StatusInterrupted, tasks.StatusPending} {
+	for _, st := range []string{tasks.StatusDone, tasks.StatusFailed, tasks.StatusBlocked, tasks.StatusInterrupted, tasks.StatusParked, tasks.StatusPending} {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}

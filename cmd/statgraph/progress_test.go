@@ -66,3 +66,29 @@ func TestPlainLines(t *testing.T) {
 	assert.Regexp(t, `^\d\d:\d\d:\d\d task 1 running: executing, attempt 1/3, 1s$`, lines[1])
 	assert.NotContains(t, out.String(), "\x1b", "no escape sequences")
 }
+
+// TestParkedCountdown: a parked task gets a countdown line below the live
+// table, gone once it runs again; in plain mode, all-parked is one line.
+func TestParkedCountdown(t *testing.T) {
+	var out bytes.Buffer
+	p := newProgress(&out, true, func() (int, int) { return 100, 10 })
+	until := time.Now().Add(90 * time.Second)
+	p.event(dispatch.Event{Kind: dispatch.EventStart, Unit: "2", Title: "t", MaxAttempts: 3})
+	p.event(dispatch.Event{Kind: dispatch.EventFinish, Unit: "2", Status: "parked", Reason: "parked until …"})
+	p.event(dispatch.Event{Kind: dispatch.EventParked, Unit: "2", Status: "parked", Until: until})
+	p.mu.Lock()
+	line := p.countdown(until.Add(-63 * time.Second))
+	p.redraw()
+	p.mu.Unlock()
+	assert.Equal(t, "parked: task 2 resumes in 1m3s ("+until.Local().Format("15:04:05")+")", line)
+	assert.Contains(t, out.String(), "parked: task 2 resumes in")
+	p.event(dispatch.Event{Kind: dispatch.EventStart, Unit: "2", Title: "t", MaxAttempts: 3})
+	p.mu.Lock()
+	assert.Empty(t, p.countdown(time.Now()), "no countdown once the task runs again")
+	p.mu.Unlock()
+
+	out.Reset()
+	plain := newProgress(&out, false, nil)
+	plain.event(dispatch.Event{Kind: dispatch.EventAllParked, Until: until})
+	assert.Regexp(t, `^\d\d:\d\d:\d\d every runnable task is parked; the first resumes at \d\d:\d\d:\d\d \(in 1m\d+s\)\n$`, out.String())
+}

@@ -18,6 +18,8 @@ type runFlags struct {
 	model, allow   string
 	requestTimeout time.Duration
 	taskTimeout    time.Duration
+	parkMax        time.Duration
+	parkAfter      time.Duration
 	maxResponse    int64
 	noSandbox      bool
 	keep           bool
@@ -29,6 +31,8 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&r.budget, "budget", 0, "global token budget for each run (0 = unlimited)")
 	fs.DurationVar(&r.requestTimeout, "request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
 	fs.DurationVar(&r.taskTimeout, "task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
+	fs.DurationVar(&r.parkMax, "park-max", 0, "longest a run waits for a usage limit's reset with a task parked, e.g. 8h; a reset further away ends the task interrupted (default 24h)")
+	fs.DurationVar(&r.parkAfter, "park-after", 0, "a rate limit (HTTP 429) asking to wait longer than this parks the task until its reset instead of waiting inside the call (default 30s)")
 	fs.Int64Var(&r.maxResponse, "max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
 	fs.BoolVar(&r.noSandbox, "no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see docs/sandbox-and-secrets.md)")
 	fs.StringVar(&r.allow, "allow-env", "", "comma-separated environment variables (NAME or PREFIX*) to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them. For serve and mcp, also all that a task added through them may name in its \"env\"")
@@ -45,6 +49,10 @@ func (r *runFlags) options() (control.RunOptions, error) {
 		return control.RunOptions{}, usagef("--request-timeout %s: want a positive duration such as 30s, or 0 for the default", r.requestTimeout)
 	case r.taskTimeout < 0:
 		return control.RunOptions{}, usagef("--task-timeout %s: want a positive duration such as 20m, or 0 for none", r.taskTimeout)
+	case r.parkMax < 0:
+		return control.RunOptions{}, usagef("--park-max %s: want a positive duration such as 8h, or 0 for the default (24h)", r.parkMax)
+	case r.parkAfter < 0:
+		return control.RunOptions{}, usagef("--park-after %s: want a positive duration such as 30s, or 0 for the default", r.parkAfter)
 	case r.maxResponse < 0:
 		return control.RunOptions{}, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", r.maxResponse)
 	}
@@ -52,9 +60,9 @@ func (r *runFlags) options() (control.RunOptions, error) {
 	if r.model != "" {
 		mc.Model = r.model
 	}
-	mc.Timeout, mc.MaxResponseBytes = r.requestTimeout, r.maxResponse
+	mc.Timeout, mc.MaxResponseBytes, mc.ParkAfter = r.requestTimeout, r.maxResponse, r.parkAfter
 	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, NoSandbox: r.noSandbox,
-		TaskTimeout: r.taskTimeout, KeepWorkspaces: r.keep}
+		TaskTimeout: r.taskTimeout, ParkMax: r.parkMax, KeepWorkspaces: r.keep}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
 		o.SandboxProbe = []string{exe, sandboxProbeCmd}

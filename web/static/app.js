@@ -4,7 +4,7 @@
 // check output, diffs) goes into the page as text nodes, never as HTML.
 "use strict";
 
-const columns = ["pending", "in-progress", "done", "failed", "blocked", "interrupted"];
+const columns = ["pending", "in-progress", "parked", "done", "failed", "blocked", "interrupted"];
 const state = { tasks: new Map(), selected: "", run: { running: false }, detailTimer: 0 };
 // Latencies (ms) from a status change on the server to the page showing
 // it; read by the benchmark (tests/bench/webui).
@@ -88,6 +88,7 @@ function card(t) {
   if (t.node) meta.push(t.node);
   if (t.attempt || t.status !== "pending") meta.push("attempt " + t.attempt + "/" + t.max_attempts);
   if (t.tokens) meta.push(t.tokens + " tokens");
+  if (t.status === "parked" && t.parked_until) meta.push("resumes " + new Date(t.parked_until).toLocaleTimeString());
   const c = el("div", { class: "card" + (t.id === state.selected ? " selected" : ""), "data-id": t.id, "data-status": t.status,
       "data-node": t.node || "", "data-attempt": String(t.attempt), onclick: () => select(t.id) },
     el("div", {}, el("span", { class: "id" }, t.id), el("span", { class: "title" }, t.title)),
