@@ -120,6 +120,9 @@ type Defaults struct {
 	// model request. 0 leaves the CLI's (or dispatch.Dispatcher's) value in place.
 	Timeout, RequestTimeout time.Duration
 	Limits                  Limits
+	Attempts                *int
+	Candidates              []Candidate
+	Judge                   *Judge
 }
 
 // SandboxSettings is a task's "sandbox" object: how its checks, setup_cmd
@@ -240,6 +243,17 @@ type Task struct {
 	// attempt of a call). 0 means dispatch.Dispatcher's Model.Timeout.
 	RequestTimeout time.Duration
 	Limits         Limits // "limits": caps of each LLM executor attempt
+	// Attempts ("attempts") is how many candidates run side by side, each
+	// from the same base in its own workspace through its own executor ->
+	// verifier loop; nil means one, or one per entry of
+	// CandidateSettings (see Candidates). CandidateSettings
+	// ("candidates") gives candidate k its own executor or model (see
+	// Candidate); Judge ("judge") lets a model choose among passing
+	// candidates that tie on warnings. docs/tasks-json.md has the order
+	// the winner is chosen by.
+	Attempts          *int
+	CandidateSettings []Candidate
+	Judge             *Judge
 
 	RetryCount   int
 	ErrorHistory []string
