@@ -84,6 +84,9 @@ type TaskState struct {
 	// Decision is the operator's answer when the task escalated ("retry",
 	// "skip" or "abort").
 	Decision string `json:"decision,omitempty"`
+	// Selection, on a best-of-N task's own thread, records its candidates
+	// and the choice among them; the rest of the state is the winner's.
+	Selection *Selection `json:"selection,omitempty"`
 }
 
 // maxRetries returns MaxRetries or its default.
