@@ -54,6 +54,9 @@ func New(ctl *control.Control, version string) *mcp.Server {
 	add(s, &mcp.Tool{Name: "answer_escalation", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
 		Description: "Answer a task that used its retries and waits for a decision (on_exhausted \"ask\"): retry, skip or abort. get_task or status shows which tasks wait."},
 		h.answer)
+	add(s, &mcp.Tool{Name: "pick_candidate", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
+		Description: "Make another candidate of a best-of-N task (tasks.json \"attempts\") its winner, as statgraph pick does: the task's branch moves to that candidate's commit; the old winner keeps its own branch. get_task's selection lists the candidates."},
+		h.pickCandidate)
 	add(s, &mcp.Tool{Name: "reset_failed", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
 		Description: "Send failed or blocked tasks (all, or the ids given) back to pending, with the tasks blocked only by them, so the next run takes them up; their history stays."},
 		h.resetFailed)

@@ -103,6 +103,7 @@ Usage:
   statgraph status [--tag T] [--store F] [--repo DIR] [--queue URL] [--json] [tasks.json]
   statgraph history [--file tasks.json] [--tag T] [--store F] [--repo DIR] [--queue URL] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
+  statgraph pick [--file tasks.json] [--tag T] [--store F] [--repo DIR] <task-id> <k>   make candidate k a best-of-N task's winner
   statgraph graph [--format mermaid|dot|svg]
   statgraph serve [--addr 127.0.0.1:7777] [--token-file F | --no-token] [run flags] [tasks.json]   web UI and JSON API (docs/web-and-mcp.md)
   statgraph clean [--tag T] [--store F] [--repo DIR] [--keep-checkpoints N] [--queue URL] [tasks.json]
@@ -115,7 +116,7 @@ Usage:
 
 Run flags, which set up the runs of run, resume, serve and mcp alike:
   [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--budget N] [--request-timeout D] [--task-timeout D]
-  [--max-response-bytes N] [--no-sandbox] [--allow-env A,B] [--keep-workspaces]
+  [--attempts N] [--max-response-bytes N] [--no-sandbox] [--allow-env A,B] [--keep-workspaces]
 Run "statgraph <command> -h" for a command's flags.
 Progress goes to stderr; the summary table and --json output to stdout.
 Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server), OPENAI_API_KEY.
@@ -163,6 +164,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdHistory(ctx, rest, stdout, stderr)
 	case "reset":
 		err = cmdReset(rest, stdout, stderr)
+	case "pick":
+		err = cmdPick(ctx, rest, stdout, stderr)
 	case "graph":
 		err = cmdGraph(rest, stdout, stderr)
 	case "serve":
