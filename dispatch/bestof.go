@@ -80,6 +80,33 @@ func endedThread(ctx context.Context, g *statgraph.Graph[agents.TaskState], s sl
 	return agents.TaskState{}, false
 }
 
+// endedCandidate returns what candidate k of unit id ended with when its
+// thread ended and its branch holds its last attempt: a run killed after
+// the candidate ended (and its workspace was removed) but before the
+// choice was recorded continues without preparing it again.
+func (d *Dispatcher) endedCandidate(ctx context.Context, plan Plan, id string, k int) (ran, bool) {
+	g, err := recorderGraph(d.Checkpointer)
+	if err != nil {
+		return ran{}, false
+	}
+	s := slot{id: id, k: k}
+	state, ok := endedThread(ctx, g, s, plan)
+	if !ok || len(state.Attempts) == 0 {
+		return ran{}, false
+	}
+	branch := plan.CandidateBranch(id, k)
+	pub, err := workspace.OpenPublished(plan.Repo, branch)
+	if err != nil || pub.Tip() != state.Attempts[len(state.Attempts)-1].Commit {
+		return ran{}, false
+	}
+	o := tasks.Outcome{Status: tasks.StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}
+	if state.Phase == agents.PhaseFailed {
+		o = tasks.Outcome{Status: tasks.StatusFailed, Reason: fmt.Sprintf("failed after %d attempts", state.RetryCount),
+			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory, FailedAt: state.FailedAt}
+	}
+	return ran{k: k, rec: o, state: state, res: UnitResult{ID: id, Status: o.Status, Reason: o.Reason, Branch: branch, Tokens: state.Tokens, Attempts: state.RetryCount}}, true
+}
+
 // ran is what one candidate ended with.
 type ran struct {
 	k     int
@@ -110,6 +137,10 @@ func (d *Dispatcher) runBest(ctx context.Context, plan Plan, id string, deps []s
 	out := make(chan ran, n)
 	var wg sync.WaitGroup
 	for k := 1; k <= n; k++ {
+		if r, ok := d.endedCandidate(ctx, plan, id, k); ok {
+			out <- r
+			continue
+		}
 		wg.Go(func() {
 			var r tasks.Outcome
 			res, state := d.runUnit(cctx, plan, slot{id: id, k: k, budget: budget}, deps, changed, &r)

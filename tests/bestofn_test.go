@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +200,33 @@ func TestBestOfNPick(t *testing.T) {
 	require.Contains(t, readTasks(t, dir+"/tasks.json")["1"].StatusReason, "candidate 2 of 3 picked by a person")
 	h := statgraph(t, dir, "history", "1")
 	require.Contains(t, h.stdout, "+9", "history shows the picked candidate's diff")
+}
+
+// TestBestOfNResumeAfterCandidatesEnded resumes a best-of-N task that a
+// crash left in progress after its candidates ended and published (their
+// workspaces removed): no candidate runs again, their branches stay where
+// they were, and the choice is made and recorded as before.
+func TestBestOfNResumeAfterCandidatesEnded(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, map[string]string{"tasks.json": bestOfTasks("test -f ok.txt",
+		`"checks": [{"name": "style", "cmd": "false", "mode": "advisory"}], `,
+		"echo a > a.txt", "echo ok > ok.txt")})
+	r := statgraph(t, dir, "run")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	plan := planOf(t, dir, "tasks.json", "")
+	tips := map[int]string{1: branchAt(t, dir, plan.CandidateBranch("1", 1)), 2: branchAt(t, dir, plan.CandidateBranch("1", 2))}
+
+	data, err := os.ReadFile(dir + "/tasks.json")
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"status": "done"`)
+	require.NoError(t, os.WriteFile(dir+"/tasks.json", []byte(strings.Replace(string(data), `"status": "done"`, `"status": "in-progress"`, 1)), 0o644))
+	r = statgraph(t, dir, "resume")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	require.Equal(t, "done", readTasks(t, dir+"/tasks.json")["1"].Status)
+	for k, tip := range tips {
+		require.Equal(t, tip, branchAt(t, dir, plan.CandidateBranch("1", k)), "candidate %d ran again", k)
+	}
+	sel := selectionOf(t, dir, "1")
+	require.Equal(t, 2, sel.Winner)
+	require.Equal(t, tips[2], branchAt(t, dir, plan.Branch("1")))
 }
