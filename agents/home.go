@@ -3,7 +3,6 @@ package agents
 import (
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/hostrule"
 	"io"
 	"io/fs"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/statgraph/statgraph/internal/fsutil"
+	"github.com/statgraph/statgraph/internal/hostrule"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
 )

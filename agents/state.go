@@ -91,6 +91,9 @@ type TaskState struct {
 	Decision string `json:"decision,omitempty"`
 	// Cancelled is why the task was cancelled (Phase PhaseCancelled).
 	Cancelled string `json:"cancelled,omitempty"`
+	// Selection, on a best-of-N task's own thread, records its candidates
+	// and the choice among them; the rest of the state is the winner's.
+	Selection *Selection `json:"selection,omitempty"`
 }
 
 // maxRetries returns MaxRetries or its default.

@@ -135,8 +135,11 @@ type History struct {
 	ErrorHistory []string      `json:"error_history"`
 	Warnings     []string      `json:"warnings"`
 	Decision     string        `json:"decision,omitempty"`
-	Branch       string        `json:"branch,omitempty"`
-	Diff         string        `json:"diff,omitempty"`
+	// Selection, for a best-of-N task, holds its candidates side by side
+	// and the choice among them; the rest of History is the winner's.
+	Selection *agents.Selection `json:"selection,omitempty"`
+	Branch    string            `json:"branch,omitempty"`
+	Diff      string            `json:"diff,omitempty"`
 	// Uncommitted is the diff of the work in the task's live workspace
 	// that no attempt has committed yet (the agent at work), against the
 	// workspace's last commit; "" when there is none or no workspace.
@@ -181,7 +184,7 @@ func (c *Control) History(ctx context.Context, id string, diffs bool) (History, 
 	s := snap.State
 	h := History{ID: id, Title: s.Task.Title, Phase: s.Phase, RetryCount: s.RetryCount, MaxRetries: s.MaxRetries,
 		Tokens: s.Tokens, Plan: s.Plan, Attempts: []AttemptInfo{}, ErrorHistory: s.ErrorHistory, Warnings: s.Warnings,
-		Decision: s.Decision}
+		Decision: s.Decision, Selection: s.Selection}
 	if h.ErrorHistory == nil {
 		h.ErrorHistory = []string{}
 	}

@@ -40,6 +40,9 @@ type RunOptions struct {
 	// ParkMax bounds how long a run waits for a usage limit's reset (see
 	// dispatch.Dispatcher.ParkMax); 0 means a day.
 	ParkMax time.Duration
+	// Attempts is the number of candidates of a task that sets neither
+	// "attempts" nor "candidates" (--attempts); 0 means one.
+	Attempts int
 	// AllowEnv names more environment variables passed to agent CLIs.
 	AllowEnv []string
 	// GoCacheProg serves the sandbox's go build cache (see
@@ -119,8 +122,8 @@ func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpoi
 		File: f, Repo: repo, Checkpointer: st, Jobs: o.Jobs, Model: o.Model,
 		Log: o.Log, TaskTimeout: o.TaskTimeout, ParkMax: o.ParkMax, NoSandbox: o.NoSandbox,
 		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, SandboxProbe: o.SandboxProbe, SandboxHelper: o.SandboxHelper,
-		KeepWorkspaces: o.KeepWorkspaces,
-		Tracer:         o.Tracer,
+		KeepWorkspaces: o.KeepWorkspaces, Attempts: o.Attempts,
+		Tracer: o.Tracer,
 	}
 	if o.Budget > 0 {
 		d.Budget = llm.NewBudget(o.Budget, nil)

@@ -102,6 +102,10 @@ type Dispatcher struct {
 	// is removed once its branch is published (an interrupted unit's is
 	// always kept, to continue in).
 	KeepWorkspaces bool
+	// Attempts is how many candidates a unit whose tasks.json sets neither
+	// "attempts" nor "candidates" runs side by side (best-of-N, see
+	// bestof.go); 0 or 1 means one, the unit itself.
+	Attempts int
 	// Runner runs the ready units; nil runs them in this process. A
 	// Runner of workers taking them from a queue (queue.Runner) makes Run
 	// check no sandbox and publish nothing itself: the workers do.
@@ -142,8 +146,11 @@ const (
 
 // Event is a progress report about one unit.
 type Event struct {
-	Kind        EventKind
-	Unit        string
+	Kind EventKind
+	Unit string
+	// Candidate is the number of the best-of-N candidate of Unit the
+	// event is about; 0 for the unit itself.
+	Candidate   int
 	Title       string
 	Phase       string
 	Attempt     int

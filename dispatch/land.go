@@ -296,7 +296,7 @@ func (d *Dispatcher) landAttempt(ctx context.Context, plan Plan, onto, id, branc
 			d.logf("land %s: clean up after it: %v\n", id, err)
 		}
 	}
-	g, _, err := d.graph(t, ws, plan)
+	g, _, err := d.graph(t, ws, plan, slot{id: t.ID})
 	if err != nil {
 		clear()
 		return failed(LandBlocked, oneLine(err.Error()))
@@ -389,7 +389,7 @@ func (d *Dispatcher) landChecked(ctx context.Context, plan Plan, onto string, t 
 		}
 	}
 	in := agents.TaskState{Task: landTask(t, ws, o, onto), Verification: v, MaxRetries: t.Retries()}
-	return d.invoke(ctx, g, thread, t.ID, t, in, time.Now(), nil, nil)
+	return d.invoke(ctx, g, thread, slot{id: t.ID}, t, in, time.Now(), nil, nil)
 }
 
 // landTask is the task its agent gets when the unit's merge onto the

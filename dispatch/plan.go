@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/statgraph/statgraph/agents/workspace"
@@ -102,6 +103,27 @@ func (p Plan) Thread(unit string) string { return p.Key + "/task-" + unit }
 // Branch returns the branch a unit of the plan is published on.
 func (p Plan) Branch(unit string) string { return workspace.BranchName(p.Key, unit) }
 
+// CandidateBranch returns the branch candidate k (1-based) of a
+// best-of-N unit is published on: statgraph/<Key>/<unit>@<k>. Git cannot
+// hold statgraph/<Key>/<unit>/<k> beside the unit's own branch (a ref
+// cannot also be a directory of refs), and '@' is in no task id.
+func (p Plan) CandidateBranch(unit string, k int) string {
+	return p.Branch(unit) + "@" + strconv.Itoa(k)
+}
+
+// CandidateThread returns the checkpoint thread of candidate k of a
+// best-of-N unit, "<Key>/task-<unit>@<k>"; the unit's own thread
+// (Thread) records the choice and the winner's state.
+func (p Plan) CandidateThread(unit string, k int) string {
+	return p.Thread(unit) + "@" + strconv.Itoa(k)
+}
+
+// CandidateRoot is the directory holding the workspaces of candidate k
+// of the plan's best-of-N units, one per unit, as WorkDir holds the units'.
+func (p Plan) CandidateRoot(k int) string {
+	return filepath.Join(p.Dir, "candidates", strconv.Itoa(k))
+}
+
 // Check reports, without writing anything, a path of the plan's state that
 // is a symbolic link (an error wrapping workspace.ErrSymlink): the
 // repository's .statgraph (which older versions kept their state in, so a
@@ -112,7 +134,7 @@ func (p Plan) Check() error {
 	if err := workspace.RefuseSymlink(filepath.Join(p.Repo, ".statgraph")); err != nil {
 		return fmt.Errorf("%w; this repository may try to redirect statgraph's files: remove .statgraph from it (git rm .statgraph) and run again", err)
 	}
-	paths := []string{filepath.Dir(p.Dir), p.Dir, p.WorkDir(), p.PromptDir(), p.HomesDir(), filepath.Join(p.Dir, "cache"), p.Store()}
+	paths := []string{filepath.Dir(p.Dir), p.Dir, p.WorkDir(), p.PromptDir(), p.HomesDir(), filepath.Join(p.Dir, "cache"), filepath.Join(p.Dir, "candidates"), p.Store()}
 	if os.Getenv("STATGRAPH_HOME") == "" { // a root the user named may be a link; the default one is statgraph's own
 		paths = append([]string{filepath.Dir(filepath.Dir(p.Dir))}, paths...)
 	}

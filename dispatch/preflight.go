@@ -50,23 +50,33 @@ func Preflight(ctx context.Context, f *tasks.File, repo string, model llm.Config
 	var problems, needModel, models []string
 	seen := map[string]bool{}
 	for _, u := range f.Units() {
-		t, _ := f.Task(u.ID)
-		if !tasks.Runnable(t.Status) {
+		unit, _ := f.Task(u.ID)
+		if !tasks.Runnable(unit.Status) {
 			continue
 		}
-		m := cmp.Or(t.Model, model.Model) // a unit with a model plans with it
-		if m != "" && !slices.Contains(models, m) {
-			models = append(models, m)
-		}
-		if t.Executor.IsLLM() || (t.Review != nil && *t.Review) {
-			if m == "" {
+		if j := unit.Judge; j != nil && j.On {
+			if m := cmp.Or(j.Model, unit.Model, model.Model); m == "" {
 				needModel = append(needModel, u.ID)
+			} else if !slices.Contains(models, m) {
+				models = append(models, m)
 			}
-			continue
 		}
-		if p := checkAgentCLI(t, repo); p != "" && !seen[p] {
-			seen[p] = true
-			problems = append(problems, p)
+		for k := 1; k <= unit.Candidates(); k++ { // each candidate's executor and model
+			t := unit.Candidate(k)
+			m := cmp.Or(t.Model, model.Model) // a unit with a model plans with it
+			if m != "" && !slices.Contains(models, m) {
+				models = append(models, m)
+			}
+			if t.Executor.IsLLM() || (t.Review != nil && *t.Review) {
+				if m == "" && !slices.Contains(needModel, u.ID) {
+					needModel = append(needModel, u.ID)
+				}
+				continue
+			}
+			if p := checkAgentCLI(t, repo); p != "" && !seen[p] {
+				seen[p] = true
+				problems = append(problems, p)
+			}
 		}
 	}
 	if len(needModel) > 0 {

@@ -47,11 +47,16 @@ func (d *Dispatcher) plan() (Plan, error) {
 // published branches (the first as base, the others merged into it), or
 // from the repository's HEAD when none has a published branch (no
 // dependencies, or dependencies done before statgraph ran them).
-func (d *Dispatcher) workspaceOptions(plan Plan, id string, t tasks.Task, deps []string) (workspace.Options, error) {
-	o := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: plan.WorkDir(), CopyFiles: t.CopyFiles,
-		Setup:        setupFunc(t, d.sandbox(t, filepath.Join(plan.WorkDir(), id), plan)),
+func (d *Dispatcher) workspaceOptions(plan Plan, s slot, t tasks.Task, deps []string) (workspace.Options, error) {
+	id := s.id
+	root, branch := plan.WorkDir(), ""
+	if s.k > 0 {
+		root, branch = plan.CandidateRoot(s.k), plan.CandidateBranch(id, s.k)
+	}
+	o := workspace.Options{Source: plan.Repo, TaskID: id, Plan: plan.Key, Root: root, Branch: branch, CopyFiles: t.CopyFiles,
+		Setup:        setupFunc(t, d.sandbox(t, filepath.Join(root, id), plan)),
 		MaxFileBytes: int64(t.Limits.FileBytes), MaxCommitFiles: t.Limits.WriteFiles, MaxCommitBytes: int64(t.Limits.WriteBytes)}
-	if d.StartFrom != nil {
+	if d.StartFrom != nil && s.k == 0 {
 		// The workspace's files continue from there; its base (where a
 		// reset goes, what the review's diff starts from) is the
 		// dependencies', as for the workspace the run began in.

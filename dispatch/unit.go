@@ -29,16 +29,33 @@ type local struct {
 // never fails: what goes wrong is the unit's outcome.
 func (l local) RunUnit(ctx context.Context, plan Plan, id string, deps []string, _ func(Event)) (Ran, error) {
 	var rec tasks.Outcome
-	res := l.d.runUnit(ctx, plan, id, deps, l.changed, &rec)
+	var res UnitResult
+	if t, _ := l.d.File.Task(id); l.d.candidates(t) > 1 {
+		res = l.d.runBest(ctx, plan, id, deps, l.changed, &rec)
+	} else {
+		res, _ = l.d.runUnit(ctx, plan, slot{id: id}, deps, l.changed, &rec)
+	}
 	return Ran{Outcome: rec, Branch: res.Branch, Tokens: res.Tokens, Stop: res.stop}, nil
 }
 
-// runUnit takes one unit through the orchestrator graph and returns its
-// outcome in *rec, with the branch and tokens in the UnitResult; runOn
-// records it.
-func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []string, changed chan<- struct{}, rec *tasks.Outcome) UnitResult {
+// candidates returns how many candidates unit t runs (see Attempts).
+func (d *Dispatcher) candidates(t tasks.Task) int {
+	if t.Attempts == nil && len(t.CandidateSettings) == 0 && d.Attempts > 1 {
+		return d.Attempts
+	}
+	return t.Candidates()
+}
+
+// runUnit takes one unit, or one candidate of a best-of-N unit (s.k > 0),
+// through the orchestrator graph and returns its outcome in *rec, with the
+// branch and tokens in the UnitResult and its last state; runOn records a
+// unit's outcome, runBest a candidate's.
+func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, s slot, deps []string, changed chan<- struct{}, rec *tasks.Outcome) (UnitResult, agents.TaskState) {
+	id := s.id
 	t, _ := d.File.Task(id)
+	t = t.Candidate(max(s.k, 1)) // a unit of one candidate runs with its "candidates" entry
 	start := time.Now()
+	var last agents.TaskState
 	res := UnitResult{ID: id, Title: t.Title}
 	ctx, ut := d.startUnitSpan(ctx, id, t)
 	defer func() { ut.end(res) }()
@@ -46,11 +63,11 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	finish := func(r tasks.Outcome, branch string) UnitResult {
 		if ws != nil && branch != "" && r.Status != tasks.StatusInterrupted && r.Status != tasks.StatusParked && !d.KeepWorkspaces {
 			_, err := ws.Remove()
-			if err == nil && tasks.IsDone(r.Status) {
-				err = keepLayer(plan, id)
+			if err == nil && tasks.IsDone(r.Status) && s.k == 0 {
+				err = keepLayer(plan, id) // a best-of-N unit's winner keeps it: runBest
 			}
 			if err == nil {
-				_, err = removeUnitState(plan, id)
+				_, err = removeUnitState(plan, s.name())
 			}
 			if err != nil && d.Log != nil {
 				fmt.Fprintf(d.Log, "task %s: %v\n", id, err)
@@ -69,6 +86,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		if r, ok := infraResult(t, state, err); ok {
 			return finish(r, "")
 		}
+		if beaten(ctx) {
+			return finish(beatenOutcome(ctx, state), "")
+		}
 		// Stopped before the graph ran (preparing the workspace or the
 		// graph): the unit did not fail, it continues on the next run.
 		if ctx.Err() != nil {
@@ -79,33 +99,36 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		hist = append(hist, fmt.Sprintf("Error: %v", err))
 		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: oneLine(err.Error()), RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, "")
 	}
-	opts, err := d.workspaceOptions(plan, id, t, deps)
+	opts, err := d.workspaceOptions(plan, s, t, deps)
 	if err != nil {
-		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
+		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err)), last
 	}
 	if opts.Start == "" {
 		opts.Start = d.continueFrom(ctx, plan, id)
 	}
 	ws, err = workspace.Prepare(ctx, opts)
 	if err != nil {
-		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err))
+		return fail(agents.TaskState{}, fmt.Errorf("prepare workspace: %w", err)), last
 	}
 	defer ws.Close()
-	g, budget, err := d.graph(t, ws, plan)
+	g, budget, err := d.graph(t, ws, plan, s)
 	if err != nil {
-		return fail(agents.TaskState{}, err)
+		return fail(agents.TaskState{}, err), last
 	}
 	in := agents.TaskState{
 		Task: withConflicts(agents.Task{ID: id, Title: t.Title, Description: t.Description, Details: t.Details,
 			TestStrategy: t.TestStrategy, OnExhausted: t.OnExhausted, ApprovePlan: t.ApprovePlan != nil && *t.ApprovePlan}, ws, opts),
 		MaxRetries: t.Retries(),
 	}
+	if s.k > 0 { // candidates never escalate: the choice among them is the fallback
+		in.Task.OnExhausted = ""
+	}
 	// The budget is new in this process: give it the tokens the thread's
 	// last checkpoint records, so that a resumed task's count (and its
 	// budget_tokens limit) covers its earlier runs too.
-	spent, err := restoreTokens(ctx, g, plan.Thread(id), budget)
+	spent, err := restoreTokens(ctx, g, s.thread(plan), budget)
 	if err != nil {
-		return fail(agents.TaskState{}, err)
+		return fail(agents.TaskState{}, err), last
 	}
 	in.Tokens = spent
 	deadline := t.Timeout
@@ -116,50 +139,59 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	if deadline > 0 {
 		uctx, cancel = context.WithTimeoutCause(ctx, deadline, errDeadline)
 	}
-	state, err := d.invoke(uctx, g, plan.Thread(id), id, t, in, start, changed, ut)
+	var state agents.TaskState
+	if ended, ok := endedThread(ctx, g, s, plan); ok {
+		state = ended // a candidate that ended before a crash: publish it, run nothing
+	} else {
+		state, err = d.invoke(uctx, g, s.thread(plan), s, t, in, start, changed, ut)
+	}
 	cancel()
+	last = state
 	res.Tokens = max(budget.Spent(), state.Tokens)
 	branch, perr := publish(context.WithoutCancel(ctx), ws)
 	switch {
+	case beaten(ctx):
+		return finish(beatenOutcome(ctx, state), branch), last
 	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(uctx), errDeadline):
 		now := time.Now().UTC()
 		reason := fmt.Sprintf("deadline of %s passed (attempt %d): raise \"timeout\" in tasks.json or --task-timeout, or split the task", deadline, state.RetryCount+1)
 		hist := append(slices.Clone(state.ErrorHistory), "Error: "+reason)
-		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch), last
 	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
-		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case errors.Is(err, statgraph.ErrInterrupted) && state.Phase == agents.PhasePlanning:
-		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for its plan to be approved (approve, edit or reject): run statgraph resume in a terminal, or answer through statgraph serve or mcp while statgraph run --wait-for-answers runs", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for its plan to be approved (approve, edit or reject): run statgraph resume in a terminal, or answer through statgraph serve or mcp while statgraph run --wait-for-answers runs", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case errors.Is(err, statgraph.ErrInterrupted):
-		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case err != nil:
 		r := fail(state, err)
 		r.Branch = branch
-		return r
+		return r, last
 	}
 	if perr != nil && (state.Phase == agents.PhaseDone || state.Phase == agents.PhaseSkipped) {
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: fmt.Sprintf("done, but its branch could not be published: %v; fix that and run statgraph resume", oneLine(perr.Error())),
-			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, "")
+			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, ""), last
 	}
 	switch state.Phase {
 	case agents.PhaseDone:
-		return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: warningsNote(state.Verification.Warnings), RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case agents.PhaseSkipped:
-		return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: "skipped by operator with checks failing", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case agents.PhaseCancelled:
-		return finish(tasks.Outcome{Status: tasks.StatusCancelled, Reason: state.Cancelled, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusCancelled, Reason: state.Cancelled, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	}
 	if reason := unresolvedConflict(ws, opts, state); reason != "" {
-		return finish(tasks.Outcome{Status: tasks.StatusBlocked, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+		return finish(tasks.Outcome{Status: tasks.StatusBlocked, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	}
 	return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: fmt.Sprintf("failed after %d attempts", state.RetryCount),
-		RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory, FailedAt: state.FailedAt}, branch)
+		RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory, FailedAt: state.FailedAt}, branch), last
 }
 
 // invoke runs (or continues) the unit's thread, reporting progress and
 // answering escalations through Ask. With changed nil (a landing, whose
 // attempts are not the unit's run) nothing is recorded in the file.
-func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread, id string, t tasks.Task, in agents.TaskState, start time.Time, changed chan<- struct{}, ut *unitTrace) (agents.TaskState, error) {
+func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread string, s slot, t tasks.Task, in agents.TaskState, start time.Time, changed chan<- struct{}, ut *unitTrace) (agents.TaskState, error) {
+	id := s.id
 	state := in
 	recorded := -1 // the RetryCount last written to the file
 	var resume any
@@ -192,16 +224,16 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 					if ev.Node == agents.NodePlanner {
 						attempt = 0
 					}
-					d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: phase,
+					d.report(Event{Kind: EventProgress, Unit: id, Candidate: s.k, Title: t.Title, Phase: phase,
 						Attempt: attempt, MaxAttempts: state.MaxRetries, Tokens: state.Tokens, Elapsed: time.Since(start)})
 				}
 			case statgraph.EventUpdate:
 				state = ev.State
-				if state.RetryCount != recorded && changed != nil {
+				if state.RetryCount != recorded && changed != nil && s.k == 0 { // a candidate's count is not the task's
 					recorded = state.RetryCount
 					d.recordProgress(id, state, changed)
 				}
-				d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: state.Phase,
+				d.report(Event{Kind: EventProgress, Unit: id, Candidate: s.k, Title: t.Title, Phase: state.Phase,
 					Attempt: state.RetryCount + boolInt(state.Phase == agents.PhaseExecuting), MaxAttempts: state.MaxRetries,
 					Tokens: state.Tokens, Elapsed: time.Since(start)})
 			case statgraph.EventRunEnd:

@@ -23,12 +23,21 @@ import (
 )
 
 // graph compiles the orchestrator graph for unit t in workspace ws.
-func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
+// A candidate (s.k > 0) spends from its unit's budget (s.budget), which
+// counts every candidate, and has prompt files and a home of its own.
+func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan, s slot) (*statgraph.Graph[agents.TaskState], *llm.Budget, error) {
+	workdir := ws.Dir()
+	if t.Workdir != "" {
+		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
+	}
 	limit := 0
 	if t.BudgetTokens != nil {
 		limit = *t.BudgetTokens
 	}
 	budget := llm.NewBudget(limit, d.Budget)
+	if s.budget != nil {
+		budget = llm.NewBudget(0, s.budget)
+	}
 	sb := d.sandbox(t, ws.Dir(), plan)
 	checks, workdir := unitChecks(t, ws, sb)
 	cfg := agents.Config{
@@ -68,7 +77,7 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan) (*s
 		}}
 	} else {
 		c := commandExecutor(t.Executor, d.AllowEnv)
-		c.Workdir, c.PromptDir, c.HomeDir = workdir, plan.UnitPromptDir(t.ID), plan.HomeDir(t.ID)
+		c.Workdir, c.PromptDir, c.HomeDir = workdir, plan.UnitPromptDir(s.name()), plan.HomeDir(s.name())
 		c.Budget, c.Workspace, c.Sandbox = budget, ws, sb
 		cfg.Executor = c
 	}

@@ -64,6 +64,13 @@ type ReviewInput struct {
 	Run      bool              `json:"run,omitempty" jsonschema:"start a run at once to make the new attempt (as run_pending does)"`
 }
 
+// PickCandidateInput names the candidate of a best-of-N task to make its
+// winner.
+type PickCandidateInput struct {
+	ID string `json:"id" jsonschema:"the best-of-N task"`
+	K  int    `json:"k" jsonschema:"the candidate to make the winner (1 up; get_task's selection lists them); its checks must have passed"`
+}
+
 // ResetFailedInput names the tasks to send back to pending.
 type ResetFailedInput struct {
 	IDs []string `json:"ids,omitempty" jsonschema:"the failed or blocked tasks to send back to pending (with the tasks blocked only by them); leave it out to reset every failed or blocked task"`

@@ -57,6 +57,9 @@ func New(ctl *control.Control, version string) *mcp.Server {
 	add(s, &mcp.Tool{Name: "review_task", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
 		Description: "Send a done task back with review comments on lines of its diff: the comments (file, line, text) become the feedback of a new attempt, as failed checks' output does, and the task is pending again; run: true starts the run that makes it. Refused for a task that is not done."},
 		h.review)
+	add(s, &mcp.Tool{Name: "pick_candidate", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
+		Description: "Make another candidate of a best-of-N task (tasks.json \"attempts\") its winner, as statgraph pick does: the task's branch moves to that candidate's commit; the old winner keeps its own branch. get_task's selection lists the candidates."},
+		h.pickCandidate)
 	add(s, &mcp.Tool{Name: "reset_failed", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
 		Description: "Send failed or blocked tasks (all, or the ids given) back to pending, with the tasks blocked only by them, so the next run takes them up; their history stays."},
 		h.resetFailed)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
@@ -28,17 +29,18 @@ type TaskDetail struct {
 	Task control.TaskInfo `json:"task"`
 	// Ran is false for a task with no recorded run; the fields below are
 	// then empty.
-	Ran          bool             `json:"ran" jsonschema:"whether the task has a recorded run; attempts and diffs are empty when not"`
-	Phase        string           `json:"phase,omitempty"`
-	Tokens       int              `json:"tokens"`
-	Attempts     []AttemptSummary `json:"attempts"`
-	ErrorHistory []string         `json:"error_history"`
-	Warnings     []string         `json:"warnings"`
-	Decision     string           `json:"decision,omitempty" jsonschema:"the answer given to the task's escalation, if any"`
-	Branch       string           `json:"branch,omitempty" jsonschema:"the git branch holding the task's work"`
-	Changes      []FileChange     `json:"changes" jsonschema:"the files the branch changes against its base, with lines added and removed"`
-	Diff         string           `json:"diff,omitempty" jsonschema:"the branch's whole diff, when asked for with diff: true"`
-	Uncommitted  string           `json:"uncommitted,omitempty" jsonschema:"the work in the task's live workspace not committed yet, when asked for with diff: true"`
+	Ran          bool              `json:"ran" jsonschema:"whether the task has a recorded run; attempts and diffs are empty when not"`
+	Phase        string            `json:"phase,omitempty"`
+	Tokens       int               `json:"tokens"`
+	Attempts     []AttemptSummary  `json:"attempts"`
+	ErrorHistory []string          `json:"error_history"`
+	Warnings     []string          `json:"warnings"`
+	Decision     string            `json:"decision,omitempty" jsonschema:"the answer given to the task's escalation, if any"`
+	Branch       string            `json:"branch,omitempty" jsonschema:"the git branch holding the task's work"`
+	Changes      []FileChange      `json:"changes" jsonschema:"the files the branch changes against its base, with lines added and removed"`
+	Diff         string            `json:"diff,omitempty" jsonschema:"the branch's whole diff, when asked for with diff: true"`
+	Uncommitted  string            `json:"uncommitted,omitempty" jsonschema:"the work in the task's live workspace not committed yet, when asked for with diff: true"`
+	Selection    *agents.Selection `json:"selection,omitempty" jsonschema:"for a best-of-N task (attempts): its candidates side by side, the winner and why, and the judge's rounds; the rest is the winner's"`
 }
 
 // AttemptSummary is one attempt of get_task: the attempt's record and a
@@ -124,6 +126,7 @@ func (h *handlers) getTask(ctx context.Context, _ *mcp.CallToolRequest, in GetTa
 	}
 	d.Ran, d.Phase, d.Tokens, d.Decision, d.Branch = true, hist.Phase, hist.Tokens, hist.Decision, hist.Branch
 	d.ErrorHistory, d.Warnings, d.Changes = hist.ErrorHistory, hist.Warnings, changes(hist.Diff)
+	d.Selection = hist.Selection
 	if in.Diff {
 		d.Diff, d.Uncommitted = hist.Diff, hist.Uncommitted
 	}
@@ -244,6 +247,17 @@ func (h *handlers) review(ctx context.Context, _ *mcp.CallToolRequest, in Review
 		out.Message = "the task was sent back and a run makes its new attempt; status and get_task show its progress"
 	}
 	return nil, out, nil
+}
+
+func (h *handlers) pickCandidate(ctx context.Context, _ *mcp.CallToolRequest, in PickCandidateInput) (*mcp.CallToolResult, agents.Selection, error) {
+	if err := checkID("id", in.ID); err != nil {
+		return nil, agents.Selection{}, err
+	}
+	sel, err := h.ctl.Pick(ctx, in.ID, in.K)
+	if err != nil {
+		return nil, agents.Selection{}, h.explain(err)
+	}
+	return nil, sel, nil
 }
 
 func (h *handlers) resetFailed(ctx context.Context, _ *mcp.CallToolRequest, in ResetFailedInput) (*mcp.CallToolResult, ResetDone, error) {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/clock"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/clock"
 )
 
 // nodeInfo is what a running node can learn about itself through its ctx.

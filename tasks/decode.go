@@ -16,7 +16,7 @@ import (
 // written back as they were. null counts as absent for every optional field.
 
 // settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files", "approve_plan", "land"}
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files", "approve_plan", "land", "attempts", "candidates", "judge"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -136,6 +136,9 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	s.Model = d.str(obj, "model", id)
 	s.Executor = d.executor(obj, id)
 	s.OnExhausted = d.str(obj, "on_exhausted", id)
+	s.Attempts = d.attempts(obj, id)
+	s.Candidates = d.candidates(obj, id)
+	s.Judge = d.judge(obj, id)
 	if s.OnExhausted != "" && s.OnExhausted != OnExhaustedFail && s.OnExhausted != OnExhaustedAsk {
 		d.add(obj.get("on_exhausted").off, id, `unknown on_exhausted %q (want "fail" or "ask")`, s.OnExhausted)
 	}
@@ -214,6 +217,15 @@ func (s Defaults) merge(base Defaults) Defaults {
 		s.RequestTimeout = base.RequestTimeout
 	}
 	s.Limits = s.Limits.merge(base.Limits)
+	if s.Attempts == nil {
+		s.Attempts = base.Attempts
+	}
+	if s.Candidates == nil {
+		s.Candidates = base.Candidates
+	}
+	if s.Judge == nil {
+		s.Judge = base.Judge
+	}
 	return s
 }
 
@@ -223,6 +235,7 @@ func (t *Task) applySettings(s Defaults) {
 	t.SetupCmd, t.CopyFiles, t.ApprovePlan = s.SetupCmd, s.CopyFiles, s.ApprovePlan
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
 	t.Timeout, t.RequestTimeout, t.Limits, t.Land = s.Timeout, s.RequestTimeout, s.Limits, s.Land
+	t.Attempts, t.CandidateSettings, t.Judge = s.Attempts, s.Candidates, s.Judge
 }
 
 // settings returns the task's effective settings, for its subtasks to inherit.
@@ -233,6 +246,7 @@ func (t *Task) settings() Defaults {
 		SetupCmd: t.SetupCmd, CopyFiles: t.CopyFiles, ApprovePlan: t.ApprovePlan,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,
 		Timeout: t.Timeout, RequestTimeout: t.RequestTimeout, Limits: t.Limits, Land: t.Land,
+		Attempts: t.Attempts, Candidates: t.CandidateSettings, Judge: t.Judge,
 	}
 }
 

@@ -1,10 +1,10 @@
 package tasks
 
 import (
-	"github.com/statgraph/statgraph/internal/hostrule"
 	"path/filepath"
 	"strings"
 
+	"github.com/statgraph/statgraph/internal/hostrule"
 )
 
 // sandboxKeys are the members of a sandbox object.

@@ -132,6 +132,9 @@ type Defaults struct {
 	Timeout, RequestTimeout time.Duration
 	Limits                  Limits
 	Land                    string
+	Attempts                *int
+	Candidates              []Candidate
+	Judge                   *Judge
 }
 
 // SandboxSettings is a task's "sandbox" object: how its checks, setup_cmd
@@ -261,6 +264,17 @@ type Task struct {
 	// its own is done by keeping it apart from all; statgraph land takes
 	// every task one at a time anyway.
 	Land string
+	// Attempts ("attempts") is how many candidates run side by side, each
+	// from the same base in its own workspace through its own executor ->
+	// verifier loop; nil means one, or one per entry of
+	// CandidateSettings (see Candidates). CandidateSettings
+	// ("candidates") gives candidate k its own executor or model (see
+	// Candidate); Judge ("judge") lets a model choose among passing
+	// candidates that tie on warnings. docs/tasks-json.md has the order
+	// the winner is chosen by.
+	Attempts          *int
+	CandidateSettings []Candidate
+	Judge             *Judge
 
 	RetryCount   int
 	ErrorHistory []string

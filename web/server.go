@@ -44,6 +44,7 @@ func Handler(c *control.Control, token string) http.Handler {
 	mux.HandleFunc("GET /api/tasks/{id}/diff", s.diff)
 	mux.HandleFunc("POST /api/tasks/{id}/answer", s.answer)
 	mux.HandleFunc("POST /api/tasks/{id}/review", s.review)
+	mux.HandleFunc("POST /api/tasks/{id}/pick", s.pick)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/run", s.runInfo)
 	mux.HandleFunc("POST /api/run", s.start)
@@ -52,7 +53,7 @@ func Handler(c *control.Control, token string) http.Handler {
 	mux.HandleFunc("GET /api/graph.svg", s.graph)
 	// Other methods on the API's paths get 405, other paths 404.
 	paths := http.NewServeMux()
-	for _, p := range []string{"/api/tasks", "/api/tasks/{id}", "/api/tasks/{id}/diff", "/api/tasks/{id}/answer",
+	for _, p := range []string{"/api/tasks", "/api/tasks/{id}", "/api/tasks/{id}/diff", "/api/tasks/{id}/answer", "/api/tasks/{id}/pick",
 		"/api/tasks/{id}/review", "/api/events", "/api/run", "/api/stop", "/api/reset", "/api/graph.svg"} {
 		paths.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "method %s is not allowed on %s; see docs/web-and-mcp.md", r.Method, r.URL.Path)
@@ -371,6 +372,34 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) {
 		done = []string{}
 	}
 	writeJSON(w, http.StatusOK, map[string][]string{"reset": done})
+}
+
+// PickRequest is the body of POST /api/tasks/{id}/pick: the candidate of a
+// best-of-N task to make its winner.
+type PickRequest struct {
+	K int `json:"k"`
+}
+
+func (s *server) pick(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if why := taskid.Reason(id); why != "" {
+		writeError(w, http.StatusBadRequest, "task id %q: %s; %s", id, why, taskid.Rule)
+		return
+	}
+	var req PickRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.K < 1 {
+		writeError(w, http.StatusBadRequest, "\"k\" is %d; give the number of a candidate (1 up) as GET /api/tasks/%s lists them", req.K, id)
+		return
+	}
+	sel, err := s.c.Pick(r.Context(), id, req.K)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sel)
 }
 
 func (s *server) graph(w http.ResponseWriter, r *http.Request) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/clock"
 	"io"
 	"net/http"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/statgraph/statgraph/internal/clock"
 	"github.com/statgraph/statgraph/internal/obs"
 	"github.com/statgraph/statgraph/internal/secret"
 )

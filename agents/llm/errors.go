@@ -48,6 +48,9 @@ var (
 	// ErrInvalidReview: the model's review was not the JSON asked for,
 	// even after one repair round.
 	ErrInvalidReview = errors.New("llm: invalid review")
+	// ErrInvalidVerdict: the judge's answer was not the JSON asked for,
+	// even after one repair round.
+	ErrInvalidVerdict = errors.New("llm: invalid verdict")
 )
 
 // Kinds of [APIError]; each maps to one sentinel error.

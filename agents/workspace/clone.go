@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // openSource opens the user's repository read-only in spirit: nothing here

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // publish.go publishes a task branch into the source in this process, in
@@ -149,16 +150,22 @@ func sourceGitDirs(source string) (gitDir, common string, err error) {
 // refuseCheckedOut fails with ErrBranchCheckedOut when the source or one of
 // its worktrees has the task branch checked out (its HEAD names it).
 func (w *Workspace) refuseCheckedOut(gitDir, common string) error {
+	return refuseCheckedOut(w.source, gitDir, common, w.branch, "call Finish again")
+}
+
+// refuseCheckedOut fails with ErrBranchCheckedOut when the source or one of
+// its worktrees has branch checked out; then says what to do next.
+func refuseCheckedOut(source, gitDir, common string, branch plumbing.ReferenceName, then string) error {
 	heads := []string{filepath.Join(gitDir, "HEAD"), filepath.Join(common, "HEAD")}
 	if ents, err := os.ReadDir(filepath.Join(common, "worktrees")); err == nil {
 		for _, e := range ents {
 			heads = append(heads, filepath.Join(common, "worktrees", e.Name(), "HEAD"))
 		}
 	}
-	want := "ref: " + w.branch.String()
+	want := "ref: " + branch.String()
 	for _, h := range heads {
 		if b, err := os.ReadFile(h); err == nil && strings.TrimSpace(string(b)) == want {
-			return fmt.Errorf("%w: %s has %s checked out; switch it to another branch and call Finish again", ErrBranchCheckedOut, w.source, w.branch.Short())
+			return fmt.Errorf("%w: %s has %s checked out; switch it to another branch and %s", ErrBranchCheckedOut, source, branch.Short(), then)
 		}
 	}
 	return nil

@@ -32,6 +32,9 @@ func OpenPublished(source, branch string) (*Published, error) {
 	return &Published{repo: repo, branch: branch, tip: ref.Hash()}, nil
 }
 
+// Tip returns the commit the branch was at when opened.
+func (p *Published) Tip() string { return p.tip.String() }
+
 // Branch returns the branch name.
 func (p *Published) Branch() string { return p.branch }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/fsutil"
 	"io/fs"
 	"net/url"
 	"os"
@@ -16,6 +15,8 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // push.go pushes into a bare repository on this machine (a file:// or

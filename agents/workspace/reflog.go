@@ -3,7 +3,6 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/fsutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,8 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // reflog.go writes the reflog entry of a publish, as git does for a ref

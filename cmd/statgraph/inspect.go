@@ -214,6 +214,9 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stdout, "  feedback sent back:\n%s\n", indent(printable.Text(a.Feedback), "    "))
 		}
 	}
+	if h.Selection != nil {
+		printCandidates(stdout, h.Selection)
+	}
 	if len(h.ErrorHistory) > 0 {
 		fmt.Fprintf(stdout, "\nerror_history:\n")
 		for _, e := range h.ErrorHistory {

@@ -109,6 +109,7 @@ Usage:
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
   statgraph review [--file tasks.json] [--tag T] [--repo DIR] [--store F] --comment file:line:text... <task-id>
                                                send a done task back with comments on its diff
+  statgraph pick [--file tasks.json] [--tag T] [--store F] [--repo DIR] <task-id> <k>   make candidate k a best-of-N task's winner
   statgraph graph [--format mermaid|dot|svg]
   statgraph plan [--file tasks.json] [--tag T] [--tasks N] [--model M] PRD.md   write tasks from a requirements document (docs/cli.md)
   statgraph expand [--file tasks.json] [--tag T] [--num N] [--model M] <task-id>  add subtasks to a pending task
@@ -125,7 +126,7 @@ Usage:
 
 Run flags, which set up the runs of run, resume, serve and mcp alike:
   [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--budget N] [--request-timeout D] [--task-timeout D]
-  [--max-response-bytes N] [--park-max D] [--park-after D] [--no-sandbox] [--allow-env A,B] [--keep-workspaces]
+  [--attempts N] [--max-response-bytes N] [--park-max D] [--park-after D] [--no-sandbox] [--allow-env A,B] [--keep-workspaces]
 Run "statgraph <command> -h" for a command's flags.
 Progress goes to stderr; the summary table and --json output to stdout.
 Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server), OPENAI_API_KEY.
@@ -175,6 +176,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReset(rest, stdout, stderr)
 	case "review":
 		err = cmdReview(ctx, rest, stdout, stderr)
+	case "pick":
+		err = cmdPick(ctx, rest, stdout, stderr)
 	case "graph":
 		err = cmdGraph(rest, stdout, stderr)
 	case "plan":

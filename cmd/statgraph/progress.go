@@ -133,6 +133,9 @@ func (p *progress) event(e dispatch.Event) {
 		r.parkedUntil = e.Until
 	case dispatch.EventProgress:
 		r.phase, r.attempt, r.tokens = e.Phase, e.Attempt, e.Tokens
+		if e.Candidate > 0 { // best-of-N: the rows of a task's candidates share its line
+			r.phase = fmt.Sprintf("candidate %d: %s", e.Candidate, e.Phase)
+		}
 		if e.MaxAttempts > 0 {
 			r.max = e.MaxAttempts
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/tasks"
 )
 
 // runFlags are the flags that set up a run, shared by run (and resume),
@@ -15,6 +16,7 @@ import (
 // up as one started in a terminal (control.RunOptions).
 type runFlags struct {
 	jobs, budget   int
+	attempts       int
 	model, allow   string
 	requestTimeout time.Duration
 	taskTimeout    time.Duration
@@ -28,6 +30,7 @@ type runFlags struct {
 func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&r.jobs, "j", 0, "tasks to run at once (default: number of CPUs)")
 	fs.StringVar(&r.model, "model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
+	fs.IntVar(&r.attempts, "attempts", 0, "candidates per task, side by side, the best one chosen (best-of-N; default 1; a task's \"attempts\" or \"candidates\" wins)")
 	fs.IntVar(&r.budget, "budget", 0, "global token budget for each run (0 = unlimited)")
 	fs.DurationVar(&r.requestTimeout, "request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
 	fs.DurationVar(&r.taskTimeout, "task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
@@ -53,6 +56,8 @@ func (r *runFlags) options() (control.RunOptions, error) {
 		return control.RunOptions{}, usagef("--park-max %s: want a positive duration such as 8h, or 0 for the default (24h)", r.parkMax)
 	case r.parkAfter < 0:
 		return control.RunOptions{}, usagef("--park-after %s: want a positive duration such as 30s, or 0 for the default", r.parkAfter)
+	case r.attempts < 0 || r.attempts > tasks.MaxAttempts:
+		return control.RunOptions{}, usagef("--attempts %d: want 1 to %d candidates per task, or 0 for one", r.attempts, tasks.MaxAttempts)
 	case r.maxResponse < 0:
 		return control.RunOptions{}, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", r.maxResponse)
 	}
@@ -62,7 +67,7 @@ func (r *runFlags) options() (control.RunOptions, error) {
 	}
 	mc.Timeout, mc.MaxResponseBytes, mc.ParkAfter = r.requestTimeout, r.maxResponse, r.parkAfter
 	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, NoSandbox: r.noSandbox,
-		TaskTimeout: r.taskTimeout, ParkMax: r.parkMax, KeepWorkspaces: r.keep}
+		TaskTimeout: r.taskTimeout, ParkMax: r.parkMax, KeepWorkspaces: r.keep, Attempts: r.attempts}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
 		o.SandboxProbe = []string{exe, sandboxProbeCmd}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/hostrule"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/hostrule"
 )
 
 // The bridge runs inside a sandbox's own network namespace, as the parent

@@ -3,7 +3,6 @@ package proc
 import (
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/fsutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/statgraph/statgraph/internal/fsutil"
 )
 
 // groupDir is the directory, under the caller's own cgroup, that holds one

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/hostrule"
 	"io"
 	"log"
 	"net"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/hostrule"
 )
 
 // Bounds of the allowlisting proxy.

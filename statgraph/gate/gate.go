@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/statgraph/statgraph/internal/clock"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/statgraph/statgraph/internal/clock"
 	"github.com/statgraph/statgraph/statgraph"
 )
 

@@ -203,6 +203,7 @@ async function loadDetail(id) {
   const kids = [el("h2", {}, "Task " + h.id + ": " + h.title),
     el("p", { class: "summary" }, "phase " + h.phase + " · " + h.retry_count + " verification(s) of " + (h.max_retries || 3) + " · " + h.tokens + " tokens")];
   if (h.plan && h.plan.summary) kids.push(el("p", { class: "plan" }, "Plan: " + h.plan.summary));
+  if (h.selection) kids.push(candidates(h.id, h.selection));
   for (const a of h.attempts) kids.push(attempt(a));
   if (h.diff && t && t.status === "done") {
     kids.push(el("h3", {}, "Branch " + (h.branch || "") + " against its base"),
@@ -211,6 +212,23 @@ async function loadDetail(id) {
   } else if (h.diff) kids.push(el("h3", {}, "Branch " + (h.branch || "") + " against its base"), diffView(h.diff, "branch-diff"));
   if (h.uncommitted) kids.push(el("h3", {}, "Uncommitted work in the workspace"), diffView(h.uncommitted, "uncommitted-diff"));
   d.replaceChildren(...kids);
+}
+
+// candidates shows a best-of-N task's candidates side by side, the
+// winner marked, and the judge's rounds; the attempts below are the winner's.
+function candidates(id, sel) {
+  const rows = sel.candidates.map((c) => el("tr", { class: c.k === sel.winner ? "winner" : "", "data-k": String(c.k) },
+    el("td", {}, (c.k === sel.winner ? "★ " : "") + c.k), el("td", {}, c.status), el("td", {}, String(c.warnings)),
+    el("td", {}, String(c.diff_lines)), el("td", {}, String(c.attempts)), el("td", {}, String(c.tokens)),
+    el("td", {}, c.executor + (c.model ? " " + c.model : "")), el("td", {}, c.branch || ""), el("td", {}, c.reason || "")));
+  const box = el("div", { class: "candidates" },
+    el("h3", {}, "Candidates: winner " + sel.winner + " (" + (sel.why || "none passed") + ")"),
+    el("table", {}, el("tr", {}, ...["k", "status", "warnings", "diff lines", "tries", "tokens", "agent", "branch", "reason"].map((h) => el("th", {}, h))), ...rows));
+  for (const r of sel.judge || []) {
+    box.append(el("p", { class: "judge" }, r.a ? "Judge: " + r.a + " vs " + r.b + " → " + r.winner + ": " + r.reasoning : "Judge: " + r.reasoning));
+  }
+  box.append(el("p", { class: "hint" }, "statgraph pick " + id + " <k> makes another passing candidate the winner; the attempts below are the winner's."));
+  return box;
 }
 
 function attempt(a) {
