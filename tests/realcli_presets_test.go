@@ -80,7 +80,10 @@ func TestGeminiEndToEnd(t *testing.T) {
 		env: func(srv *llmtest.Server) []string {
 			return []string{"GOOGLE_GEMINI_BASE_URL=" + srv.URL(), "GEMINI_API_KEY=gk-llmtest"}
 		},
-		home:    map[string]string{".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}}`},
+		// A model named in the settings spares the requests that route
+		// between models; no update checks or usage statistics offline.
+		home: map[string]string{".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "model": {"name": "gemini-2.5-pro"}, "general": {"disableAutoUpdate": true}, "privacy": {"usageStatisticsEnabled": false}}`},
 		key:     "x-goog-api-key: gk-llmtest",
 		workdir: regexp.MustCompile(`Workspace Directories:\*\*\s*-\s*(/\S+)`),
 		write: func(path, content string) llmtest.Call {
