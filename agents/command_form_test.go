@@ -194,9 +194,22 @@ func TestUsageParsers(t *testing.T) {
 		{"gemini", geminiUsage, `{"response":"fine","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":70,"candidates":9,"total":85}}}}}`, llm.Usage{Prompt: 70, Completion: 9, Total: 85}, "fine"},
 		{"opencode", opencodeUsage, `{"type":"text","part":{"type":"text","text":"hello"}}
 {"type":"step_finish","part":{"type":"step-finish","tokens":{"input":17,"output":3,"total":20}}}`, llm.Usage{Prompt: 17, Completion: 3, Total: 20}, "hello"},
+		{"gemini indented", geminiUsage, "Warning: 256-color support not detected.\nYOLO mode is enabled.\n{\n  \"session_id\": \"s\",\n" +
+			"  \"response\": \"fine\",\n  \"stats\": {\n    \"models\": {\n      \"m\": {\n        \"tokens\": {\"prompt\": 18, \"candidates\": 12, \"total\": 30}\n" +
+			"      }\n    }\n  }\n}\n", llm.Usage{Prompt: 18, Completion: 12, Total: 30}, "fine"},
+		{"aider", aiderUsage, "Applied edit to a.go\nTokens: 80 sent, 7 received. Cost: $0.00 message, $0.00 session.\n" +
+			"Tokens: 2.3k sent, 1.1k cache write, 1.2k cache hit, 108 received.\nTokens: 1.5M sent, 15k received.",
+			llm.Usage{Prompt: 1_502_380, Completion: 15_115, Total: 1_517_495}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u, final, ok := tc.parse(tc.out)
+			// The parser reads what the runner keeps of the output.
+			var kept jsonLines
+			kept.Write([]byte(tc.out))
+			out := kept.String()
+			if strings.TrimSpace(out) == "" {
+				out = tc.out
+			}
+			u, final, ok := tc.parse(out)
 			require.True(t, ok)
 			assert.Equal(t, tc.want, u)
 			assert.Equal(t, tc.final, final)

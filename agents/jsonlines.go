@@ -9,7 +9,9 @@ const (
 )
 
 // jsonLines is an io.Writer that keeps the complete lines of a stream that
-// start with '{' or '[' (JSON Lines, or a JSON document on one line), so
+// start with '{' or '[' (JSON Lines, or a JSON document on one line), and
+// every line of a pretty-printed document: from a line that is only "{" or
+// "[" to one that is only "}" or "]" (gemini-cli prints its result so), so
 // an agent's token usage can be read from all of its output, not only the
 // head and tail the runner keeps. Lines longer than jsonLineMax are
 // dropped, and so is everything past jsonLinesMax in total. It is not safe
@@ -18,6 +20,7 @@ type jsonLines struct {
 	kept     bytes.Buffer
 	cur      []byte
 	skipping bool // the current line is too long or not JSON
+	block    bool // inside a pretty-printed document
 }
 
 // Write never fails.
@@ -30,7 +33,7 @@ func (j *jsonLines) Write(p []byte) (int, error) {
 			part = p[:i]
 		}
 		if !j.skipping {
-			if len(j.cur) == 0 {
+			if len(j.cur) == 0 && !j.block {
 				trimmed := bytes.TrimLeft(part, " \t\r")
 				j.skipping = len(trimmed) > 0 && trimmed[0] != '{' && trimmed[0] != '['
 			}
@@ -46,6 +49,12 @@ func (j *jsonLines) Write(p []byte) (int, error) {
 		if !j.skipping && len(bytes.TrimSpace(j.cur)) > 0 && j.kept.Len()+len(j.cur) < jsonLinesMax {
 			j.kept.Write(j.cur)
 			j.kept.WriteByte('\n')
+		}
+		switch line := string(bytes.TrimRight(j.cur, " \t\r")); {
+		case line == "{" || line == "[":
+			j.block = true
+		case line == "}" || line == "]":
+			j.block = false
 		}
 		j.cur, j.skipping = j.cur[:0], false
 		p = p[i+1:]

@@ -2,38 +2,47 @@ package agents
 
 import (
 	"encoding/json"
+	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/statgraph/statgraph/agents/llm"
 )
 
 // presets are the agent CLIs statgraph knows how to drive by name. Each
-// runs non-interactively in the workspace, edits files without asking,
-// leaves committing to statgraph, and, where the CLI has a machine-readable
-// output, reports its tokens through it. Sources: claude `-p` reads the
-// prompt from stdin and `--output-format json` prints one result object
-// with "result" and "usage" (docs.anthropic.com, Claude Code headless
-// mode); codex `exec --json -` reads stdin and prints JSON Lines whose
-// "turn.completed" events carry "usage" (openai/codex docs/exec.md);
-// aider `--message-file` runs one message and exits, `--yes-always`,
-// `--no-auto-commits` (aider.chat/docs/scripting.html; no machine-readable
-// usage); gemini `--prompt`, `--yolo`, `--output-format json` prints
-// {"response", "stats": {"models": {m: {"tokens": {...}}}}}
-// (google-gemini/gemini-cli docs/cli/headless.md); qwen is a fork of
-// gemini-cli that reads the prompt from stdin and whose -o json prints a
-// JSON array of claude-style events ending in a "result" with "usage"
-// (qwen --help and its output, version 0.24.4), configured through
-// OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL; opencode
-// `run --format json` prints JSON Lines whose "step_finish" parts carry
-// "tokens" (sst/opencode docs, cli run). HomeConfig names where each keeps
-// its login and settings under HOME, copied into its private home in the
-// sandbox; Hosts the API and login hosts of its providers (opencode's
-// also models.dev, where it reads its model list), the only ones its
-// sandbox reaches besides its base URL's.
+// runs non-interactively in the workspace, edits files and runs commands
+// without asking (statgraph's sandbox is the boundary, so the CLI's own
+// approvals and sandbox are off), leaves committing to statgraph, and,
+// where the CLI has a machine-readable output, reports its tokens through
+// it. The claude, codex, gemini, opencode and qwen presets are proven
+// against their real CLIs (versions in docs/models-and-agents.md, tests in
+// tests/realcli_presets_test.go): claude `-p` reads the prompt from stdin,
+// `--output-format json` prints one result object with "result" and
+// "usage", and `--permission-mode bypassPermissions` lets it run shell
+// commands (acceptEdits refuses them in -p mode); codex `exec --json -`
+// reads stdin and prints JSON Lines whose "turn.completed" events carry
+// "usage", and `--dangerously-bypass-approvals-and-sandbox` is its mode for
+// an external sandbox (its own cannot nest in statgraph's); gemini
+// `--prompt`, `--yolo`, `--skip-trust` (else a fresh workspace is
+// untrusted and yolo is dropped), `--output-format json` prints
+// {"response", "stats": {"models": {m: {"tokens": {...}}}}}; qwen is a
+// fork of gemini-cli that reads the prompt from stdin and whose -o json
+// prints a JSON array of claude-style events ending in a "result" with
+// "usage", configured through OPENAI_BASE_URL, OPENAI_API_KEY and
+// OPENAI_MODEL; opencode `run --format json` prints JSON Lines whose
+// "step_finish" parts carry "tokens". aider (not on npm, so not proven)
+// `--message-file` runs one message and exits, `--yes-always`,
+// `--no-auto-commits` (aider.chat/docs/scripting.html), and reports
+// tokens only in its "Tokens: ... sent, ... received." lines. HomeConfig
+// names where each keeps its login and settings under HOME, copied into
+// its private home in the sandbox; Hosts the API and login hosts of its
+// providers (opencode's also models.dev, where it reads its model list),
+// the only ones its sandbox reaches besides its base URL's.
 var presets = map[string]CommandExecutor{
 	"claude": {
-		Argv:       []string{"claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"},
+		Argv:       []string{"claude", "-p", "--output-format", "json", "--permission-mode", "bypassPermissions"},
 		Stdin:      true,
 		Env:        []string{"ANTHROPIC_*", "CLAUDE_*", "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_REGION"},
 		Usage:      claudeUsage,
@@ -42,7 +51,7 @@ var presets = map[string]CommandExecutor{
 		Hosts:      []string{"api.anthropic.com", "statsig.anthropic.com", "console.anthropic.com", "claude.ai"},
 	},
 	"codex": {
-		Argv:       []string{"codex", "exec", "--json", "--full-auto", "--skip-git-repo-check", "-"},
+		Argv:       []string{"codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"},
 		Stdin:      true,
 		Env:        []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_*"},
 		Usage:      codexUsage,
@@ -51,15 +60,16 @@ var presets = map[string]CommandExecutor{
 		Hosts:      []string{"api.openai.com", "chatgpt.com", "auth.openai.com"},
 	},
 	"aider": {
-		Argv: []string{"aider", "--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "{prompt_file}"},
+		Argv:  []string{"aider", "--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "{prompt_file}"},
+		Usage: aiderUsage,
 		Env: []string{"AIDER_*", "OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
 			"GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_BASE"},
 		HomeConfig: []string{".aider.conf.yml"},
 		Hosts:      []string{"api.openai.com", "api.anthropic.com", "openrouter.ai", "generativelanguage.googleapis.com", "api.deepseek.com"},
 	},
 	"gemini": {
-		Argv:       []string{"gemini", "--yolo", "--output-format", "json", "--prompt", "{prompt}"},
-		Env:        []string{"GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
+		Argv:       []string{"gemini", "--skip-trust", "--yolo", "--output-format", "json", "--prompt", "{prompt}"},
+		Env:        []string{"GEMINI_*", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
 		Usage:      geminiUsage,
 		Limit:      geminiLimit,
 		HomeConfig: []string{".gemini"},
@@ -108,15 +118,30 @@ func Preset(name string) (CommandExecutor, bool) {
 }
 
 // jsonObjects yields the JSON objects in out: every line that is an
-// object, or the elements of a line that is an array of them (agents print
-// one object, JSON Lines or an array; stderr is mixed in, so the output as
-// a whole is rarely valid JSON).
+// object, or the elements of a line that is an array of them, and a
+// pretty-printed object from a line "{" to a line "}" (agents print one
+// object, JSON Lines, an array or an indented document; stderr is mixed
+// in, so the output as a whole is rarely valid JSON).
 func jsonObjects(out string, yield func([]byte)) {
 	if whole := strings.TrimSpace(out); strings.HasPrefix(whole, "{") && json.Valid([]byte(whole)) {
 		yield([]byte(whole))
 		return
 	}
+	var block strings.Builder // a pretty-printed object so far
+	inBlock := false
 	for l := range strings.Lines(out) {
+		if r := strings.TrimRight(l, " \t\r\n"); r == "{" || inBlock {
+			inBlock = true
+			block.WriteString(l)
+			if r == "}" {
+				if b := []byte(block.String()); json.Valid(b) {
+					yield(b)
+				}
+				block.Reset()
+				inBlock = false
+			}
+			continue
+		}
 		l = strings.TrimSpace(l)
 		var elems []json.RawMessage
 		switch {
@@ -262,6 +287,46 @@ func opencodeUsage(out string) (u llm.Usage, final string, ok bool) {
 		}
 	})
 	return u, final, ok
+}
+
+// aiderTokens matches aider's report of one message's tokens, "Tokens:
+// 2.3k sent, 108 received." (with "N cache write" and "N cache hit"
+// between when the provider caches).
+var aiderTokens = regexp.MustCompile(`Tokens: ([0-9.]+[kM]?) sent,(?: [0-9.]+[kM]? cache (?:write|hit),)* ([0-9.]+[kM]?) received\.`)
+
+// aiderUsage sums aider's "Tokens: ... sent, ... received." lines, the one
+// report of usage it prints (it has no machine-readable output). Aider
+// rounds what it prints (1.2k, 15k, 1.5M), so the sums are as exact as
+// those; the final message is not reported.
+func aiderUsage(out string) (u llm.Usage, final string, ok bool) {
+	for _, m := range aiderTokens.FindAllStringSubmatch(out, -1) {
+		in, okIn := aiderCount(m[1])
+		outTok, okOut := aiderCount(m[2])
+		if !okIn || !okOut {
+			continue
+		}
+		u.Prompt += in
+		u.Completion += outTok
+		u.Total += in + outTok
+		ok = true
+	}
+	return u, "", ok
+}
+
+// aiderCount reads a count as aider prints it: 80, 1.2k, 15k, 1.5M.
+func aiderCount(s string) (int, bool) {
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mult, s = 1e3, strings.TrimSuffix(s, "k")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1e6, strings.TrimSuffix(s, "M")
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, false
+	}
+	return int(math.Round(f * mult)), true
 }
 
 // presetInstall says how to install each preset's CLI.

@@ -78,13 +78,13 @@ type presetCase struct {
 
 var presetCases = map[string]presetCase{
 	"claude": {
-		argv: []string{"-p", "--output-format", "json", "--permission-mode", "acceptEdits"}, stdin: true,
+		argv: []string{"-p", "--output-format", "json", "--permission-mode", "bypassPermissions"}, stdin: true,
 		env: []string{"ANTHROPIC_API_KEY=ak-1", "CLAUDE_CONFIG_DIR=/cfg/claude"}, noEnv: []string{"OPENAI_API_KEY"},
 		output: `{"type":"result","subtype":"success","is_error":false,"result":"claude made it","usage":{"input_tokens":100,"output_tokens":20}}`,
 		tokens: "120", span: [2]int64{100, 20},
 	},
 	"codex": {
-		argv: []string{"exec", "--json", "--full-auto", "--skip-git-repo-check", "-"}, stdin: true,
+		argv: []string{"exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"}, stdin: true,
 		env: []string{"OPENAI_API_KEY=ok-1", "OPENAI_BASE_URL=http://model.example/v1", "CODEX_HOME=/cfg/codex"}, noEnv: []string{"ANTHROPIC_API_KEY"},
 		output: `{"type":"thread.started","thread_id":"t"}
 {"type":"turn.completed","usage":{"input_tokens":200,"cached_input_tokens":100,"output_tokens":30}}`,
@@ -93,10 +93,11 @@ var presetCases = map[string]presetCase{
 	"aider": {
 		argv: []string{"--yes-always", "--no-auto-commits", "--no-check-update", "--no-pretty", "--no-stream", "--message-file", "PROMPT_FILE"},
 		env:  []string{"AIDER_MODEL=gpt-x", "OPENAI_API_KEY=ok-1", "ANTHROPIC_API_KEY=ak-1", "GEMINI_API_KEY=gk-1"}, noEnv: []string{"CODEX_HOME"},
-		output: "Tokens: 1.2k sent, 80 received.", tokens: "0",
+		output: "Tokens: 1.2k sent, 80 received. Cost: $0.0040 message, $0.0040 session.\nTokens: 15k sent, 2.1k cache write, 1.2k cache hit, 300 received.",
+		tokens: "16580", span: [2]int64{16200, 380},
 	},
 	"gemini": {
-		argv: []string{"--yolo", "--output-format", "json", "--prompt", "PROMPT"},
+		argv: []string{"--skip-trust", "--yolo", "--output-format", "json", "--prompt", "PROMPT"},
 		env:  []string{"GEMINI_API_KEY=gk-1"}, noEnv: []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"},
 		output: `{"response":"gemini made it","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":300,"candidates":40,"total":345}}}}}`,
 		tokens: "345", span: [2]int64{300, 40},

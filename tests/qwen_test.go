@@ -109,9 +109,10 @@ func TestQwenEndToEnd(t *testing.T) {
 	assert.NotEqual(t, "0", row[3], "tokens are read from qwen's JSON output")
 }
 
-// history returns statgraph history of task 1, for failure messages.
-func history(t *testing.T, dir string, env []string) string {
-	cmd := exec.Command(bin, "history", "1")
+// history returns statgraph history of task 1 (with the options opts),
+// for failure messages.
+func history(t *testing.T, dir string, env []string, opts ...string) string {
+	cmd := exec.Command(bin, append([]string{"history", "1"}, opts...)...)
 	cmd.Dir, cmd.Env = dir, childEnv(env...)
 	out, _ := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out))

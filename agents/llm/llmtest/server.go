@@ -1,7 +1,6 @@
 package llmtest
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,19 +11,23 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// Path is the one endpoint a [Server] answers.
+// Path is the OpenAI chat-completions endpoint a [Server] answers; it also
+// speaks the Responses, Anthropic Messages and Gemini APIs (see
+// [ResponsesPath]).
 const Path = "/v1/chat/completions"
 
-// Server is a scripted OpenAI-compatible chat-completions server. It
+// Server is a scripted model server: OpenAI-compatible chat completions,
+// and the other APIs of [ResponsesPath], all answered from one script. It
 // answers from a queue of replies, then from a fallback [ReplyFunc], and
-// records the body and Authorization header of every request. A request
-// with "stream": true gets its reply as server-sent events; GET
-// [ModelsPath] gets an empty model list. Its methods
-// are safe for concurrent use.
+// records the body and key of every request. A request that asks for a
+// stream ("stream": true, or Gemini's :streamGenerateContent) gets its
+// reply as server-sent events; GET [ModelsPath] gets an empty model list.
+// Its methods are safe for concurrent use.
 //
-// A request that is not a POST to [Path] (or a GET of [ModelsPath]), that arrives with nothing left
-// to answer it, or that the fallback cannot decode fails the test with
-// t.Errorf and gets a 418 or 400 response.
+// A request that is not a POST to one of the APIs' paths (or a GET of
+// [ModelsPath]), that arrives with nothing left to answer it, or that the
+// fallback cannot decode fails the test with t.Errorf and gets a 418 or
+// 400 response.
 type Server struct {
 	srv *httptest.Server
 	t   testing.TB
@@ -33,6 +36,7 @@ type Server struct {
 	queue    []Reply
 	fallback ReplyFunc
 	bodies   [][]byte
+	paths    []string // of each body, telling its dialect
 	auth     []string
 }
 
@@ -81,7 +85,7 @@ func (s *Server) Reset(replies ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue[:0], replies...)
-	s.bodies, s.auth = s.bodies[:0], s.auth[:0]
+	s.bodies, s.paths, s.auth = s.bodies[:0], s.paths[:0], s.auth[:0]
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -91,12 +95,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(r.Body)
-	if err != nil || r.URL.Path != Path || r.Method != http.MethodPost {
-		s.t.Errorf("llmtest: unexpected request %s %s (read error: %v); want POST %s", r.Method, r.URL.Path, err, Path)
+	if count, ok := tokenCount(r.URL.Path); ok && err == nil && r.Method == http.MethodPost {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, count)
+		return
+	}
+	d := dialectOf(r.URL.Path)
+	if err != nil || d == nil || r.Method != http.MethodPost {
+		s.t.Errorf("llmtest: unexpected request %s %s (read error: %v); want POST %s, %s, %s or %s<model>:generateContent", r.Method, r.URL.Path, err, Path, ResponsesPath, MessagesPath, GeminiPrefix)
 		http.Error(w, "unexpected request", http.StatusTeapot)
 		return
 	}
-	rep, ok := s.next(w, body, r.Header.Get("Authorization"))
+	rep, ok := s.next(w, d, r.URL.Path, body, authOf(r))
 	if !ok {
 		return
 	}
@@ -109,27 +119,30 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	for k, v := range rep.Header {
-		w.Header().Set(k, v)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if rep.Status == 0 || rep.Status == http.StatusOK {
-		if sse, ok := streamBody(rep.Body); ok && wantsStream(body) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			rep.Body = sse
-		}
-	}
-	if rep.Status != 0 {
-		w.WriteHeader(rep.Status)
-	}
-	_, _ = io.WriteString(w, rep.Body)
+	d.write(w, rep, d.wantsStreamOf(r.URL.Path, body))
 }
 
-// next records a request and picks its reply. If it has none, it fails the
-// test, answers w itself and returns false.
-func (s *Server) next(w http.ResponseWriter, body []byte, auth string) (Reply, bool) {
+// authOf returns the key a request carries: its Authorization header, or
+// the header the Anthropic and Gemini APIs send it in, as "x-api-key: KEY"
+// or "x-goog-api-key: KEY"; "" when there is none.
+func authOf(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		return a
+	}
+	for _, h := range []string{"x-api-key", "x-goog-api-key"} {
+		if v := r.Header.Get(h); v != "" {
+			return h + ": " + v
+		}
+	}
+	return ""
+}
+
+// next records a request of dialect d to path and picks its reply. If it
+// has none, it fails the test, answers w itself and returns false.
+func (s *Server) next(w http.ResponseWriter, d *dialect, path string, body []byte, auth string) (Reply, bool) {
 	s.mu.Lock()
 	s.bodies = append(s.bodies, body)
+	s.paths = append(s.paths, path)
 	s.auth = append(s.auth, auth)
 	n := len(s.bodies)
 	if len(s.queue) > 0 {
@@ -145,25 +158,31 @@ func (s *Server) next(w http.ResponseWriter, body []byte, auth string) (Reply, b
 		http.Error(w, "no reply scripted", http.StatusTeapot)
 		return Reply{}, false
 	}
-	var req openai.ChatCompletionRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		s.t.Errorf("llmtest: request %d is not a chat completion request: %v", n, err)
-		http.Error(w, "request is not a chat completion request", http.StatusBadRequest)
+	req, err := d.decode(path, body)
+	if err != nil {
+		s.t.Errorf("llmtest: request %d is not a %s: %v", n, d.name, err)
+		http.Error(w, "request is not a "+d.name, http.StatusBadRequest)
 		return Reply{}, false
 	}
 	return fallback(req), true
 }
 
-// Requests returns the requests received so far, decoded, in the order
-// they arrived. A body that does not decode fails the test at once
-// (t.Fatalf), so call it from the test's goroutine.
+// Requests returns the requests received so far, read as chat requests
+// (see [ResponsesPath] for the other APIs), in the order they arrived. A
+// body that does not decode fails the test at once (t.Fatalf), so call it
+// from the test's goroutine.
 func (s *Server) Requests() []openai.ChatCompletionRequest {
 	s.t.Helper()
 	bodies := s.RawBodies()
+	s.mu.Lock()
+	paths := append([]string(nil), s.paths[:len(bodies)]...)
+	s.mu.Unlock()
 	out := make([]openai.ChatCompletionRequest, len(bodies))
 	for i, b := range bodies {
-		if err := json.Unmarshal([]byte(b), &out[i]); err != nil {
-			s.t.Fatalf("llmtest: request %d is not a chat completion request: %v\n%s", i+1, err, b)
+		d := dialectOf(paths[i])
+		var err error
+		if out[i], err = d.decode(paths[i], []byte(b)); err != nil {
+			s.t.Fatalf("llmtest: request %d is not a %s: %v\n%s", i+1, d.name, err, b)
 		}
 	}
 	return out
@@ -181,15 +200,17 @@ func (s *Server) RawBodies() []string {
 	return out
 }
 
-// AuthHeaders returns the Authorization header of each request received so
-// far ("" where there was none), in the order they arrived.
+// AuthHeaders returns the key each request received so far carried (see
+// authOf: its Authorization header, "x-api-key: KEY" or "x-goog-api-key:
+// KEY"; "" where there was none), in the order they arrived.
 func (s *Server) AuthHeaders() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.auth...)
 }
 
-// Count returns how many requests to [Path] have arrived, including those
+// Count returns how many model requests (to [Path] or another API's path)
+// have arrived, including those
 // that found no reply.
 func (s *Server) Count() int {
 	s.mu.Lock()
