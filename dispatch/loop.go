@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -50,6 +51,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 		}
 	}
 	d.noteOpenNetwork()
+	d.notePrices()
 	plan, err := d.plan()
 	if err != nil {
 		return Summary{}, err
@@ -98,6 +100,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var runErr error
+	stopped := "" // why no unit starts any more: the run's budget is spent
 	sv := saver{file: d.File, dirty: held}
 	// schedule blocks the units whose dependencies failed and marks the
 	// ready ones in progress, in memory, and returns the units to start.
@@ -113,7 +116,16 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: tasks.StatusBlocked, Reason: b.Reason})
 		}
 		var start []string
-		for running+len(start) < jobs && !d.stopping() {
+		if stopped == "" && ready.any() {
+			if err := d.Budget.Check(0); err != nil {
+				stopped = fmt.Sprintf("not started: %v; then run statgraph resume", oneLine(err.Error()))
+				if err := d.holdForBudget(units, status, started, results, stopped); err != nil {
+					return nil, err
+				}
+				sv.dirty = true
+			}
+		}
+		for running+len(start) < jobs && !d.stopping() && stopped == "" {
 			id, ok := ready.pop()
 			if !ok {
 				break
@@ -207,7 +219,31 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	if runErr == nil && d.stopping() {
 		runErr = ErrStopped
 	}
-	return d.summary(units, results), runErr
+	sum := d.summary(units, results)
+	sum.Stopped = stopped
+	return sum, runErr
+}
+
+// holdForBudget gives every unit not started that would run the reason
+// why it does not: the run's budget is spent. A pending or interrupted
+// unit keeps its status, one a killed run left in progress becomes
+// interrupted. Resume runs them.
+func (d *Dispatcher) holdForBudget(units []tasks.Unit, status map[string]string, started map[string]bool, results map[string]*UnitResult, reason string) error {
+	for _, u := range units {
+		st := status[u.ID]
+		if started[u.ID] || !tasks.Runnable(st) {
+			continue
+		}
+		if st == tasks.StatusInProgress {
+			st = tasks.StatusInterrupted
+			status[u.ID], results[u.ID].Status = st, st
+		}
+		if err := d.File.SetStatus(u.ID, st, reason); err != nil {
+			return err
+		}
+		results[u.ID].Reason = reason
+	}
+	return nil
 }
 
 // startUnit runs ready unit id in a goroutine of wg, which sends its

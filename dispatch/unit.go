@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
@@ -30,7 +31,7 @@ type local struct {
 func (l local) RunUnit(ctx context.Context, plan Plan, id string, deps []string, _ func(Event)) (Ran, error) {
 	var rec tasks.Outcome
 	res := l.d.runUnit(ctx, plan, id, deps, l.changed, &rec)
-	return Ran{Outcome: rec, Branch: res.Branch, Tokens: res.Tokens}, nil
+	return Ran{Outcome: rec, Branch: res.Branch, Tokens: res.Tokens, Usage: res.Usage}, nil
 }
 
 // runUnit takes one unit through the orchestrator graph and returns its
@@ -100,7 +101,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	if err != nil {
 		return fail(agents.TaskState{}, err)
 	}
-	in.Tokens = spent
+	in.Tokens, in.Usage = spent.Tokens(), spent
 	deadline := t.Timeout
 	if deadline <= 0 {
 		deadline = d.TaskTimeout
@@ -111,7 +112,11 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	}
 	state, err := d.invoke(uctx, g, plan.Thread(id), id, t, in, start, changed, ut)
 	cancel()
-	res.Tokens = max(budget.Spent(), state.Tokens)
+	res.Usage = budget.Total()
+	if res.Usage.Tokens() < state.Tokens {
+		res.Usage = state.Spend()
+	}
+	res.Tokens = max(res.Usage.Tokens(), state.Tokens)
 	branch, perr := publish(context.WithoutCancel(ctx), ws)
 	switch {
 	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(uctx), errDeadline):
@@ -121,6 +126,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch)
 	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case llm.IsGlobalBudget(err):
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: fmt.Sprintf("stopped before its next model call or agent CLI: %v; then run statgraph resume", oneLine(err.Error())),
+			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case errors.Is(err, statgraph.ErrInterrupted):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case err != nil:
@@ -181,7 +189,7 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 						attempt = 0
 					}
 					d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: phase,
-						Attempt: attempt, MaxAttempts: state.MaxRetries, Tokens: state.Tokens, Elapsed: time.Since(start)})
+						Attempt: attempt, MaxAttempts: state.MaxRetries, Tokens: state.Tokens, Usage: state.Usage, Elapsed: time.Since(start)})
 				}
 			case statgraph.EventUpdate:
 				state = ev.State
@@ -191,7 +199,7 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 				}
 				d.report(Event{Kind: EventProgress, Unit: id, Title: t.Title, Phase: state.Phase,
 					Attempt: state.RetryCount + boolInt(state.Phase == agents.PhaseExecuting), MaxAttempts: state.MaxRetries,
-					Tokens: state.Tokens, Elapsed: time.Since(start)})
+					Tokens: state.Tokens, Usage: state.Usage, Elapsed: time.Since(start)})
 			case statgraph.EventRunEnd:
 				if e == nil {
 					state = ev.State

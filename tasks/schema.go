@@ -113,6 +113,7 @@ type Defaults struct {
 	Model        string
 	OnExhausted  string
 	BudgetTokens *int
+	BudgetUSD    *float64
 	Checks       []Check
 	Review       *bool
 	Sandbox      SandboxSettings
@@ -120,6 +121,9 @@ type Defaults struct {
 	// model request. 0 leaves the CLI's (or dispatch.Dispatcher's) value in place.
 	Timeout, RequestTimeout time.Duration
 	Limits                  Limits
+	// Prices ("prices", in the defaults object only) price models by
+	// name, over the built-in table; nil means none given.
+	Prices map[string]Price
 }
 
 // SandboxSettings is a task's "sandbox" object: how its checks, setup_cmd
@@ -217,6 +221,9 @@ type Task struct {
 	Model            string
 	OnExhausted      string // "" means OnExhaustedFail
 	BudgetTokens     *int   // nil: no per-task budget
+	// BudgetUSD ("budget_usd") is the task's budget in US dollars; nil:
+	// none.
+	BudgetUSD *float64
 	// Checks ("checks") are more commands the verifier runs besides
 	// test_cmd and lint_cmd, each with its own enforcement mode:
 	//

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -15,7 +16,9 @@ import (
 // up as one started in a terminal (control.RunOptions).
 type runFlags struct {
 	jobs, budget   int
+	budgetUSD      float64
 	model, allow   string
+	prices         string
 	requestTimeout time.Duration
 	taskTimeout    time.Duration
 	maxResponse    int64
@@ -27,6 +30,8 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&r.jobs, "j", 0, "tasks to run at once (default: number of CPUs)")
 	fs.StringVar(&r.model, "model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	fs.IntVar(&r.budget, "budget", 0, "global token budget for each run (0 = unlimited)")
+	fs.Float64Var(&r.budgetUSD, "budget-usd", 0, "global budget for each run in US dollars, e.g. 5; once spent no task starts and the rest stay pending with the reason (0 = unlimited)")
+	fs.StringVar(&r.prices, "prices", "", "JSON file of model prices in dollars per million tokens, {\"model\": {\"input\", \"cached_input\", \"output\"}}, over the built-in table and tasks.json's defaults.prices")
 	fs.DurationVar(&r.requestTimeout, "request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
 	fs.DurationVar(&r.taskTimeout, "task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
 	fs.Int64Var(&r.maxResponse, "max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
@@ -47,13 +52,25 @@ func (r *runFlags) options() (control.RunOptions, error) {
 		return control.RunOptions{}, usagef("--task-timeout %s: want a positive duration such as 20m, or 0 for none", r.taskTimeout)
 	case r.maxResponse < 0:
 		return control.RunOptions{}, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", r.maxResponse)
+	case r.budget < 0:
+		return control.RunOptions{}, usagef("--budget %d: want a number of tokens, or 0 for none", r.budget)
+	case r.budgetUSD < 0 || math.IsNaN(r.budgetUSD) || math.IsInf(r.budgetUSD, 0):
+		return control.RunOptions{}, usagef("--budget-usd %v: want an amount of US dollars such as 5 or 0.50, or 0 for none", r.budgetUSD)
+	}
+	var prices llm.Prices
+	if r.prices != "" {
+		p, err := llm.ReadPrices(r.prices)
+		if err != nil {
+			return control.RunOptions{}, usageError{err.Error()}
+		}
+		prices = p
 	}
 	mc := llm.ConfigFromEnv()
 	if r.model != "" {
 		mc.Model = r.model
 	}
 	mc.Timeout, mc.MaxResponseBytes = r.requestTimeout, r.maxResponse
-	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, NoSandbox: r.noSandbox,
+	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, BudgetUSD: r.budgetUSD, Prices: prices, NoSandbox: r.noSandbox,
 		TaskTimeout: r.taskTimeout, KeepWorkspaces: r.keep}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
