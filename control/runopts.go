@@ -126,7 +126,7 @@ func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpoi
 		Tracer: o.Tracer,
 	}
 	if o.Budget > 0 || o.BudgetUSD > 0 {
-		d.Budget = llm.NewBudgetOf(llm.Limit{Tokens: o.Budget, USD: o.BudgetUSD}, nil, nil)
+		d.Budget = llm.NewRunBudget(llm.Limit{Tokens: o.Budget, USD: o.BudgetUSD}, nil)
 	}
 	return d
 }

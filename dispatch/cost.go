@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -53,6 +54,12 @@ func (d *Dispatcher) notePrices() {
 		fmt.Fprintf(d.Log, "note: agent CLI %s reports tokens but no cost: the cost of task %s shows as unknown%s; "+
 			"give the task the \"model\" its CLI uses, with a price, to price its tokens\n", p, strings.Join(clis[p], ", "), caveat)
 	}
+}
+
+// isGlobalBudget reports whether err is a call the run's budget refused.
+func isGlobalBudget(err error) bool {
+	_, ok := llm.GlobalBudget(err)
+	return ok
 }
 
 func sortedKeys(m map[string][]string) []string {

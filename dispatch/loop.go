@@ -234,7 +234,10 @@ func (d *Dispatcher) holdForBudget(units []tasks.Unit, status map[string]string,
 		if started[u.ID] || !tasks.Runnable(st) {
 			continue
 		}
-		if st == tasks.StatusInProgress {
+		switch st {
+		case "":
+			st = tasks.StatusPending
+		case tasks.StatusInProgress:
 			st = tasks.StatusInterrupted
 			status[u.ID], results[u.ID].Status = st, st
 		}

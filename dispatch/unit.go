@@ -126,8 +126,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch)
 	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
-	case llm.IsGlobalBudget(err):
-		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: fmt.Sprintf("stopped before its next model call or agent CLI: %v; then run statgraph resume", oneLine(err.Error())),
+	case isGlobalBudget(err):
+		be, _ := llm.GlobalBudget(err)
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: fmt.Sprintf("stopped before its next model call or agent CLI: %v; then run statgraph resume", be),
 			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case errors.Is(err, statgraph.ErrInterrupted):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)

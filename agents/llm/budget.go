@@ -61,6 +61,7 @@ type Budget struct {
 	limit  Limit
 	parent *Budget
 	meter  Meter // nil: the zero Budget, which keeps no total
+	run    bool  // a run's global budget (NewRunBudget)
 
 	mu       sync.Mutex // guards warnings
 	warnings []string
@@ -79,6 +80,16 @@ func NewBudgetOf(limit Limit, parent *Budget, m Meter) *Budget {
 		m = &memMeter{}
 	}
 	return &Budget{limit: limit, parent: parent, meter: m}
+}
+
+// NewRunBudget returns the global budget of a run, of limit, its total kept
+// by m (nil: in memory): the parent of the run's task budgets. Its errors
+// name it the global budget even when it is checked itself (before a task
+// starts).
+func NewRunBudget(limit Limit, m Meter) *Budget {
+	b := NewBudgetOf(limit, nil, m)
+	b.run = true
+	return b
 }
 
 // BudgetError is the error of a call a Budget refused. It matches
@@ -114,11 +125,11 @@ func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
 // Unwrap returns Err.
 func (e *BudgetError) Unwrap() error { return e.Err }
 
-// IsGlobalBudget reports whether err is a call refused because the run's
-// global budget is spent.
-func IsGlobalBudget(err error) bool {
+// GlobalBudget returns the *BudgetError in err's chain when err is a call
+// refused because the run's global budget is spent.
+func GlobalBudget(err error) (*BudgetError, bool) {
 	be, ok := errors.AsType[*BudgetError](err)
-	return ok && be.Global
+	return be, ok && be.Global
 }
 
 // Spent returns the tokens charged to b so far, including those charged
@@ -141,9 +152,9 @@ func (b *Budget) Total() Usage {
 // spending estimate more tokens (0 if unknown) would take it over its
 // token limit. A nil Budget always allows the call.
 func (b *Budget) Check(estimate int) error {
-	global := false
 	for cur := b; cur != nil; cur = cur.parent {
 		if cur.limit != (Limit{}) && cur.meter != nil {
+			global := cur != b || cur.run
 			spent, err := cur.meter.Total()
 			if err != nil {
 				return &BudgetError{Global: global, Limit: cur.limit, Err: err}
@@ -154,7 +165,6 @@ func (b *Budget) Check(estimate int) error {
 				return &BudgetError{Global: global, Limit: cur.limit, Spent: spent}
 			}
 		}
-		global = true
 	}
 	return nil
 }

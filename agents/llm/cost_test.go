@@ -71,14 +71,20 @@ func TestBudgetUSD(t *testing.T) {
 	task.Add(Usage{Prompt: 100, Completion: 10, Total: 110, CostUSD: 0.006})
 	err := task.Check(0)
 	require.ErrorIs(t, err, ErrBudget)
-	assert.True(t, IsGlobalBudget(err))
+	_, isGlobal := GlobalBudget(err)
+	assert.True(t, isGlobal)
 	assert.EqualError(t, err, "llm: budget exhausted: global budget of $0.01 spent ($0.0120 used); raise --budget-usd or lower the work per task")
 	own := NewBudgetOf(Limit{USD: 0.005}, nil, nil)
 	own.Add(Usage{Total: 1, Prompt: 1, CostUSD: 0.005})
 	err = own.Check(0)
-	assert.False(t, IsGlobalBudget(err))
+	_, isGlobal = GlobalBudget(err)
+	assert.False(t, isGlobal)
 	assert.ErrorContains(t, err, "task budget of $0.01 spent ($0.0050 used); raise budget_usd")
 	assert.InDelta(t, 0.012, global.Total().CostUSD, 1e-12)
+	run := NewRunBudget(Limit{Tokens: 10}, nil)
+	run.Add(Usage{Prompt: 10, Total: 10})
+	_, isGlobal = GlobalBudget(run.Check(0))
+	assert.True(t, isGlobal, "a run's budget checked itself (before a task starts) is the global one")
 }
 
 // TestBudgetRefusesImplausibleUsage: a negative or implausible usage is not

@@ -398,8 +398,11 @@ func printSummary(w io.Writer, s dispatch.Summary, width int) {
 		if status == "" {
 			status = tasks.StatusPending
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", printable.String(u.ID), status, u.Attempts, u.Tokens,
-			llm.FormatUSD(u.Usage.CostUSD, u.Usage.CostKnown()), branch, clip(u.Reason, 70))
+		cost := "-"
+		if u.Usage.Tokens() > 0 {
+			cost = llm.FormatUSD(u.Usage.CostUSD, u.Usage.CostKnown())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", printable.String(u.ID), status, u.Attempts, u.Tokens, cost, branch, clip(u.Reason, 70))
 	}
 	tw.Flush()
 	io.WriteString(w, fitLines(b.String(), width))
