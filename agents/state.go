@@ -97,12 +97,7 @@ type TaskState struct {
 
 // Spend returns Usage, or, for a state checkpointed before costs were
 // counted (Tokens but no Usage), its Tokens with their cost unknown.
-func (s TaskState) Spend() llm.Usage {
-	if s.Usage.Tokens() < s.Tokens {
-		return llm.Usage{Total: s.Tokens, Unpriced: s.Tokens}
-	}
-	return s.Usage
-}
+func (s TaskState) Spend() llm.Usage { return s.Usage.OrTokens(s.Tokens) }
 
 // maxRetries returns MaxRetries or its default.
 func (s TaskState) maxRetries() int {

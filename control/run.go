@@ -167,7 +167,7 @@ func (c *Control) report(e dispatch.Event) {
 		l.max = e.MaxAttempts
 	}
 	if e.Tokens > 0 {
-		l.tokens, l.usage = e.Tokens, e.Usage
+		l.tokens, l.usage = e.Tokens, e.Usage.OrTokens(e.Tokens)
 	}
 	c.live[e.Unit] = l
 	c.mu.Unlock()

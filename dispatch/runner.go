@@ -96,7 +96,7 @@ func (d *Dispatcher) runOn(ctx context.Context, r Runner, plan Plan, id string, 
 	}
 	o := ran.Outcome
 	*rec = o
-	res := UnitResult{ID: id, Title: t.Title, Status: o.Status, Reason: o.Reason, Branch: ran.Branch, Attempts: o.RetryCount, Tokens: ran.Tokens, Usage: ran.Usage, Elapsed: time.Since(start)}
+	res := UnitResult{ID: id, Title: t.Title, Status: o.Status, Reason: o.Reason, Branch: ran.Branch, Attempts: o.RetryCount, Tokens: ran.Tokens, Usage: ran.Usage.OrTokens(ran.Tokens), Elapsed: time.Since(start)}
 	if err := d.File.Apply(id, o); errors.Is(err, tasks.ErrNoTask) {
 		res.Reason = "removed from the tasks file during the run; result not written back"
 	} else if err != nil {

@@ -59,6 +59,8 @@ func TestPriceCost(t *testing.T) {
 	assert.Equal(t, 15, unknown.Unpriced)
 	assert.Nil(t, unknown.KnownCost())
 	assert.Equal(t, "unknown", FormatUSD(unknown.CostUSD, unknown.CostKnown()))
+	assert.Nil(t, Usage{}.OrTokens(5).KnownCost(), "tokens counted without a usage have an unknown cost")
+	assert.Equal(t, u, u.OrTokens(5))
 }
 
 // TestBudgetUSD: a dollar limit refuses the next call once the priced

@@ -115,6 +115,16 @@ func FormatUSD(usd float64, known bool) string {
 	return fmt.Sprintf("$%.2f", usd)
 }
 
+// OrTokens returns u when it counts at least n tokens, else n tokens of
+// unknown cost: what a count of tokens alone (an older checkpoint, a
+// worker that reports no usage) says of a spend.
+func (u Usage) OrTokens(n int) Usage {
+	if u.Tokens() >= n {
+		return u
+	}
+	return Usage{Total: n, Unpriced: n}
+}
+
 // KnownCost returns a pointer to CostUSD when the cost is known, else nil:
 // a JSON null, never a made-up 0.
 func (u Usage) KnownCost() *float64 {
