@@ -58,8 +58,10 @@ type CommandExecutor struct {
 	// AgentEnviron, secret-looking names included: naming one is the consent.
 	Env []string
 	// Usage reads the tokens the agent spent (and, optionally, its final
-	// message) from its output; nil means the agent reports none. The
-	// tokens are charged to Budget.
+	// message and its cost) from its output; nil means the agent reports
+	// none. The usage is charged to Budget, which is checked before the
+	// agent starts: a spent budget refuses the attempt with an error
+	// matching llm.ErrBudget, before anything runs.
 	Usage  UsageFunc
 	Budget *llm.Budget
 	// Limit reads the agent's provider's usage or rate limit message from
@@ -67,6 +69,10 @@ type CommandExecutor struct {
 	// *llm.LimitError saying until when, so the task is parked rather
 	// than failed. Nil means the agent's limit messages are not known.
 	Limit LimitFunc
+	// Price, when set, prices the tokens of an agent that reports no cost
+	// of its own (the price of the model it is known to use); nil leaves
+	// them unpriced, their cost unknown. A cost the agent reports wins.
+	Price *llm.Price
 	// Workspace, when set, tells whether the agent changed anything: a run
 	// that exits non-zero within CrashWindow (or with a fatal error in its
 	// output) without changing the workspace is an *InfraError, not a
@@ -114,7 +120,9 @@ const maxArgLen = 128 << 10
 // combined stdout and stderr that start with '{' or '[' (up to 1 MiB each),
 // or, when there are none, its output as captured (head and tail). It
 // returns the tokens the agent reports and its final message, "" if none;
-// ok is false when the output holds no usage.
+// ok is false when the output holds no usage. The usage's CostUSD is the
+// cost the agent reports; when it reports none, Unpriced holds all its
+// tokens.
 type UsageFunc func(output string) (u llm.Usage, final string, ok bool)
 
 // proxyEnv is passed to every agent CLI: with the host's network they
@@ -149,6 +157,9 @@ func (c CommandExecutor) execute(ctx context.Context, s TaskState) (string, veri
 	var none verifier.Result
 	if len(c.Argv) == 0 {
 		return "", none, fmt.Errorf("command executor: empty command; set executor.command in tasks.json")
+	}
+	if err := c.Budget.Check(0); err != nil {
+		return "", none, fmt.Errorf("command executor: %s not started: %w", c.Argv[0], err)
 	}
 	dir := c.PromptDir
 	if dir == "" {
@@ -225,10 +236,13 @@ func (c CommandExecutor) run(ctx context.Context, s TaskState, argv []string, te
 	final := ""
 	if c.Usage != nil && err == nil {
 		if u, f, ok := c.Usage(cmp.Or(lines.String(), res.Output)); ok {
-			c.Budget.Add(u)
+			if u.Unpriced > 0 && c.Price != nil {
+				u = c.Price.Cost(u)
+			}
+			c.Budget.AddRun(u)
 			final = f
 			// The tokens the CLI reports, named as a model call's are (GenAI conventions).
-			done = append(done, obs.Int("gen_ai.usage.input_tokens", u.Prompt), obs.Int("gen_ai.usage.output_tokens", u.Completion))
+			done = append(done, llm.UsageAttrs(u)...)
 		}
 	}
 	end(err, done...)

@@ -185,21 +185,25 @@ func TestUsageParsers(t *testing.T) {
 		want  llm.Usage
 		final string
 	}{
-		{"claude", claudeUsage, `{"type":"result","result":"ok","usage":{"input_tokens":10,"output_tokens":5}}`, llm.Usage{Prompt: 10, Completion: 5, Total: 15}, "ok"},
-		{"qwen array", claudeUsage, "warning line\n" + `[{"type":"system","subtype":"init"},{"type":"assistant","message":{"usage":{"input_tokens":999}}},{"type":"result","result":"done","usage":{"input_tokens":40,"output_tokens":2}}]`, llm.Usage{Prompt: 40, Completion: 2, Total: 42}, "done"},
+		{"claude", claudeUsage, `{"type":"result","result":"ok","usage":{"input_tokens":10,"output_tokens":5}}`, llm.Usage{Prompt: 10, Completion: 5, Total: 15, Unpriced: 15}, "ok"},
+		{"claude with its cost", claudeUsage, `{"type":"result","result":"ok","total_cost_usd":0.0421,"usage":{"input_tokens":10,"cache_read_input_tokens":300,"cache_creation_input_tokens":20,"output_tokens":5}}`,
+			llm.Usage{Prompt: 330, Cached: 300, Completion: 5, Total: 335, CostUSD: 0.0421}, "ok"},
+		{"qwen array", claudeUsage, "warning line\n" + `[{"type":"system","subtype":"init"},{"type":"assistant","message":{"usage":{"input_tokens":999}}},{"type":"result","result":"done","usage":{"input_tokens":40,"output_tokens":2}}]`, llm.Usage{Prompt: 40, Completion: 2, Total: 42, Unpriced: 42}, "done"},
 		{"codex", codexUsage, `{"type":"thread.started","thread_id":"x"}
 {"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":50,"output_tokens":7}}
 {"type":"item.completed","item":{"id":"i","type":"agent_message","text":"patched"}}
-{"type":"turn.completed","usage":{"input_tokens":20,"output_tokens":3}}`, llm.Usage{Prompt: 120, Completion: 10, Total: 130}, "patched"},
-		{"gemini", geminiUsage, `{"response":"fine","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":70,"candidates":9,"total":85}}}}}`, llm.Usage{Prompt: 70, Completion: 9, Total: 85}, "fine"},
+{"type":"turn.completed","usage":{"input_tokens":20,"output_tokens":3}}`, llm.Usage{Prompt: 120, Cached: 50, Completion: 10, Total: 130, Unpriced: 130}, "patched"},
+		{"gemini", geminiUsage, `{"response":"fine","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":70,"candidates":9,"total":85}}}}}`, llm.Usage{Prompt: 70, Completion: 9, Total: 85, Unpriced: 85}, "fine"},
 		{"opencode", opencodeUsage, `{"type":"text","part":{"type":"text","text":"hello"}}
-{"type":"step_finish","part":{"type":"step-finish","tokens":{"input":17,"output":3,"total":20}}}`, llm.Usage{Prompt: 17, Completion: 3, Total: 20}, "hello"},
+{"type":"step_finish","part":{"type":"step-finish","tokens":{"input":17,"output":3,"total":20}}}`, llm.Usage{Prompt: 17, Completion: 3, Total: 20, Unpriced: 20}, "hello"},
+		{"opencode with its cost", opencodeUsage, `{"type":"step_finish","part":{"type":"step-finish","cost":0.25,"tokens":{"input":17,"output":3,"total":20}}}
+{"type":"step_finish","part":{"type":"step-finish","cost":0.5,"tokens":{"input":1,"output":1,"total":2}}}`, llm.Usage{Prompt: 18, Completion: 4, Total: 22, CostUSD: 0.75}, ""},
 		{"gemini indented", geminiUsage, "Warning: 256-color support not detected.\nYOLO mode is enabled.\n{\n  \"session_id\": \"s\",\n" +
 			"  \"response\": \"fine\",\n  \"stats\": {\n    \"models\": {\n      \"m\": {\n        \"tokens\": {\"prompt\": 18, \"candidates\": 12, \"total\": 30}\n" +
-			"      }\n    }\n  }\n}\n", llm.Usage{Prompt: 18, Completion: 12, Total: 30}, "fine"},
+			"      }\n    }\n  }\n}\n", llm.Usage{Prompt: 18, Completion: 12, Total: 30, Unpriced: 30}, "fine"},
 		{"aider", aiderUsage, "Applied edit to a.go\nTokens: 80 sent, 7 received. Cost: $0.00 message, $0.00 session.\n" +
 			"Tokens: 2.3k sent, 1.1k cache write, 1.2k cache hit, 108 received.\nTokens: 1.5M sent, 15k received.",
-			llm.Usage{Prompt: 1_502_380, Completion: 15_115, Total: 1_517_495}, ""},
+			llm.Usage{Prompt: 1_502_380, Completion: 15_115, Total: 1_517_495, Unpriced: 1_517_495}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The parser reads what the runner keeps of the output.

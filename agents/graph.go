@@ -73,7 +73,8 @@ type Config struct {
 	// Workspace, when set, gets one commit per attempt, and its tree hash
 	// tells an attempt that changed nothing ("no progress").
 	Workspace *workspace.Workspace
-	// Budget, when set, is read after each agent call into TaskState.Tokens.
+	// Budget, when set, is read after each agent call into TaskState.Tokens
+	// and Usage, and the usages it refused go to TaskState.Warnings.
 	Budget *llm.Budget
 	// Log receives progress lines such as "task 3 FAILED after 3 attempts";
 	// nil discards them.
@@ -154,10 +155,21 @@ func NewGraph(cfg Config, opts ...statgraph.CompileOption) (*statgraph.Graph[Tas
 
 type orchestrator struct{ cfg Config }
 
-func (o *orchestrator) tokens(s *TaskState) {
-	if o.cfg.Budget != nil {
-		s.Tokens = o.cfg.Budget.Spent()
+// tokens reads the task's spend from its budget into s, and the usages
+// the budget refused into s.Warnings (and Log). It returns what was spent
+// since s was last read.
+func (o *orchestrator) tokens(s *TaskState) llm.Usage {
+	if o.cfg.Budget == nil {
+		return llm.Usage{}
 	}
+	before := s.Usage
+	s.Usage = o.cfg.Budget.Total()
+	s.Tokens = s.Usage.Tokens()
+	for _, w := range o.cfg.Budget.TakeWarnings() {
+		s.Warnings = append(slices.Clip(s.Warnings), w)
+		fmt.Fprintf(o.cfg.Log, "task %s warning: %s\n", s.Task.ID, w)
+	}
+	return s.Usage.Sub(before)
 }
 
 func (o *orchestrator) plan(ctx context.Context, s TaskState) (TaskState, error) {
@@ -184,11 +196,11 @@ func (o *orchestrator) execute(ctx context.Context, s TaskState) (TaskState, err
 	s.Phase, s.Decision = PhaseExecuting, ""
 	started := o.cfg.Now()
 	summary, log, err := executeLogged(ctx, o.cfg.Executor, s)
-	o.tokens(&s)
+	spent := o.tokens(&s)
 	if err != nil {
 		return s, fmt.Errorf("task %s attempt %d: executor: %w", s.Task.ID, n, err)
 	}
-	a := Attempt{N: n, Summary: summary, Log: log, Started: started.UTC()}
+	a := Attempt{N: n, Summary: summary, Log: log, Started: started.UTC(), Usage: spent}
 	if ws := o.cfg.Workspace; ws != nil {
 		hash, changed, err := ws.Commit(ctx, n, firstLine(summary))
 		if err != nil {
@@ -221,6 +233,7 @@ const noProgress = "no progress: the attempt changed nothing in the workspace"
 func (o *orchestrator) verify(ctx context.Context, s TaskState) (TaskState, error) {
 	s.Phase = PhaseVerify
 	v, err := o.cfg.Verifier.Verify(ctx, s)
+	spent := o.tokens(&s) // a review's model calls
 	if err != nil {
 		return s, fmt.Errorf("task %s: verifier: %w", s.Task.ID, err)
 	}
@@ -245,6 +258,7 @@ func (o *orchestrator) verify(ctx context.Context, s TaskState) (TaskState, erro
 		s.Attempts = slices.Clone(s.Attempts)
 		a := &s.Attempts[len(s.Attempts)-1]
 		a.Passed, a.Errors, a.Feedback = passed, errs, v.Feedback
+		a.Usage, a.Tokens = a.Usage.Plus(spent), s.Tokens
 	}
 	if passed {
 		s.Phase = PhaseDone

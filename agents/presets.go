@@ -156,14 +156,16 @@ func jsonObjects(out string, yield func([]byte)) {
 }
 
 // claudeUsage reads claude's (and qwen's) result object: {"type":
-// "result", "result": "...", "usage": {"input_tokens", "output_tokens",
-// "cache_*"}}. qwen prints it as the last element of an array on one
-// line, which may be too long to keep whole, so the last result object is
-// also looked for on its own.
+// "result", "result": "...", "total_cost_usd": 0.0123, "usage":
+// {"input_tokens", "output_tokens", "cache_*"}}; cache reads are cached
+// input tokens, and total_cost_usd, when present, is the cost. qwen prints
+// it as the last element of an array on one line, which may be too long
+// to keep whole, so the last result object is also looked for on its own.
 func claudeUsage(out string) (u llm.Usage, final string, ok bool) {
 	var r struct {
-		Type   string `json:"type"`
-		Result string `json:"result"`
+		Type   string   `json:"type"`
+		Result string   `json:"result"`
+		Cost   *float64 `json:"total_cost_usd"`
 		Usage  *struct {
 			In         int `json:"input_tokens"`
 			Out        int `json:"output_tokens"`
@@ -173,7 +175,8 @@ func claudeUsage(out string) (u llm.Usage, final string, ok bool) {
 	}
 	use := func() (llm.Usage, string, bool) {
 		in := r.Usage.In + r.Usage.CacheRead + r.Usage.CacheWrite
-		return llm.Usage{Prompt: in, Completion: r.Usage.Out, Total: in + r.Usage.Out}, r.Result, true
+		u := llm.Usage{Prompt: in, Cached: r.Usage.CacheRead, Completion: r.Usage.Out, Total: in + r.Usage.Out}
+		return reported(u, r.Cost), r.Result, true
 	}
 	if i := strings.LastIndex(out, `{"type":"result"`); i >= 0 {
 		if json.NewDecoder(strings.NewReader(out[i:])).Decode(&r) == nil && r.Usage != nil {
@@ -181,7 +184,7 @@ func claudeUsage(out string) (u llm.Usage, final string, ok bool) {
 		}
 	}
 	jsonObjects(out, func(obj []byte) {
-		r.Usage = nil
+		r.Usage, r.Cost = nil, nil
 		if json.Unmarshal(obj, &r) == nil && r.Type == "result" && r.Usage != nil {
 			u, final, ok = use()
 		}
@@ -189,15 +192,29 @@ func claudeUsage(out string) (u llm.Usage, final string, ok bool) {
 	return u, final, ok
 }
 
-// codexUsage sums the "usage" of codex's "turn.completed" events and keeps
-// the text of its last "agent_message" item.
+// reported returns u with the cost an agent reported, or, when it
+// reported none (cost nil), with all its tokens unpriced.
+func reported(u llm.Usage, cost *float64) llm.Usage {
+	if cost == nil {
+		u.Unpriced = u.Tokens()
+		return u
+	}
+	u.CostUSD = *cost
+	return u
+}
+
+// codexUsage sums the "usage" of codex's "turn.completed" events
+// (input_tokens, of them cached_input_tokens, and output_tokens; codex
+// reports no cost) and keeps the text of its last "agent_message" item.
 func codexUsage(out string) (u llm.Usage, final string, ok bool) {
+	defer func() { u = reported(u, nil) }()
 	jsonObjects(out, func(obj []byte) {
 		var e struct {
 			Type  string `json:"type"`
 			Usage struct {
-				In  int `json:"input_tokens"`
-				Out int `json:"output_tokens"`
+				In     int `json:"input_tokens"`
+				Cached int `json:"cached_input_tokens"`
+				Out    int `json:"output_tokens"`
 			} `json:"usage"`
 			Item struct {
 				Type string `json:"type"`
@@ -210,6 +227,7 @@ func codexUsage(out string) (u llm.Usage, final string, ok bool) {
 		switch {
 		case e.Type == "turn.completed":
 			u.Prompt += e.Usage.In
+			u.Cached += e.Usage.Cached
 			u.Completion += e.Usage.Out
 			u.Total += e.Usage.In + e.Usage.Out
 			ok = true
@@ -222,8 +240,9 @@ func codexUsage(out string) (u llm.Usage, final string, ok bool) {
 
 // geminiUsage reads gemini's (and qwen's) JSON result: {"response": "...",
 // "stats": {"models": {"<model>": {"tokens": {"prompt", "candidates",
-// "total"}}}}}, summed over the models.
+// "total", "cached"}}}}}, summed over the models; gemini reports no cost.
 func geminiUsage(out string) (u llm.Usage, final string, ok bool) {
+	defer func() { u = reported(u, nil) }()
 	jsonObjects(out, func(obj []byte) {
 		var r struct {
 			Response string `json:"response"`
@@ -233,6 +252,7 @@ func geminiUsage(out string) (u llm.Usage, final string, ok bool) {
 						Prompt     int `json:"prompt"`
 						Candidates int `json:"candidates"`
 						Total      int `json:"total"`
+						Cached     int `json:"cached"`
 					} `json:"tokens"`
 				} `json:"models"`
 			} `json:"stats"`
@@ -242,6 +262,7 @@ func geminiUsage(out string) (u llm.Usage, final string, ok bool) {
 		}
 		for _, s := range r.Stats.Models {
 			u.Prompt += s.Tokens.Prompt
+			u.Cached += min(s.Tokens.Cached, s.Tokens.Prompt)
 			u.Completion += s.Tokens.Candidates
 			t := s.Tokens.Total
 			if t == 0 {
@@ -254,14 +275,25 @@ func geminiUsage(out string) (u llm.Usage, final string, ok bool) {
 	return u, final, ok
 }
 
-// opencodeUsage sums the "tokens" of opencode's "step_finish" events and
-// keeps its last "text" part.
+// opencodeUsage sums the "tokens" and "cost" of opencode's "step_finish"
+// events and keeps its last "text" part. Its cost counts only when every
+// step reports one.
 func opencodeUsage(out string) (u llm.Usage, final string, ok bool) {
+	var cost float64
+	costed := true
+	defer func() {
+		if costed {
+			u = reported(u, &cost)
+		} else {
+			u = reported(u, nil)
+		}
+	}()
 	jsonObjects(out, func(obj []byte) {
 		var e struct {
 			Type string `json:"type"`
 			Part struct {
-				Text   string `json:"text"`
+				Text   string   `json:"text"`
+				Cost   *float64 `json:"cost"`
 				Tokens struct {
 					Input  int `json:"input"`
 					Output int `json:"output"`
@@ -281,6 +313,11 @@ func opencodeUsage(out string) (u llm.Usage, final string, ok bool) {
 				t.Total = t.Input + t.Output
 			}
 			u.Total += t.Total
+			if e.Part.Cost != nil {
+				cost += *e.Part.Cost
+			} else {
+				costed = false
+			}
 			ok = true
 		case "text":
 			final = e.Part.Text
@@ -297,8 +334,11 @@ var aiderTokens = regexp.MustCompile(`Tokens: ([0-9.]+[kM]?) sent,(?: [0-9.]+[kM
 // aiderUsage sums aider's "Tokens: ... sent, ... received." lines, the one
 // report of usage it prints (it has no machine-readable output). Aider
 // rounds what it prints (1.2k, 15k, 1.5M), so the sums are as exact as
-// those; the final message is not reported.
+// those; the final message is not reported. Its "Cost: $0.00" lines are
+// rounded to cents, so its tokens are left unpriced (priced by the task's
+// "model" when it has a price).
 func aiderUsage(out string) (u llm.Usage, final string, ok bool) {
+	defer func() { u = reported(u, nil) }()
 	for _, m := range aiderTokens.FindAllStringSubmatch(out, -1) {
 		in, okIn := aiderCount(m[1])
 		outTok, okOut := aiderCount(m[2])
@@ -328,6 +368,14 @@ func aiderCount(s string) (int, bool) {
 	}
 	return int(math.Round(f * mult)), true
 }
+
+// presetCosts names the presets whose CLI reports its own cost
+// (claude's total_cost_usd, opencode's step costs).
+var presetCosts = map[string]bool{"claude": true, "opencode": true}
+
+// PresetReportsCost reports whether the named preset's CLI reports what
+// its run cost; the others report tokens only (or nothing, aider).
+func PresetReportsCost(name string) bool { return presetCosts[name] }
 
 // presetInstall says how to install each preset's CLI.
 var presetInstall = map[string]string{

@@ -50,17 +50,23 @@ type Plan = llm.Plan
 
 // Attempt records one executor attempt and its verification.
 type Attempt struct {
-	N          int       `json:"n"`
-	Summary    string    `json:"summary,omitempty"`
-	Commit     string    `json:"commit,omitempty"`
-	Tree       string    `json:"tree,omitempty"`
-	NoProgress bool      `json:"no_progress,omitempty"`
-	Tokens     int       `json:"tokens,omitempty"`
-	Passed     bool      `json:"passed"`
-	Errors     []string  `json:"errors,omitempty"`
-	Feedback   string    `json:"feedback,omitempty"`
-	Started    time.Time `json:"started"`
-	Duration   string    `json:"duration,omitempty"`
+	N          int    `json:"n"`
+	Summary    string `json:"summary,omitempty"`
+	Commit     string `json:"commit,omitempty"`
+	Tree       string `json:"tree,omitempty"`
+	NoProgress bool   `json:"no_progress,omitempty"`
+	// Tokens is the task's tokens so far when the attempt ended (its
+	// planner's and earlier attempts' included).
+	Tokens int `json:"tokens,omitempty"`
+	// Usage is what this attempt alone spent: its executor's model calls or
+	// agent CLI run, and its review; Usage.CostUSD is its cost, known when
+	// Usage.Unpriced is 0.
+	Usage    llm.Usage `json:"usage,omitzero"`
+	Passed   bool      `json:"passed"`
+	Errors   []string  `json:"errors,omitempty"`
+	Feedback string    `json:"feedback,omitempty"`
+	Started  time.Time `json:"started"`
+	Duration string    `json:"duration,omitempty"`
 	// Log is the tail of the agent's output in this attempt (see
 	// LogExecutor), at most MaxLogTail bytes, scrubbed of secrets.
 	Log string `json:"log,omitempty"`
@@ -83,6 +89,9 @@ type TaskState struct {
 	Attempts []Attempt `json:"attempts,omitempty"`
 	// Tokens is the model tokens spent on the task so far.
 	Tokens int `json:"tokens,omitempty"`
+	// Usage is what the task spent so far, in tokens (Usage.Tokens() is
+	// Tokens) and dollars (Usage.CostUSD, known when Usage.Unpriced is 0).
+	Usage llm.Usage `json:"usage,omitzero"`
 	// Warnings collects advisory check failures that did not block.
 	Warnings []string `json:"warnings,omitempty"`
 	// Decision is the operator's answer when the task escalated ("retry",
@@ -95,6 +104,10 @@ type TaskState struct {
 	// and the choice among them; the rest of the state is the winner's.
 	Selection *Selection `json:"selection,omitempty"`
 }
+
+// Spend returns Usage, or, for a state checkpointed before costs were
+// counted (Tokens but no Usage), its Tokens with their cost unknown.
+func (s TaskState) Spend() llm.Usage { return s.Usage.OrTokens(s.Tokens) }
 
 // maxRetries returns MaxRetries or its default.
 func (s TaskState) maxRetries() int {

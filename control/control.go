@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
@@ -91,6 +92,7 @@ type liveState struct {
 	phase          string
 	attempt, max   int
 	tokens         int
+	usage          llm.Usage
 	status, reason string
 	parkedUntil    *time.Time // while parked: when the usage limit resets
 }

@@ -232,7 +232,8 @@ func (h *hub) watch(quit, done chan struct{}) {
 func sameTask(a, b TaskInfo) bool {
 	if a.ID != b.ID || a.Parent != b.Parent || a.Title != b.Title || a.Status != b.Status || a.Reason != b.Reason ||
 		a.Phase != b.Phase || a.Node != b.Node || a.Attempt != b.Attempt || a.MaxAttempts != b.MaxAttempts ||
-		a.Tokens != b.Tokens || !slices.Equal(a.Dependencies, b.Dependencies) {
+		a.Tokens != b.Tokens || a.Usage != b.Usage || !slices.Equal(a.Dependencies, b.Dependencies) ||
+		(a.CostUSD == nil) != (b.CostUSD == nil) || (a.CostUSD != nil && *a.CostUSD != *b.CostUSD) {
 		return false
 	}
 	if a.Question == nil || b.Question == nil {

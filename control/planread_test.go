@@ -125,7 +125,14 @@ func TestSameTaskSeesEveryField(t *testing.T) {
 			f.SetInt(7)
 		case reflect.Slice:
 			f.Set(reflect.ValueOf([]string{"3"}))
+		case reflect.Struct:
+			f.FieldByName("Total").SetInt(7)
 		case reflect.Pointer:
+			if f.Type().Elem().Kind() == reflect.Float64 {
+				c := 0.5
+				f.Set(reflect.ValueOf(&c))
+				break
+			}
 			b.Question.Attempts = 5
 		default:
 			t.Fatalf("field %s: kind %s not covered by this test", typ.Field(i).Name, f.Kind())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/taskid"
 	"github.com/statgraph/statgraph/statgraph"
@@ -34,6 +35,11 @@ type TaskInfo struct {
 	Attempt     int `json:"attempt"`
 	MaxAttempts int `json:"max_attempts"`
 	Tokens      int `json:"tokens"`
+	// Usage is the task's spend (tokens, cached input, cost) and CostUSD
+	// its cost in US dollars, null when unknown (a model without a price)
+	// or when the task has not run.
+	Usage   llm.Usage `json:"usage"`
+	CostUSD *float64  `json:"cost_usd"`
 	// Question is the pending escalation or plan approval of the task, if
 	// any (answer it with Control.Answer or Control.Reply).
 	Question *Question `json:"question,omitempty"`
@@ -93,7 +99,7 @@ func (c *Control) tasksFrom(ctx context.Context, base []TaskInfo, ndeps int) ([]
 		deps = append(deps, ti.Dependencies...)
 		ti.Dependencies = deps[n:len(deps):len(deps)]
 		if l, ok := live[ti.ID]; ok {
-			ti.Phase, ti.Attempt, ti.Tokens = l.phase, l.attempt, l.tokens
+			ti.Phase, ti.Attempt, ti.Tokens, ti.Usage = l.phase, l.attempt, l.tokens, l.usage
 			if l.max > 0 {
 				ti.MaxAttempts = l.max
 			}
@@ -105,13 +111,16 @@ func (c *Control) tasksFrom(ctx context.Context, base []TaskInfo, ndeps int) ([]
 			if err != nil {
 				return nil, errStoreRead(ti.ID, c.where(), err)
 			}
-			ti.Phase, ti.Tokens = s.phase, s.tokens
+			ti.Phase, ti.Tokens, ti.Usage = s.phase, s.tokens, s.usage
 			if ti.Status == tasks.StatusInProgress {
 				ti.Attempt = s.retry
 			}
 		}
 		if ti.Status == tasks.StatusInProgress {
 			ti.Node = NodeOf(ti.Phase)
+		}
+		if ti.Phase != "" {
+			ti.CostUSD = ti.Usage.KnownCost()
 		}
 		if q, ok := asks[ti.ID]; ok {
 			ti.Question = &q
@@ -121,15 +130,29 @@ func (c *Control) tasksFrom(ctx context.Context, base []TaskInfo, ndeps int) ([]
 	return out, nil
 }
 
+// TotalUsage returns what the tasks ts spent together (the plan's cost
+// when ts is all of Tasks); its cost is known when every task's is.
+func TotalUsage(ts []TaskInfo) llm.Usage {
+	var u llm.Usage
+	for _, t := range ts {
+		u = u.Plus(t.Usage)
+	}
+	return u
+}
+
 // History is a task's record from its last checkpoint, with each attempt's
 // diff: what statgraph history --json prints.
 type History struct {
-	ID           string        `json:"id"`
-	Title        string        `json:"title"`
-	Phase        string        `json:"phase"`
-	RetryCount   int           `json:"retry_count"`
-	MaxRetries   int           `json:"max_retries"`
-	Tokens       int           `json:"tokens"`
+	ID         string `json:"id"`
+	Title      string `json:"title"`
+	Phase      string `json:"phase"`
+	RetryCount int    `json:"retry_count"`
+	MaxRetries int    `json:"max_retries"`
+	Tokens     int    `json:"tokens"`
+	// Usage is the task's spend; CostUSD its cost, null when unknown.
+	// Each attempt's own spend is in its "usage".
+	Usage        llm.Usage     `json:"usage"`
+	CostUSD      *float64      `json:"cost_usd"`
 	Plan         agents.Plan   `json:"plan"`
 	Attempts     []AttemptInfo `json:"attempts"`
 	ErrorHistory []string      `json:"error_history"`
@@ -183,7 +206,7 @@ func (c *Control) History(ctx context.Context, id string, diffs bool) (History, 
 	}
 	s := snap.State
 	h := History{ID: id, Title: s.Task.Title, Phase: s.Phase, RetryCount: s.RetryCount, MaxRetries: s.MaxRetries,
-		Tokens: s.Tokens, Plan: s.Plan, Attempts: []AttemptInfo{}, ErrorHistory: s.ErrorHistory, Warnings: s.Warnings,
+		Tokens: s.Tokens, Usage: s.Spend(), CostUSD: s.Spend().KnownCost(), Plan: s.Plan, Attempts: []AttemptInfo{}, ErrorHistory: s.ErrorHistory, Warnings: s.Warnings,
 		Decision: s.Decision, Selection: s.Selection}
 	if h.ErrorHistory == nil {
 		h.ErrorHistory = []string{}

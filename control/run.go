@@ -172,7 +172,7 @@ func (c *Control) report(e dispatch.Event) {
 		l.max = e.MaxAttempts
 	}
 	if e.Tokens > 0 {
-		l.tokens = e.Tokens
+		l.tokens, l.usage = e.Tokens, e.Usage.OrTokens(e.Tokens)
 	}
 	c.live[e.Unit] = l
 	c.mu.Unlock()

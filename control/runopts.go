@@ -33,6 +33,12 @@ type RunOptions struct {
 	Jobs int
 	// Budget is the global token budget of each run; 0 means unlimited.
 	Budget int
+	// BudgetUSD is the global budget of each run in US dollars (priced
+	// tokens only, see llm.Budget); 0 means unlimited.
+	BudgetUSD float64
+	// Prices price models over the built-in table and tasks.json's
+	// defaults.prices (run's --prices file); nil adds none.
+	Prices llm.Prices
 	// NoSandbox runs checks and agent CLIs without the sandbox.
 	NoSandbox bool
 	// TaskTimeout is the deadline of each task's run; 0 means none.
@@ -122,11 +128,11 @@ func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpoi
 		File: f, Repo: repo, Checkpointer: st, Jobs: o.Jobs, Model: o.Model,
 		Log: o.Log, TaskTimeout: o.TaskTimeout, ParkMax: o.ParkMax, NoSandbox: o.NoSandbox,
 		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, SandboxProbe: o.SandboxProbe, SandboxHelper: o.SandboxHelper,
-		KeepWorkspaces: o.KeepWorkspaces, Attempts: o.Attempts,
+		KeepWorkspaces: o.KeepWorkspaces, Attempts: o.Attempts, Prices: o.Prices,
 		Tracer: o.Tracer,
 	}
-	if o.Budget > 0 {
-		d.Budget = llm.NewBudget(o.Budget, nil)
+	if o.Budget > 0 || o.BudgetUSD > 0 {
+		d.Budget = llm.NewRunBudget(llm.Limit{Tokens: o.Budget, USD: o.BudgetUSD}, nil)
 	}
 	return d
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
@@ -16,6 +17,7 @@ import (
 type stored struct {
 	phase         string
 	tokens, retry int
+	usage         llm.Usage
 }
 
 // storedCache keeps, per unit, what its last checkpoint said and the
@@ -51,7 +53,7 @@ func (sc *storedCache) read(ctx context.Context, g *statgraph.Graph[agents.TaskS
 	snap, err := g.State(ctx, plan.Thread(unit))
 	switch {
 	case err == nil:
-		s = stored{phase: snap.State.Phase, tokens: snap.State.Tokens, retry: snap.State.RetryCount}
+		s = stored{phase: snap.State.Phase, tokens: snap.State.Tokens, retry: snap.State.RetryCount, usage: snap.State.Spend()}
 	case !errors.Is(err, statgraph.ErrNoCheckpoint):
 		return stored{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -47,9 +48,18 @@ type Dispatcher struct {
 	// with a message saying how to configure one, and units with a command
 	// executor run without a planner.
 	Model llm.Config
-	// Budget is the global token budget shared by every unit; nil means
-	// unlimited.
+	// Budget is the run's global budget (tokens, dollars) shared by every
+	// unit; nil means unlimited. It is checked before each unit starts
+	// (and, through each unit's budget, before each model call and agent
+	// CLI start): once it is spent no unit starts, those not started stay
+	// as they are with the reason (Summary.Stopped), and a unit whose call
+	// it refuses ends interrupted, to be resumed. Its llm.Meter decides
+	// where the total lives (in memory by default).
 	Budget *llm.Budget
+	// Prices price the models' tokens over the built-in table
+	// (llm.DefaultPrices) and tasks.json's defaults.prices, e.g. from
+	// run's --prices file; nil adds none.
+	Prices llm.Prices
 	// Ask answers the escalations of a unit: for on_exhausted "ask" (e.Kind
 	// gate.KindExhausted) "retry", "skip" or "abort"; for approve_plan
 	// (gate.KindApproval) "approve", "edit" with the edited plan, or
@@ -125,6 +135,9 @@ type Dispatcher struct {
 	// trace.go): the run, each task, attempt and node, and each model
 	// call, check and agent CLI run. nil makes none and costs nothing.
 	Tracer trace.TracerProvider
+
+	pricesOnce sync.Once
+	prices     llm.Prices // see priceTable
 }
 
 // EventKind says what a dispatcher Event reports.
@@ -156,6 +169,7 @@ type Event struct {
 	Attempt     int
 	MaxAttempts int
 	Tokens      int
+	Usage       llm.Usage // the unit's spend so far; Usage.Tokens() is Tokens
 	Elapsed     time.Duration
 	Status      string
 	Reason      string
@@ -166,19 +180,34 @@ type Event struct {
 // Summary is the outcome of a run, unit by unit, in file order.
 type Summary struct {
 	Units []UnitResult
+	// Stopped says why the run stopped before every unit could run (the
+	// run's budget is spent), with what to do; "" when it did not.
+	Stopped string
+}
+
+// Usage returns what the units of s spent together.
+func (s Summary) Usage() llm.Usage {
+	var u llm.Usage
+	for _, r := range s.Units {
+		u = u.Plus(r.Usage)
+	}
+	return u
 }
 
 // UnitResult is one unit's outcome.
 // Its JSON names are those of GET /api/run's units (docs/web-and-mcp.md).
 type UnitResult struct {
-	ID       string        `json:"id"`
-	Title    string        `json:"title"`
-	Status   string        `json:"status"`
-	Reason   string        `json:"reason,omitempty"`
-	Branch   string        `json:"branch,omitempty"`
-	Attempts int           `json:"attempts"`
-	Tokens   int           `json:"tokens"`
-	Elapsed  time.Duration `json:"elapsed_ns"`
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	Attempts int    `json:"attempts"`
+	Tokens   int    `json:"tokens"`
+	// Usage is the unit's spend (tokens and cost, its earlier runs
+	// included); its cost is known when Usage.Unpriced is 0.
+	Usage   llm.Usage     `json:"usage"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 	// ParkedUntil is when a parked unit's usage limit resets.
 	ParkedUntil *time.Time `json:"parked_until,omitempty"`
 	// stop, when set, stops the run with this reason (an exhausted quota).
@@ -186,8 +215,12 @@ type UnitResult struct {
 }
 
 // Failed reports whether any unit ended failed, blocked, interrupted or
-// parked (a run stopped while it waited for a reset).
+// parked (a run stopped while it waited for a reset), or the run stopped
+// before every unit could run (Stopped).
 func (s Summary) Failed() bool {
+	if s.Stopped != "" {
+		return true
+	}
 	for _, u := range s.Units {
 		switch u.Status {
 		case tasks.StatusFailed, tasks.StatusBlocked, tasks.StatusInterrupted, tasks.StatusInProgress, tasks.StatusParked:

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -54,6 +55,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 		}
 	}
 	d.noteOpenNetwork()
+	d.notePrices()
 	plan, err := d.plan()
 	if err != nil {
 		return Summary{}, err
@@ -119,6 +121,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var runErr error
+	stopped := "" // why no unit starts any more: the run's budget is spent
 	sv := saver{file: d.File, dirty: held}
 	// schedule blocks the units whose dependencies failed and marks the
 	// ready ones in progress, in memory, and returns the units to start.
@@ -134,7 +137,16 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: tasks.StatusBlocked, Reason: b.Reason})
 		}
 		var start []string
-		for running+len(start) < jobs && !d.stopping() && len(serial) == 0 {
+		if stopped == "" && ready.any() {
+			if err := d.Budget.Check(0); err != nil {
+				stopped = fmt.Sprintf("not started: %v; then run statgraph resume", oneLine(err.Error()))
+				if err := d.holdForBudget(units, status, started, results, stopped); err != nil {
+					return nil, err
+				}
+				sv.dirty = true
+			}
+		}
+		for running+len(start) < jobs && !d.stopping() && stopped == "" && len(serial) == 0 {
 			id, ok := ready.peek()
 			if !ok {
 				break
@@ -273,7 +285,34 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	if runErr == nil && d.stopping() {
 		runErr = ErrStopped
 	}
-	return d.summary(units, results), runErr
+	sum := d.summary(units, results)
+	sum.Stopped = stopped
+	return sum, runErr
+}
+
+// holdForBudget gives every unit not started that would run the reason
+// why it does not: the run's budget is spent. A pending or interrupted
+// unit keeps its status, one a killed run left in progress becomes
+// interrupted. Resume runs them.
+func (d *Dispatcher) holdForBudget(units []tasks.Unit, status map[string]string, started map[string]bool, results map[string]*UnitResult, reason string) error {
+	for _, u := range units {
+		st := status[u.ID]
+		if started[u.ID] || !tasks.Runnable(st) {
+			continue
+		}
+		switch st {
+		case "":
+			st = tasks.StatusPending
+		case tasks.StatusInProgress:
+			st = tasks.StatusInterrupted
+			status[u.ID], results[u.ID].Status = st, st
+		}
+		if err := d.File.SetStatus(u.ID, st, reason); err != nil {
+			return err
+		}
+		results[u.ID].Reason = reason
+	}
+	return nil
 }
 
 // startUnit runs ready unit id in a goroutine of wg, which sends its

@@ -70,6 +70,10 @@ func newReadiness(units []tasks.Unit, status map[string]string, started map[stri
 	return r
 }
 
+// any reports whether a unit may be ready: the queue holds one, maybe
+// taken since (pop skips those).
+func (r *readiness) any() bool { return r.queue.Len() > 0 }
+
 // pop returns the first ready unit in file order and marks it taken, or
 // false when none is ready.
 func (r *readiness) pop() (string, bool) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -38,7 +39,8 @@ type Ran struct {
 	Tokens  int           // tokens its model calls used; 0 when not known
 	// Stop, when set, stops the run with this reason: no new unit starts
 	// (the account's quota or credit is exhausted).
-	Stop string
+	Stop  string
+	Usage llm.Usage // its spend, tokens and cost; zero when not known
 }
 
 // RunOne runs unit id in this process, through the same steps as Run (its
@@ -97,7 +99,7 @@ func (d *Dispatcher) runOn(ctx context.Context, r Runner, plan Plan, id string, 
 	}
 	o := ran.Outcome
 	*rec = o
-	res := UnitResult{ID: id, Title: t.Title, Status: o.Status, Reason: o.Reason, Branch: ran.Branch, Attempts: o.RetryCount, Tokens: ran.Tokens, Elapsed: time.Since(start),
+	res := UnitResult{ID: id, Title: t.Title, Status: o.Status, Reason: o.Reason, Branch: ran.Branch, Attempts: o.RetryCount, Tokens: ran.Tokens, Usage: ran.Usage.OrTokens(ran.Tokens), Elapsed: time.Since(start),
 		ParkedUntil: o.ParkedUntil, stop: ran.Stop}
 	if err := d.File.Apply(id, o); errors.Is(err, tasks.ErrNoTask) {
 		res.Reason = "removed from the tasks file during the run; result not written back"
@@ -106,7 +108,7 @@ func (d *Dispatcher) runOn(ctx context.Context, r Runner, plan Plan, id string, 
 	}
 	d.sweepLayers(plan, false) // the unit no longer needs its dependencies' build caches
 	d.report(Event{Kind: EventFinish, Unit: id, Title: t.Title, Status: res.Status, Reason: res.Reason,
-		Attempt: o.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Branch: ran.Branch})
+		Attempt: o.RetryCount, Elapsed: res.Elapsed, Tokens: res.Tokens, Usage: res.Usage, Branch: ran.Branch})
 	if o.Status == tasks.StatusParked && o.ParkedUntil != nil {
 		d.report(Event{Kind: EventParked, Unit: id, Title: t.Title, Status: o.Status, Reason: res.Reason, Attempt: o.RetryCount, Until: *o.ParkedUntil})
 	}

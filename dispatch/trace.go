@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/internal/obs"
 	"github.com/statgraph/statgraph/statgraph"
 	sgotel "github.com/statgraph/statgraph/statgraph/otel"
@@ -41,6 +42,7 @@ func (d *Dispatcher) startRunSpan(ctx context.Context) (context.Context, func(Su
 		for status, n := range counts {
 			span.SetAttributes(attribute.Int("statgraph.tasks."+status, n))
 		}
+		span.SetAttributes(otelAttrs(llm.UsageAttrs(s.Usage()))...)
 		endSpan(span, err)
 	}
 }
@@ -106,6 +108,9 @@ func (u *unitTrace) event(ev statgraph.Event[agents.TaskState], s agents.TaskSta
 	defer u.mu.Unlock()
 	if ev.Kind == statgraph.EventNodeStart && ev.Node == agents.NodeExecutor {
 		if u.attempt != nil {
+			if len(s.Attempts) > 0 { // the attempt that ends: what it spent
+				u.attempt.SetAttributes(otelAttrs(llm.UsageAttrs(s.Attempts[len(s.Attempts)-1].Usage))...)
+			}
 			u.attempt.End()
 		}
 		n := s.RetryCount + 1
@@ -134,6 +139,7 @@ func (u *unitTrace) end(res UnitResult) {
 	u.mu.Unlock()
 	u.task.SetAttributes(attribute.String("statgraph.task.status", res.Status), attribute.Int("statgraph.task.attempts", res.Attempts),
 		attribute.Int("gen_ai.usage.total_tokens", res.Tokens))
+	u.task.SetAttributes(otelAttrs(llm.UsageAttrs(res.Usage))...)
 	if res.Reason != "" {
 		u.task.SetAttributes(attribute.String("statgraph.task.reason", res.Reason))
 	}
@@ -181,6 +187,8 @@ func otelAttrs(attrs []obs.Attr) []attribute.KeyValue {
 			out = append(out, k.Int(v))
 		case int64:
 			out = append(out, k.Int64(v))
+		case float64:
+			out = append(out, k.Float64(v))
 		case bool:
 			out = append(out, k.Bool(v))
 		case []string:

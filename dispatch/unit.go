@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
@@ -35,7 +36,7 @@ func (l local) RunUnit(ctx context.Context, plan Plan, id string, deps []string,
 	} else {
 		res, _ = l.d.runUnit(ctx, plan, slot{id: id}, deps, l.changed, &rec)
 	}
-	return Ran{Outcome: rec, Branch: res.Branch, Tokens: res.Tokens, Stop: res.stop}, nil
+	return Ran{Outcome: rec, Branch: res.Branch, Tokens: res.Tokens, Usage: res.Usage, Stop: res.stop}, nil
 }
 
 // candidates returns how many candidates unit t runs (see Attempts).
@@ -130,7 +131,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, s slot, deps []stri
 	if err != nil {
 		return fail(agents.TaskState{}, err), last
 	}
-	in.Tokens = spent
+	in.Tokens, in.Usage = spent.Tokens(), spent
 	deadline := t.Timeout
 	if deadline <= 0 {
 		deadline = d.TaskTimeout
@@ -147,7 +148,11 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, s slot, deps []stri
 	}
 	cancel()
 	last = state
-	res.Tokens = max(budget.Spent(), state.Tokens)
+	res.Usage = budget.Total()
+	if res.Usage.Tokens() < state.Tokens {
+		res.Usage = state.Spend()
+	}
+	res.Tokens = max(res.Usage.Tokens(), state.Tokens)
 	branch, perr := publish(context.WithoutCancel(ctx), ws)
 	switch {
 	case beaten(ctx):
@@ -161,6 +166,10 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, s slot, deps []stri
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case errors.Is(err, statgraph.ErrInterrupted) && state.Phase == agents.PhasePlanning:
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for its plan to be approved (approve, edit or reject): run statgraph resume in a terminal, or answer through statgraph serve or mcp while statgraph run --wait-for-answers runs", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
+	case isGlobalBudget(err):
+		be, _ := llm.GlobalBudget(err)
+		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: fmt.Sprintf("stopped before its next model call or agent CLI: %v; then run statgraph resume", be),
+			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case errors.Is(err, statgraph.ErrInterrupted):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case err != nil:
@@ -225,7 +234,7 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 						attempt = 0
 					}
 					d.report(Event{Kind: EventProgress, Unit: id, Candidate: s.k, Title: t.Title, Phase: phase,
-						Attempt: attempt, MaxAttempts: state.MaxRetries, Tokens: state.Tokens, Elapsed: time.Since(start)})
+						Attempt: attempt, MaxAttempts: state.MaxRetries, Tokens: state.Tokens, Usage: state.Usage, Elapsed: time.Since(start)})
 				}
 			case statgraph.EventUpdate:
 				state = ev.State
@@ -235,7 +244,7 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 				}
 				d.report(Event{Kind: EventProgress, Unit: id, Candidate: s.k, Title: t.Title, Phase: state.Phase,
 					Attempt: state.RetryCount + boolInt(state.Phase == agents.PhaseExecuting), MaxAttempts: state.MaxRetries,
-					Tokens: state.Tokens, Elapsed: time.Since(start)})
+					Tokens: state.Tokens, Usage: state.Usage, Elapsed: time.Since(start)})
 			case statgraph.EventRunEnd:
 				if e == nil {
 					state = ev.State

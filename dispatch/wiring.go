@@ -30,11 +30,15 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan, s s
 	if t.Workdir != "" {
 		workdir = filepath.Join(ws.Dir(), filepath.FromSlash(t.Workdir))
 	}
-	limit := 0
+	var limit llm.Limit
 	if t.BudgetTokens != nil {
-		limit = *t.BudgetTokens
+		limit.Tokens = *t.BudgetTokens
 	}
-	budget := llm.NewBudget(limit, d.Budget)
+	if t.BudgetUSD != nil {
+		limit.USD = *t.BudgetUSD
+	}
+	prices := d.priceTable()
+	budget := llm.NewBudgetOf(limit, d.Budget, nil)
 	if s.budget != nil {
 		budget = llm.NewBudget(0, s.budget)
 	}
@@ -50,6 +54,7 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan, s s
 	if t.Model != "" {
 		model.Model = t.Model
 	}
+	model.Prices = prices
 	if t.RequestTimeout > 0 {
 		model.Timeout = t.RequestTimeout
 	}
@@ -79,6 +84,9 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan, s s
 		c := commandExecutor(t.Executor, d.AllowEnv)
 		c.Workdir, c.PromptDir, c.HomeDir = workdir, plan.UnitPromptDir(s.name()), plan.HomeDir(s.name())
 		c.Budget, c.Workspace, c.Sandbox = budget, ws, sb
+		if pr, ok := prices.Price(t.Model); ok && t.Model != "" {
+			c.Price = &pr
+		}
 		cfg.Executor = c
 	}
 	if t.Review != nil && *t.Review {
@@ -281,21 +289,41 @@ func commandExecutor(e tasks.Executor, allow []string) agents.CommandExecutor {
 	return c
 }
 
-// restoreTokens charges budget with the tokens recorded in the last
-// checkpoint of the unit's thread and returns them (0 for a thread that has
-// none). Every token a finished node spent is in a checkpoint: the graph
-// saves one after every step. A node cut off mid-call (a second Ctrl-C, a
-// kill -9) has no checkpoint; it runs again on resume and its tokens are
-// spent, and counted, again: the server really charged them twice, but the
-// count has only the run that finished.
-func restoreTokens(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread string, budget *llm.Budget) (int, error) {
+// restoreTokens charges budget with the usage (tokens and cost) recorded
+// in the last checkpoint of the unit's thread and returns it (zero for a
+// thread that has none; a checkpoint older than costs has its tokens
+// unpriced). Every token a finished node spent is in a checkpoint: the
+// graph saves one after every step. A node cut off mid-call (a second
+// Ctrl-C, a kill -9) has no checkpoint; it runs again on resume and its
+// tokens are spent, and counted, again: the server really charged them
+// twice, but the count has only the run that finished.
+func restoreTokens(ctx context.Context, g *statgraph.Graph[agents.TaskState], thread string, budget *llm.Budget) (llm.Usage, error) {
 	snap, err := g.State(ctx, thread)
 	switch {
 	case errors.Is(err, statgraph.ErrNoCheckpoint):
-		return 0, nil
+		return llm.Usage{}, nil
 	case err != nil:
-		return 0, fmt.Errorf("read the last checkpoint of %s from the run store: %w", thread, err)
+		return llm.Usage{}, fmt.Errorf("read the last checkpoint of %s from the run store: %w", thread, err)
 	}
-	budget.Restore(snap.State.Tokens)
-	return snap.State.Tokens, nil
+	u := snap.State.Spend()
+	budget.Restore(u)
+	return u, nil
+}
+
+// priceTable returns the prices of the run's models: the built-in table,
+// under tasks.json's defaults.prices, under Prices. It is read once per
+// Dispatcher (Run and RunOne call it before their units start).
+func (d *Dispatcher) priceTable() llm.Prices {
+	d.pricesOnce.Do(func() {
+		p := llm.DefaultPrices()
+		if fp := d.File.Defaults.Prices; fp != nil {
+			over := make(llm.Prices, len(fp))
+			for m, pr := range fp {
+				over[m] = llm.Price{Input: pr.Input, CachedInput: pr.CachedInput, Output: pr.Output}
+			}
+			p = p.With(over)
+		}
+		d.prices = p.With(d.Prices)
+	})
+	return d.prices
 }

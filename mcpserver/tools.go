@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
@@ -32,6 +33,8 @@ type TaskDetail struct {
 	Ran          bool              `json:"ran" jsonschema:"whether the task has a recorded run; attempts and diffs are empty when not"`
 	Phase        string            `json:"phase,omitempty"`
 	Tokens       int               `json:"tokens"`
+	Usage        llm.Usage         `json:"usage" jsonschema:"the task's spend: input, cached input, output and total tokens, cost in US dollars"`
+	CostUSD      *float64          `json:"cost_usd" jsonschema:"the task's cost in US dollars; null when unknown (a model without a price)"`
 	Attempts     []AttemptSummary  `json:"attempts"`
 	ErrorHistory []string          `json:"error_history"`
 	Warnings     []string          `json:"warnings"`
@@ -53,7 +56,9 @@ type AttemptSummary struct {
 	Feedback   string       `json:"feedback,omitempty" jsonschema:"what was sent back to the agent for the next attempt"`
 	Log        string       `json:"log,omitempty" jsonschema:"the tail of the agent's output (an agent CLI's log, or the model's last reply)"`
 	NoProgress bool         `json:"no_progress,omitempty"`
-	Tokens     int          `json:"tokens"`
+	Tokens     int          `json:"tokens" jsonschema:"the task's tokens when the attempt ended"`
+	Usage      llm.Usage    `json:"usage" jsonschema:"what this attempt alone spent, tokens and cost"`
+	CostUSD    *float64     `json:"cost_usd" jsonschema:"this attempt's cost in US dollars; null when unknown"`
 	Commit     string       `json:"commit,omitempty"`
 	Duration   string       `json:"duration,omitempty"`
 	Changes    []FileChange `json:"changes" jsonschema:"the files this attempt's commit changed"`
@@ -77,6 +82,8 @@ type Status struct {
 	Run     control.RunInfo    `json:"run" jsonschema:"whether this server's run is going on, or how its last run ended"`
 	Running []control.TaskInfo `json:"running" jsonschema:"the tasks in progress, with their node and attempt"`
 	Waiting []control.TaskInfo `json:"waiting" jsonschema:"the tasks waiting for answer_escalation, with their question"`
+	Usage   llm.Usage          `json:"usage" jsonschema:"what the plan's tasks spent together, tokens and cost"`
+	CostUSD *float64           `json:"cost_usd" jsonschema:"the plan's cost in US dollars; null when some of it is unknown (a model without a price)"`
 }
 
 // Answered is answer_escalation's result.
@@ -125,6 +132,7 @@ func (h *handlers) getTask(ctx context.Context, _ *mcp.CallToolRequest, in GetTa
 		return nil, TaskDetail{}, h.explain(err)
 	}
 	d.Ran, d.Phase, d.Tokens, d.Decision, d.Branch = true, hist.Phase, hist.Tokens, hist.Decision, hist.Branch
+	d.Usage, d.CostUSD = hist.Usage, hist.CostUSD
 	d.ErrorHistory, d.Warnings, d.Changes = hist.ErrorHistory, hist.Warnings, changes(hist.Diff)
 	d.Selection = hist.Selection
 	if in.Diff {
@@ -132,7 +140,7 @@ func (h *handlers) getTask(ctx context.Context, _ *mcp.CallToolRequest, in GetTa
 	}
 	for _, a := range hist.Attempts {
 		s := AttemptSummary{N: a.N, Passed: a.Passed, Summary: a.Summary, Errors: a.Errors, Feedback: a.Feedback, Log: a.Log,
-			NoProgress: a.NoProgress, Tokens: a.Tokens, Commit: a.Commit, Duration: a.Duration, Changes: changes(a.Diff)}
+			NoProgress: a.NoProgress, Tokens: a.Tokens, Usage: a.Usage, CostUSD: a.Usage.KnownCost(), Commit: a.Commit, Duration: a.Duration, Changes: changes(a.Diff)}
 		if s.Errors == nil {
 			s.Errors = []string{}
 		}
@@ -212,6 +220,8 @@ func (h *handlers) status(ctx context.Context, _ *mcp.CallToolRequest, _ StatusI
 			s.Running = append(s.Running, t)
 		}
 	}
+	s.Usage = control.TotalUsage(all)
+	s.CostUSD = s.Usage.KnownCost()
 	return nil, s, nil
 }
 

@@ -15,8 +15,9 @@ import (
 // and value. Unknown fields are not looked at: they stay in the tree and are
 // written back as they were. null counts as absent for every optional field.
 
-// settingKeys are the statgraph fields a defaults object may hold.
-var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files", "approve_plan", "land", "attempts", "candidates", "judge"}
+// settingKeys are the statgraph fields a defaults object may hold; a task
+// may hold them too, but for "prices".
+var settingKeys = []string{"max_retries", "test_cmd", "lint_cmd", "checks", "review", "workdir", "executor", "model", "on_exhausted", "budget_tokens", "budget_usd", "timeout", "request_timeout", "limits", "sandbox", "setup_cmd", "copy_files", "approve_plan", "land", "attempts", "candidates", "judge", "prices"}
 
 // taskList decodes an array of task objects; parent is nil for top-level
 // tasks. inherited holds the settings a task takes when it leaves them out.
@@ -118,6 +119,7 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	}
 	s.MaxRetries = d.count(obj, "max_retries", id)
 	s.BudgetTokens = d.count(obj, "budget_tokens", id)
+	s.BudgetUSD = d.amount(obj, "budget_usd", id, "")
 	s.TestCmd = d.command(obj, "test_cmd", id)
 	s.LintCmd = d.command(obj, "lint_cmd", id)
 	s.SetupCmd = d.command(obj, "setup_cmd", id)
@@ -147,6 +149,7 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 		d.add(obj.get("land").off, id, `unknown land %q (want "serial", or leave it out)`, s.Land)
 	}
 	if strict {
+		s.Prices = d.prices(obj)
 		for _, m := range obj.members {
 			if !contains(settingKeys, m.key) {
 				d.add(m.keyOff, id, "unknown field %q in defaults (known: %s)", m.key, strings.Join(settingKeys, ", "))
@@ -172,6 +175,21 @@ func (s Defaults) merge(base Defaults) Defaults {
 	}
 	if s.BudgetTokens == nil {
 		s.BudgetTokens = base.BudgetTokens
+	}
+	if s.BudgetUSD == nil {
+		s.BudgetUSD = base.BudgetUSD
+	}
+	if s.Prices == nil {
+		s.Prices = base.Prices
+	} else if base.Prices != nil {
+		merged := make(map[string]Price, len(base.Prices)+len(s.Prices))
+		for k, v := range base.Prices {
+			merged[k] = v
+		}
+		for k, v := range s.Prices {
+			merged[k] = v
+		}
+		s.Prices = merged
 	}
 	if s.TestCmd.IsZero() {
 		s.TestCmd = base.TestCmd
@@ -230,7 +248,7 @@ func (s Defaults) merge(base Defaults) Defaults {
 }
 
 func (t *Task) applySettings(s Defaults) {
-	t.MaxRetries, t.BudgetTokens = s.MaxRetries, s.BudgetTokens
+	t.MaxRetries, t.BudgetTokens, t.BudgetUSD = s.MaxRetries, s.BudgetTokens, s.BudgetUSD
 	t.TestCmd, t.LintCmd, t.Checks, t.Review, t.Sandbox = s.TestCmd, s.LintCmd, s.Checks, s.Review, s.Sandbox
 	t.SetupCmd, t.CopyFiles, t.ApprovePlan = s.SetupCmd, s.CopyFiles, s.ApprovePlan
 	t.Workdir, t.Model, t.Executor, t.OnExhausted = s.Workdir, s.Model, s.Executor, s.OnExhausted
@@ -241,7 +259,7 @@ func (t *Task) applySettings(s Defaults) {
 // settings returns the task's effective settings, for its subtasks to inherit.
 func (t *Task) settings() Defaults {
 	return Defaults{
-		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens,
+		MaxRetries: t.MaxRetries, BudgetTokens: t.BudgetTokens, BudgetUSD: t.BudgetUSD,
 		TestCmd: t.TestCmd, LintCmd: t.LintCmd, Checks: t.Checks, Review: t.Review, Sandbox: t.Sandbox,
 		SetupCmd: t.SetupCmd, CopyFiles: t.CopyFiles, ApprovePlan: t.ApprovePlan,
 		Workdir: t.Workdir, Model: t.Model, Executor: t.Executor, OnExhausted: t.OnExhausted,

@@ -123,6 +123,7 @@ type Defaults struct {
 	Model        string
 	OnExhausted  string
 	BudgetTokens *int
+	BudgetUSD    *float64
 	Checks       []Check
 	Review       *bool
 	ApprovePlan  *bool
@@ -135,6 +136,9 @@ type Defaults struct {
 	Attempts                *int
 	Candidates              []Candidate
 	Judge                   *Judge
+	// Prices ("prices", in the defaults object only) price models by
+	// name, over the built-in table; nil means none given.
+	Prices map[string]Price
 }
 
 // SandboxSettings is a task's "sandbox" object: how its checks, setup_cmd
@@ -232,6 +236,9 @@ type Task struct {
 	Model            string
 	OnExhausted      string // "" means OnExhaustedFail
 	BudgetTokens     *int   // nil: no per-task budget
+	// BudgetUSD ("budget_usd") is the task's budget in US dollars; nil:
+	// none.
+	BudgetUSD *float64
 	// Checks ("checks") are more commands the verifier runs besides
 	// test_cmd and lint_cmd, each with its own enforcement mode:
 	//

@@ -37,7 +37,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it; task 4 is blocked until it is fixed, and so are the tasks that depend on it`,
 		}},
 		{file: "defaults", want: []string{
-			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, timeout, request_timeout, limits, sandbox, setup_cmd, copy_files, approve_plan, land, attempts, candidates, judge)`,
+			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, budget_usd, timeout, request_timeout, limits, sandbox, setup_cmd, copy_files, approve_plan, land, attempts, candidates, judge, prices)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm", a preset (aider, claude, codex, gemini, opencode, qwen) or {"command": ["program", "arg", ...]}`,
 		}},
 		{file: "dupkeys", want: []string{
@@ -121,7 +121,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:19:56: task 5: dependencies[1] is null; want a task id (a number or a string)`,
 			`tasks.json:19:75: task 5: "subtasks" is an object; want an array of task objects`,
 		}, warn: []string{
-			`tasks.json:9:17: task 1: unknown status "wip": the task will not run (known: pending, in-progress, done, completed, review, failed, blocked, cancelled, deferred, interrupted)`,
+			`tasks.json:9:17: task 1: unknown status "wip": the task will not run (known: pending, in-progress, done, completed, review, failed, blocked, cancelled, deferred, interrupted, parked)`,
 		}},
 		{file: "unclosed", want: []string{
 			`tasks.json:2:12: invalid JSON: array starting here is not closed before the end of file`,

@@ -68,6 +68,10 @@ type Config struct {
 	// Logf receives one line per retry, with the API key removed. nil means
 	// silent.
 	Logf func(format string, args ...any)
+	// Prices prices each call's tokens (Usage.CostUSD); nil means
+	// DefaultPrices. A model with no price there has its tokens counted as
+	// Usage.Unpriced.
+	Prices Prices
 }
 
 // ConfigFromEnv returns a Config with APIKey from OPENAI_API_KEY, BaseURL
@@ -117,6 +121,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Sleep == nil {
 		cfg.Sleep = clock.Sleep
 	}
+	if cfg.Prices == nil {
+		cfg.Prices = defaultPrices
+	}
 	secret.Add(cfg.APIKey)
 	hc := http.Client{}
 	if cfg.HTTPClient != nil {
@@ -137,17 +144,40 @@ func New(cfg Config) (*Client, error) {
 // Model returns the model name requests use when they name none.
 func (c *Client) Model() string { return c.cfg.Model }
 
-// UsageOf returns the token usage a response reports.
+// UsageOf returns the token usage a response reports, cached input tokens
+// (prompt_tokens_details.cached_tokens) included; it has no cost.
 func UsageOf(resp openai.ChatCompletionResponse) Usage {
-	return Usage{
+	u := Usage{
 		Prompt:     resp.Usage.PromptTokens,
 		Completion: resp.Usage.CompletionTokens,
 		Total:      resp.Usage.TotalTokens,
 	}
+	if d := resp.Usage.PromptTokensDetails; d != nil {
+		u.Cached = d.CachedTokens
+	}
+	return u
+}
+
+// usageOf returns the usage resp reports, priced at the requested model's
+// price ("": the Client's model), else at the price of the model that
+// answered, else unpriced.
+func (c *Client) usageOf(model string, resp openai.ChatCompletionResponse) Usage {
+	if model == "" {
+		model = c.cfg.Model
+	}
+	u := UsageOf(resp)
+	if _, ok := c.cfg.Prices.Price(model); !ok && resp.Model != "" {
+		if _, ok := c.cfg.Prices.Price(resp.Model); ok {
+			model = resp.Model
+		}
+	}
+	return c.cfg.Prices.Priced(model, u)
 }
 
 // Chat sends req (with the Client's model if req.Model is empty) and returns
-// the response, charging its usage to budget (nil: unlimited).
+// the response, charging its usage, priced with Config.Prices, to budget
+// (nil: unlimited). A usage that cannot be real (Usage.Check) is not
+// charged; the budget keeps a warning (Budget.TakeWarnings).
 //
 // The call is refused with an error matching [ErrBudget] if budget is spent
 // (checked with estimate 0). A 429 or 402 saying the quota or credit is
@@ -171,7 +201,7 @@ func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, bud
 			if err != nil {
 				end(err, obs.Int("statgraph.llm.attempts", attempts))
 			} else {
-				end(nil, callAttrs(resp, attempts)...)
+				end(nil, callAttrs(resp, c.usageOf(req.Model, resp), attempts)...)
 			}
 		}()
 	}
@@ -187,7 +217,7 @@ func (c *Client) Chat(ctx context.Context, req openai.ChatCompletionRequest, bud
 			return openai.ChatCompletionResponse{}, err
 		}
 		if f == nil {
-			budget.Add(UsageOf(resp))
+			budget.Add(c.usageOf(req.Model, resp))
 			return resp, nil
 		}
 		f.err.Attempts = attempt

@@ -282,13 +282,13 @@ func TestBudget(t *testing.T) {
 // task's limit but not against the run's global budget.
 func TestBudgetRestore(t *testing.T) {
 	var unlimited *Budget
-	unlimited.Restore(5)
+	unlimited.Restore(Usage{Total: 5})
 	assert.Zero(t, unlimited.Spent())
 
 	global := NewBudget(1000, nil)
 	task := NewBudget(100, global)
-	task.Restore(90)
-	task.Restore(-3)
+	task.Restore(Usage{Total: 90})
+	task.Restore(Usage{Total: -3})
 	assert.Equal(t, 90, task.Spent())
 	assert.Zero(t, global.Spent(), "restored spend is not charged to the global budget")
 	require.NoError(t, task.Check(10))

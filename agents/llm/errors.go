@@ -36,8 +36,9 @@ var (
 	// ErrServer: the server failed (HTTP 5xx), timed out or could not be
 	// reached, through every retry.
 	ErrServer = errors.New("llm: server failed or unreachable")
-	// ErrBudget: a token budget is spent; the call was not made.
-	ErrBudget = errors.New("llm: token budget exhausted")
+	// ErrBudget: a budget (tokens or dollars) is spent; the call was not
+	// made. The error is a *[BudgetError].
+	ErrBudget = errors.New("llm: budget exhausted")
 	// ErrInvalidPlan: the model's plan was not valid JSON with the required
 	// fields, even after one repair round.
 	ErrInvalidPlan = errors.New("llm: invalid plan")

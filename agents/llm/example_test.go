@@ -78,7 +78,7 @@ func ExampleBudget_Check() {
 	fmt.Println(task.Check(0))
 	fmt.Println(global.Spent())
 	// Output:
-	// llm: token budget exhausted: task budget of 500 tokens spent (520 used); raise budget_tokens or lower the work per task
+	// llm: budget exhausted: task budget of 500 tokens spent (520 used); raise budget_tokens or lower the work per task
 	// 520
 }
 

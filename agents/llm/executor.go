@@ -113,7 +113,7 @@ func (c *Client) Execute(ctx context.Context, fsys FileSystem, req ExecRequest, 
 			return res, fmt.Errorf("executor: task %s, turn %d: %w", req.Task.ID, res.Turns+1, err)
 		}
 		res.Turns++
-		res.Usage = res.Usage.plus(UsageOf(resp))
+		res.Usage = res.Usage.Plus(c.usageOf(chat.Model, resp))
 		var msg openai.ChatCompletionMessage
 		if len(resp.Choices) > 0 {
 			msg = resp.Choices[0].Message

@@ -154,7 +154,7 @@ func TestExecuteWritesAndFinishes(t *testing.T) {
 	budget := NewBudget(0, nil)
 	res, err := c.Execute(t.Context(), fsys, execReq, budget)
 	require.NoError(t, err)
-	assert.Equal(t, ExecResult{Summary: "added parse.go", Turns: 2, Usage: Usage{Prompt: 67, Completion: 23, Total: 90}, ToolCalls: 2, Finished: true,
+	assert.Equal(t, ExecResult{Summary: "added parse.go", Turns: 2, Usage: Usage{Prompt: 67, Completion: 23, Total: 90, Unpriced: 90}, ToolCalls: 2, Finished: true,
 		LastReply: `→ finish {"summary":"added parse.go"}`}, res)
 	assert.Equal(t, 90, budget.Spent())
 	assert.Equal(t, map[string]string{"parse.go": "package p\n"}, fsys.snapshot())

@@ -170,7 +170,7 @@ func (c *Client) chatRepair(ctx context.Context, req openai.ChatCompletionReques
 		if err != nil {
 			return answer, total, parseErr, err
 		}
-		total = total.plus(UsageOf(resp))
+		total = total.Plus(c.usageOf(req.Model, resp))
 		answer = ""
 		if len(resp.Choices) > 0 {
 			answer = resp.Choices[0].Message.Content

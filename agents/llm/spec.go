@@ -268,7 +268,7 @@ func (c *Client) specCall(ctx context.Context, budget *Budget, what, system, use
 		req.ResponseFormat = nil
 		var more Usage
 		answer, more, parseErr, err = c.chatRepair(ctx, req, budget, parse, repair)
-		total = total.plus(more)
+		total = total.Plus(more)
 	}
 	switch {
 	case err != nil:

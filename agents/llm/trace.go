@@ -35,18 +35,36 @@ func (c *Client) startCall(ctx context.Context, model string) (context.Context, 
 }
 
 // callAttrs are what a response tells about a call: the model that
-// answered, the response id, the tokens in and out and why it stopped.
-func callAttrs(resp openai.ChatCompletionResponse, attempts int) []obs.Attr {
+// answered, the response id, the tokens in and out (u, as charged), its
+// cost and why it stopped.
+func callAttrs(resp openai.ChatCompletionResponse, u Usage, attempts int) []obs.Attr {
 	reasons := make([]string, len(resp.Choices))
 	for i, ch := range resp.Choices {
 		reasons[i] = string(ch.FinishReason)
 	}
-	return []obs.Attr{
+	return append([]obs.Attr{
 		obs.String("gen_ai.response.model", resp.Model),
 		obs.String("gen_ai.response.id", resp.ID),
-		obs.Int("gen_ai.usage.input_tokens", resp.Usage.PromptTokens),
-		obs.Int("gen_ai.usage.output_tokens", resp.Usage.CompletionTokens),
 		{Key: "gen_ai.response.finish_reasons", Value: reasons},
 		obs.Int("statgraph.llm.attempts", attempts),
+	}, UsageAttrs(u)...)
+}
+
+// UsageAttrs are the trace attributes of a usage: the GenAI conventions'
+// gen_ai.usage.input_tokens and gen_ai.usage.output_tokens, the cached
+// input tokens (gen_ai.usage.cache_read.input_tokens) when there are any,
+// and the cost in US dollars (gen_ai.usage.cost, not in the conventions
+// yet) when it is known.
+func UsageAttrs(u Usage) []obs.Attr {
+	attrs := []obs.Attr{
+		obs.Int("gen_ai.usage.input_tokens", u.Prompt),
+		obs.Int("gen_ai.usage.output_tokens", u.Completion),
 	}
+	if u.Cached > 0 {
+		attrs = append(attrs, obs.Int("gen_ai.usage.cache_read.input_tokens", u.Cached))
+	}
+	if u.CostKnown() {
+		attrs = append(attrs, obs.Float("gen_ai.usage.cost", u.CostUSD))
+	}
+	return attrs
 }

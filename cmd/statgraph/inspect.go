@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/statgraph"
@@ -106,23 +107,24 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	enc := json.NewEncoder(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if !*asJSON {
-		fmt.Fprintln(tw, "TASK\tSTATUS\tPHASE\tATTEMPTS\tTOKENS\tTITLE\tNOTE")
+		fmt.Fprintln(tw, "TASK\tSTATUS\tPHASE\tATTEMPTS\tTOKENS\tCOST\tTITLE\tNOTE")
 	}
 	for _, u := range units {
 		row := statusJSON{ID: u.ID, Title: u.Title, Status: u.Status, Reason: u.Reason, ParkedUntil: u.ParkedUntil, Phase: u.Phase,
-			Attempts: u.Attempt, MaxAttempts: u.MaxAttempts, Tokens: u.Tokens, Land: queues.of(u.ID, u.Status)}
+			Attempts: u.Attempt, MaxAttempts: u.MaxAttempts, Tokens: u.Tokens, Usage: u.Usage, CostUSD: u.CostUSD, Land: queues.of(u.ID, u.Status)}
 		if *asJSON {
 			if err := enc.Encode(row); err != nil {
 				return err
 			}
 			continue
 		}
-		// A task with no recorded run has no phase: "-" for it and its tokens.
-		phase, tokens := "-", "-"
+		// A task with no recorded run has no phase: "-" for it, its tokens
+		// and its cost.
+		phase, tokens, cost := "-", "-", "-"
 		if u.Phase != "" {
-			phase, tokens = u.Phase, fmt.Sprint(u.Tokens)
+			phase, tokens, cost = u.Phase, fmt.Sprint(u.Tokens), llm.FormatUSD(u.Usage.CostUSD, u.CostUSD != nil)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable.String(u.ID), row.Status, phase, row.Attempts, row.MaxAttempts, tokens, clip(u.Title, 40), clip(u.Reason, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", printable.String(u.ID), row.Status, phase, row.Attempts, row.MaxAttempts, tokens, cost, clip(u.Title, 40), clip(u.Reason, 60))
 	}
 	if err := tw.Flush(); err != nil || *asJSON {
 		return err
@@ -130,8 +132,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return queues.print(stdout, units)
 }
 
-// statusJSON is one task's line of status --json. Phase and Tokens come
-// from the run store; they are empty and 0 for a task that has not run.
+// statusJSON is one task's line of status --json. Phase, Tokens and Usage
+// come from the run store; they are empty and 0 for a task that has not
+// run. CostUSD is null when the cost is unknown or the task has not run.
 type statusJSON struct {
 	ID     string `json:"id"`
 	Title  string `json:"title"`
@@ -143,6 +146,8 @@ type statusJSON struct {
 	Attempts    int        `json:"attempts"`
 	MaxAttempts int        `json:"max_attempts"`
 	Tokens      int        `json:"tokens"`
+	Usage       llm.Usage  `json:"usage"`
+	CostUSD     *float64   `json:"cost_usd"`
 	// Land maps each branch statgraph land ran onto to where the task
 	// stands in its queue (dispatch.LandLanded, ...); only for done tasks.
 	Land map[string]landJSON `json:"land,omitempty"`
@@ -188,7 +193,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		enc.SetIndent("", "  ")
 		return enc.Encode(h)
 	}
-	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens\n", printable.String(id), printable.String(h.Title), h.Phase, h.RetryCount, h.MaxRetries, h.Tokens)
+	fmt.Fprintf(stdout, "task %s: %s\nphase %s, %d verification(s) of %d, %d tokens, cost %s\n", printable.String(id), printable.String(h.Title), h.Phase, h.RetryCount, h.MaxRetries, h.Tokens, llm.FormatUSD(h.Usage.CostUSD, h.CostUSD != nil))
 	if h.Plan.Summary != "" {
 		fmt.Fprintf(stdout, "plan: %s\n", printable.String(h.Plan.Summary))
 		for _, step := range h.Plan.Steps {
@@ -200,7 +205,8 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if a.Passed {
 			verdict = "passed"
 		}
-		fmt.Fprintf(stdout, "\nattempt %d  %s  %s  commit %s\n  %s\n", a.N, verdict, a.Duration, short(a.Commit), printable.String(a.Summary))
+		fmt.Fprintf(stdout, "\nattempt %d  %s  %s  commit %s  %d tokens  cost %s\n  %s\n", a.N, verdict, a.Duration, short(a.Commit),
+			a.Usage.Tokens(), llm.FormatUSD(a.Usage.CostUSD, a.Usage.CostKnown()), printable.String(a.Summary))
 		if a.NoProgress {
 			fmt.Fprintln(stdout, "  no progress: the attempt changed nothing")
 		}

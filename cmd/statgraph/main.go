@@ -125,8 +125,9 @@ Usage:
   statgraph version
 
 Run flags, which set up the runs of run, resume, serve and mcp alike:
-  [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--budget N] [--request-timeout D] [--task-timeout D]
-  [--attempts N] [--max-response-bytes N] [--park-max D] [--park-after D] [--no-sandbox] [--allow-env A,B] [--keep-workspaces]
+  [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--budget N] [--budget-usd X] [--prices FILE]
+  [--request-timeout D] [--task-timeout D] [--attempts N] [--max-response-bytes N] [--park-max D] [--park-after D]
+  [--no-sandbox] [--allow-env A,B] [--keep-workspaces]
 Run "statgraph <command> -h" for a command's flags.
 Progress goes to stderr; the summary table and --json output to stdout.
 Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server), OPENAI_API_KEY.

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/internal/printable"
 	"github.com/statgraph/statgraph/internal/secret"
@@ -386,6 +387,9 @@ type unitJSON struct {
 	Tokens    int    `json:"tokens"`
 	ElapsedMS int64  `json:"elapsed_ms"`
 	Branch    string `json:"branch"`
+	// Usage is the task's spend; CostUSD its cost, null when unknown.
+	Usage   llm.Usage `json:"usage"`
+	CostUSD *float64  `json:"cost_usd"`
 	// ParkedUntil is when a task the run left parked resumes.
 	ParkedUntil *time.Time `json:"parked_until,omitempty"`
 }
@@ -400,7 +404,7 @@ func printSummaryJSON(w io.Writer, s dispatch.Summary) error {
 			status = tasks.StatusPending
 		}
 		if err := enc.Encode(unitJSON{ID: u.ID, Title: u.Title, Status: status, Reason: u.Reason, Attempts: u.Attempts,
-			Tokens: u.Tokens, ElapsedMS: u.Elapsed.Milliseconds(), Branch: u.Branch, ParkedUntil: u.ParkedUntil}); err != nil {
+			Tokens: u.Tokens, Usage: u.Usage, CostUSD: u.Usage.KnownCost(), ElapsedMS: u.Elapsed.Milliseconds(), Branch: u.Branch, ParkedUntil: u.ParkedUntil}); err != nil {
 			return err
 		}
 	}
@@ -419,7 +423,7 @@ func printSummary(w io.Writer, s dispatch.Summary, width int) {
 	fmt.Fprintln(w)
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tTOKENS\tBRANCH\tNOTE")
+	fmt.Fprintln(tw, "TASK\tSTATUS\tATTEMPTS\tTOKENS\tCOST\tBRANCH\tNOTE")
 	counts := map[string]int{}
 	for _, u := range s.Units {
 		counts[u.Status]++
@@ -431,7 +435,11 @@ func printSummary(w io.Writer, s dispatch.Summary, width int) {
 		if status == "" {
 			status = tasks.StatusPending
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", printable.String(u.ID), status, u.Attempts, u.Tokens, branch, clip(u.Reason, 70))
+		cost := "-"
+		if u.Usage.Tokens() > 0 {
+			cost = llm.FormatUSD(u.Usage.CostUSD, u.Usage.CostKnown())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", printable.String(u.ID), status, u.Attempts, u.Tokens, cost, branch, clip(u.Reason, 70))
 	}
 	tw.Flush()
 	io.WriteString(w, fitLines(b.String(), width))
@@ -442,4 +450,19 @@ func printSummary(w io.Writer, s dispatch.Summary, width int) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", strings.Join(parts, ", "))
+	if total := s.Usage(); total.Tokens() > 0 {
+		fmt.Fprintf(w, "spent %d tokens (%d cached input), cost %s\n", total.Tokens(), total.Cached, costNote(total))
+	}
+	if s.Stopped != "" {
+		fmt.Fprintf(w, "run stopped: %s\n", s.Stopped)
+	}
+}
+
+// costNote is a total's cost, or "unknown" with how many tokens have no
+// price.
+func costNote(u llm.Usage) string {
+	if u.CostKnown() {
+		return llm.FormatUSD(u.CostUSD, true)
+	}
+	return fmt.Sprintf("unknown (%d tokens without a price; %s for the rest)", u.Unpriced, llm.FormatUSD(u.CostUSD, true))
 }

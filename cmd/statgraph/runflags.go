@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -17,7 +18,9 @@ import (
 type runFlags struct {
 	jobs, budget   int
 	attempts       int
+	budgetUSD      float64
 	model, allow   string
+	prices         string
 	requestTimeout time.Duration
 	taskTimeout    time.Duration
 	parkMax        time.Duration
@@ -32,6 +35,8 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.model, "model", "", "model name for the LLM planner and executor (default $STATGRAPH_MODEL)")
 	fs.IntVar(&r.attempts, "attempts", 0, "candidates per task, side by side, the best one chosen (best-of-N; default 1; a task's \"attempts\" or \"candidates\" wins)")
 	fs.IntVar(&r.budget, "budget", 0, "global token budget for each run (0 = unlimited)")
+	fs.Float64Var(&r.budgetUSD, "budget-usd", 0, "global budget for each run in US dollars, e.g. 5; once spent no task starts and the rest stay pending with the reason (0 = unlimited)")
+	fs.StringVar(&r.prices, "prices", "", "JSON file of model prices in dollars per million tokens, {\"model\": {\"input\", \"cached_input\", \"output\"}}, over the built-in table and tasks.json's defaults.prices")
 	fs.DurationVar(&r.requestTimeout, "request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
 	fs.DurationVar(&r.taskTimeout, "task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
 	fs.DurationVar(&r.parkMax, "park-max", 0, "longest a run waits for a usage limit's reset with a task parked, e.g. 8h; a reset further away ends the task interrupted (default 24h)")
@@ -60,13 +65,25 @@ func (r *runFlags) options() (control.RunOptions, error) {
 		return control.RunOptions{}, usagef("--attempts %d: want 1 to %d candidates per task, or 0 for one", r.attempts, tasks.MaxAttempts)
 	case r.maxResponse < 0:
 		return control.RunOptions{}, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", r.maxResponse)
+	case r.budget < 0:
+		return control.RunOptions{}, usagef("--budget %d: want a number of tokens, or 0 for none", r.budget)
+	case r.budgetUSD < 0 || math.IsNaN(r.budgetUSD) || math.IsInf(r.budgetUSD, 0):
+		return control.RunOptions{}, usagef("--budget-usd %v: want an amount of US dollars such as 5 or 0.50, or 0 for none", r.budgetUSD)
+	}
+	var prices llm.Prices
+	if r.prices != "" {
+		p, err := llm.ReadPrices(r.prices)
+		if err != nil {
+			return control.RunOptions{}, usageError{err.Error()}
+		}
+		prices = p
 	}
 	mc := llm.ConfigFromEnv()
 	if r.model != "" {
 		mc.Model = r.model
 	}
 	mc.Timeout, mc.MaxResponseBytes, mc.ParkAfter = r.requestTimeout, r.maxResponse, r.parkAfter
-	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, NoSandbox: r.noSandbox,
+	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, BudgetUSD: r.budgetUSD, Prices: prices, NoSandbox: r.noSandbox,
 		TaskTimeout: r.taskTimeout, ParkMax: r.parkMax, KeepWorkspaces: r.keep, Attempts: r.attempts}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}

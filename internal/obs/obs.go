@@ -9,16 +9,17 @@ package obs
 import "context"
 
 // Attr is one attribute of an operation. Value is a string, bool, int,
-// int64 or []string; the hook decides what to do with other types.
+// int64, float64 or []string; the hook decides what to do with other types.
 type Attr struct {
 	Key   string
 	Value any
 }
 
-// String, Int and Bool make attributes.
-func String(k, v string) Attr    { return Attr{k, v} }
-func Int(k string, v int) Attr   { return Attr{k, v} }
-func Bool(k string, v bool) Attr { return Attr{k, v} }
+// String, Int, Float and Bool make attributes.
+func String(k, v string) Attr        { return Attr{k, v} }
+func Int(k string, v int) Attr       { return Attr{k, v} }
+func Float(k string, v float64) Attr { return Attr{k, v} }
+func Bool(k string, v bool) Attr     { return Attr{k, v} }
 
 // End finishes an operation with its error (nil when it succeeded) and
 // attributes learned while it ran. It must be called exactly once.

@@ -46,11 +46,33 @@ async function loadAll() {
     state.tasks = new Map(data.tasks.map((t) => [t.id, t]));
     setRun(data.run);
     renderBoard();
+    renderSpend();
     highlightGraph();
     if (state.selected) loadDetail(state.selected);
   } catch (err) {
     message(err.message, true);
   }
+}
+
+// usd shows a cost in US dollars, or "cost unknown" for null (a model
+// without a price): never a made-up $0.
+function usd(c) {
+  if (c === null || c === undefined) return "cost unknown";
+  return "$" + (c < 1 ? c.toFixed(4) : c.toFixed(2));
+}
+
+// renderSpend shows what the plan's tasks spent together.
+function renderSpend() {
+  let tokens = 0, cost = 0, known = true;
+  for (const t of state.tasks.values()) {
+    if (!t.phase) continue;
+    tokens += t.tokens || 0;
+    if (t.cost_usd === null || t.cost_usd === undefined) known = false;
+    else cost += t.cost_usd;
+  }
+  const s = document.getElementById("spend");
+  s.dataset.known = String(known);
+  s.textContent = tokens ? tokens + " tokens · " + usd(known ? cost : null) : "";
 }
 
 function setRun(run) {
@@ -87,7 +109,7 @@ function card(t) {
   const meta = [];
   if (t.node) meta.push(t.node);
   if (t.attempt || t.status !== "pending") meta.push("attempt " + t.attempt + "/" + t.max_attempts);
-  if (t.tokens) meta.push(t.tokens + " tokens");
+  if (t.tokens) meta.push(t.tokens + " tokens", usd(t.cost_usd));
   if (t.status === "parked" && t.parked_until) meta.push("resumes " + new Date(t.parked_until).toLocaleTimeString());
   const c = el("div", { class: "card" + (t.id === state.selected ? " selected" : ""), "data-id": t.id, "data-status": t.status,
       "data-node": t.node || "", "data-attempt": String(t.attempt), onclick: () => select(t.id) },
@@ -147,6 +169,7 @@ function updateTask(t, changedAt) {
     window.sgLatencies.push(Date.now() - Date.parse(changedAt));
   }
   highlightGraph();
+  renderSpend();
   if (t.id === state.selected) scheduleDetail();
 }
 
@@ -201,7 +224,7 @@ async function loadDetail(id) {
   }
   if (id !== state.selected) return;
   const kids = [el("h2", {}, "Task " + h.id + ": " + h.title),
-    el("p", { class: "summary" }, "phase " + h.phase + " · " + h.retry_count + " verification(s) of " + (h.max_retries || 3) + " · " + h.tokens + " tokens")];
+    el("p", { class: "summary" }, "phase " + h.phase + " · " + h.retry_count + " verification(s) of " + (h.max_retries || 3) + " · " + h.tokens + " tokens · " + usd(h.cost_usd))];
   if (h.plan && h.plan.summary) kids.push(el("p", { class: "plan" }, "Plan: " + h.plan.summary));
   if (h.selection) kids.push(candidates(h.id, h.selection));
   for (const a of h.attempts) kids.push(attempt(a));
@@ -231,11 +254,18 @@ function candidates(id, sel) {
   return box;
 }
 
+// attemptSpend is what one attempt spent, as " · N tokens · $C", or "".
+function attemptSpend(u) {
+  const n = u ? u.total_tokens || (u.input_tokens || 0) + (u.output_tokens || 0) : 0;
+  if (!n) return "";
+  return " · " + n + " tokens · " + usd(u.unpriced_tokens ? null : u.cost_usd || 0);
+}
+
 function attempt(a) {
   const verdict = a.passed ? "passed" : "failed";
   const box = el("div", { class: "attempt", "data-n": String(a.n) },
     el("h3", {}, "Attempt " + a.n + " ", el("span", { class: "verdict " + verdict }, verdict),
-      a.duration ? " · " + a.duration : "", a.tokens ? " · " + a.tokens + " tokens" : ""));
+      a.duration ? " · " + a.duration : "", attemptSpend(a.usage)));
   if (a.summary) box.append(el("div", { class: "label" }, "Agent's summary"), el("pre", { class: "agent-log" }, a.summary));
   if (a.log) box.append(el("div", { class: "label" }, "Agent's log (tail)"), el("pre", { class: "agent-tail" }, a.log));
   if (a.no_progress) box.append(el("p", {}, "No progress: the attempt changed nothing."));
