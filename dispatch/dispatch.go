@@ -47,7 +47,11 @@ type Dispatcher struct {
 	// executor run without a planner.
 	Model llm.Config
 	// Budget is the global token budget shared by every unit; nil means
-	// unlimited.
+	// unlimited. Once it is spent, no new unit starts: the ready units
+	// stay pending with the reason (EventHeld), and a unit whose model
+	// call it refuses ends pending too, to continue from its checkpoint in
+	// a run with budget left. With a Ledger (llm.NewSharedBudget) the
+	// spend is the one total of a run's units on every worker.
 	Budget *llm.Budget
 	// Ask answers the escalation of a unit with on_exhausted "ask": it
 	// returns "retry", "skip" or "abort". Nil means the unit fails.
@@ -124,6 +128,14 @@ const (
 	EventProgress EventKind = "progress" // a unit's graph moved: Phase, Attempt
 	EventFinish   EventKind = "finish"   // a unit ended: Status, Reason
 	EventBlocked  EventKind = "blocked"  // a unit was blocked by a dependency
+	// EventQuestion: a unit with on_exhausted "ask" ran out of retries and
+	// asks its operator retry, skip or abort; Reason sums up its errors.
+	// It is sent before Ask is called, and also when there is no Ask (the
+	// unit then ends interrupted, waiting for an answer).
+	EventQuestion EventKind = "question"
+	// EventHeld: the run's budget is spent, so a ready unit was not
+	// started; it stays pending with Reason.
+	EventHeld EventKind = "held"
 )
 
 // Event is a progress report about one unit.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -113,6 +114,11 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 			d.report(Event{Kind: EventBlocked, Unit: b.ID, Title: r.Title, Status: tasks.StatusBlocked, Reason: b.Reason})
 		}
 		var start []string
+		if err := d.budgetSpent(); err != nil {
+			d.holdReady(ready, status, results, err)
+			sv.dirty = true
+			return nil, nil
+		}
 		for running+len(start) < jobs && !d.stopping() {
 			id, ok := ready.pop()
 			if !ok {
@@ -224,6 +230,37 @@ func (d *Dispatcher) startUnit(ctx context.Context, plan Plan, deps []string, id
 		res := d.runOn(ctx, r, plan, id, deps, &rec)
 		finished <- unitOutcome{res: res, rec: rec}
 	})
+}
+
+// holdReady leaves every ready unit pending, with the reason that the
+// run's budget is spent (err, from its Check), and reports each as held:
+// no new work starts once the budget is spent.
+func (d *Dispatcher) holdReady(ready *readiness, status map[string]string, results map[string]*UnitResult, err error) {
+	reason := budgetReason(err)
+	for {
+		id, ok := ready.pop()
+		if !ok {
+			return
+		}
+		status[id] = tasks.StatusPending
+		r := results[id]
+		r.Status, r.Reason = tasks.StatusPending, reason
+		if d.File.SetStatus(id, tasks.StatusPending, reason) == nil {
+			d.report(Event{Kind: EventHeld, Unit: id, Title: r.Title, Status: tasks.StatusPending, Reason: reason})
+		}
+	}
+}
+
+// budgetSpent returns an error matching llm.ErrBudget, naming the run's
+// budget, when it is spent; nil when there is none or it is not.
+func (d *Dispatcher) budgetSpent() error {
+	return llm.NewBudget(0, d.Budget).Check(0)
+}
+
+// budgetReason is the reason a unit left pending because the run's
+// budget is spent (err says which and how much) gives.
+func budgetReason(err error) string {
+	return "not started, the run's budget is spent: " + oneLine(err.Error())
 }
 
 // unitOutcome is what a unit's goroutine hands the loop: its result for the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
@@ -44,7 +45,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 	defer func() { ut.end(res) }()
 	var ws *workspace.Workspace
 	finish := func(r tasks.Outcome, branch string) UnitResult {
-		if ws != nil && branch != "" && r.Status != tasks.StatusInterrupted && !d.KeepWorkspaces {
+		if ws != nil && branch != "" && r.Status != tasks.StatusInterrupted && r.Status != tasks.StatusPending && !d.KeepWorkspaces {
 			_, err := ws.Remove()
 			if err == nil && tasks.IsDone(r.Status) {
 				err = keepLayer(plan, id)
@@ -123,6 +124,12 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, id string, deps []s
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case errors.Is(err, statgraph.ErrInterrupted):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
+	case errors.Is(err, llm.ErrBudget) && d.budgetSpent() != nil:
+		// The run's budget is spent (not the task's own): the task stops
+		// before the call, its last step checkpointed, and continues in a
+		// run with budget left.
+		return finish(tasks.Outcome{Status: tasks.StatusPending, Reason: "stopped before a model call or agent CLI, the run's budget is spent: " + oneLine(err.Error()),
+			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch)
 	case err != nil:
 		r := fail(state, err)
 		r.Branch = branch
@@ -199,11 +206,16 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 				err = e
 			}
 		}
-		if !errors.Is(err, statgraph.ErrInterrupted) || d.Ask == nil || len(res.Interrupts) == 0 {
+		if !errors.Is(err, statgraph.ErrInterrupted) || len(res.Interrupts) == 0 {
 			return state, err
 		}
 		esc, perr := decodeEscalation(res.Interrupts[0].Payload)
 		if perr != nil {
+			return state, err
+		}
+		d.report(Event{Kind: EventQuestion, Unit: id, Title: t.Title, Attempt: esc.Attempts, MaxAttempts: state.MaxRetries,
+			Reason: questionReason(esc), Elapsed: time.Since(start)})
+		if d.Ask == nil {
 			return state, err
 		}
 		answer, aerr := d.Ask(ctx, id, esc)
@@ -212,6 +224,16 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 		}
 		resume, resuming = answer, true
 	}
+}
+
+// questionReason sums up an escalation for EventQuestion: the attempts
+// and the last error.
+func questionReason(e agents.Escalation) string {
+	r := fmt.Sprintf("failed %d attempts; retry, skip or abort?", e.Attempts)
+	if n := len(e.Errors); n > 0 {
+		r += " Last error: " + oneLine(e.Errors[n-1])
+	}
+	return r
 }
 
 // errDeadline is the cause of a unit's context when its deadline passes.

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"fmt"
 	"sync"
 )
@@ -42,6 +43,7 @@ func (u Usage) tokens() int {
 type Budget struct {
 	limit  int
 	parent *Budget
+	ledger Ledger // the shared total (NewSharedBudget); nil: this count only
 
 	mu    sync.Mutex // guards spent
 	spent int
@@ -73,10 +75,17 @@ func (b *Budget) Check(estimate int) error {
 	name := "task budget"
 	for cur := b; cur != nil; cur = cur.parent {
 		if cur.limit > 0 {
-			spent := cur.Spent()
+			spent, err := cur.total()
+			if err != nil {
+				return fmt.Errorf("%s: read the spend shared with other workers: %w", name, err)
+			}
 			if spent >= cur.limit || spent+estimate > cur.limit {
-				return fmt.Errorf("%w: %s of %d tokens spent (%d used); raise budget_tokens or lower the work per task",
-					ErrBudget, name, cur.limit, spent)
+				raise := "raise budget_tokens or lower the work per task"
+				if cur != b {
+					raise = "run statgraph resume with a larger --budget to continue"
+				}
+				return fmt.Errorf("%w: %s of %d tokens spent (%d used); %s",
+					ErrBudget, name, cur.limit, spent, raise)
 			}
 		}
 		name = "global budget"
@@ -106,5 +115,8 @@ func (b *Budget) Add(u Usage) {
 		cur.mu.Lock()
 		cur.spent += n
 		cur.mu.Unlock()
+		if cur.ledger != nil && n > 0 {
+			_ = cur.ledger.Add(context.Background(), n) // kept in spent when it fails (NewSharedBudget)
+		}
 	}
 }
