@@ -91,6 +91,7 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 		defer cancel()
 		sum, err := p.Dispatcher.Run(runCtx)
 		p.Close()
+		p.Notifier.End(sum, err, time.Since(r.started))
 		info := RunInfo{Started: r.started, Ended: time.Now(), Units: sum.Units}
 		if err != nil {
 			info.Error = err.Error()
@@ -125,7 +126,7 @@ func (c *Control) prepare(ctx context.Context, so StartOptions) (*Prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	p.Dispatcher.Report, p.Dispatcher.Ask = c.report, c.ask
+	p.Dispatcher.Report, p.Dispatcher.Ask = p.Notifier.Report(c.report), c.ask
 	return p, nil
 }
 

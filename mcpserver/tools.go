@@ -75,6 +75,8 @@ type Status struct {
 	Run     control.RunInfo    `json:"run" jsonschema:"whether this server's run is going on, or how its last run ended"`
 	Running []control.TaskInfo `json:"running" jsonschema:"the tasks in progress, with their node and attempt"`
 	Waiting []control.TaskInfo `json:"waiting" jsonschema:"the tasks waiting for answer_escalation, with their question"`
+	// Workers is set for a plan whose runs went to a queue (statgraph run --queue).
+	Workers []control.WorkerInfo `json:"workers,omitempty" jsonschema:"the workers of the queue the plan's runs used (statgraph run --queue): alive or not, last seen, the tasks they hold with their run's limits"`
 }
 
 // Answered is answer_escalation's result.
@@ -193,7 +195,11 @@ func (h *handlers) status(ctx context.Context, _ *mcp.CallToolRequest, _ StatusI
 	if err != nil {
 		return nil, Status{}, h.explain(err)
 	}
-	s := Status{Counts: map[string]int{}, Run: h.ctl.Run(), Running: []control.TaskInfo{}, Waiting: []control.TaskInfo{}}
+	workers, err := h.ctl.Workers(ctx)
+	if err != nil {
+		return nil, Status{}, h.explain(err)
+	}
+	s := Status{Counts: map[string]int{}, Run: h.ctl.Run(), Running: []control.TaskInfo{}, Waiting: []control.TaskInfo{}, Workers: workers}
 	for _, t := range all {
 		s.Counts[t.Status]++
 		if t.Question != nil {

@@ -120,6 +120,9 @@ type Defaults struct {
 	// model request. 0 leaves the CLI's (or dispatch.Dispatcher's) value in place.
 	Timeout, RequestTimeout time.Duration
 	Limits                  Limits
+	// Notify is defaults' "notify" only (a task has none): the URL a run
+	// POSTs its notifications to when --notify gives none; "" for none.
+	Notify string
 }
 
 // SandboxSettings is a task's "sandbox" object: how its checks, setup_cmd

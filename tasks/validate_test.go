@@ -32,7 +32,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it`,
 		}},
 		{"defaults", []string{
-			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, timeout, request_timeout, limits, sandbox, setup_cmd, copy_files)`,
+			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, timeout, request_timeout, limits, sandbox, setup_cmd, copy_files, notify)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm", a preset (aider, claude, codex, gemini, opencode, qwen) or {"command": ["program", "arg", ...]}`,
 		}},
 		{"dupkeys", []string{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ type runFlags struct {
 	maxResponse    int64
 	noSandbox      bool
 	keep           bool
+	notify         control.Notify
 }
 
 func (r *runFlags) register(fs *flag.FlagSet) {
@@ -33,6 +35,8 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&r.noSandbox, "no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see docs/sandbox-and-secrets.md)")
 	fs.StringVar(&r.allow, "allow-env", "", "comma-separated environment variables (NAME or PREFIX*) to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them. For serve and mcp, also all that a task added through them may name in its \"env\"")
 	fs.BoolVar(&r.keep, "keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
+	fs.StringVar(&r.notify.URL, "notify", "", "POST a JSON summary (with a Slack-compatible \"text\") to `URL` when the run ends and when a task asks a question (default: tasks.json defaults.notify)")
+	fs.StringVar(&r.notify.Cmd, "notify-cmd", "", "run the shell `command` CMD for each notification instead, with the JSON on its standard input")
 }
 
 // options returns the run settings the flags give: the model from the
@@ -47,6 +51,11 @@ func (r *runFlags) options() (control.RunOptions, error) {
 		return control.RunOptions{}, usagef("--task-timeout %s: want a positive duration such as 20m, or 0 for none", r.taskTimeout)
 	case r.maxResponse < 0:
 		return control.RunOptions{}, usagef("--max-response-bytes %d: want a positive number of bytes, or 0 for the default (4 MiB)", r.maxResponse)
+	case r.notify.URL != "" && r.notify.Cmd != "":
+		return control.RunOptions{}, usagef("--notify and --notify-cmd: give one; --notify-cmd runs instead of the POST")
+	}
+	if u, err := url.Parse(r.notify.URL); r.notify.URL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return control.RunOptions{}, usagef("--notify %q: want an http:// or https:// URL, such as a Slack incoming webhook's", r.notify.URL)
 	}
 	mc := llm.ConfigFromEnv()
 	if r.model != "" {
@@ -54,7 +63,7 @@ func (r *runFlags) options() (control.RunOptions, error) {
 	}
 	mc.Timeout, mc.MaxResponseBytes = r.requestTimeout, r.maxResponse
 	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, NoSandbox: r.noSandbox,
-		TaskTimeout: r.taskTimeout, KeepWorkspaces: r.keep}
+		TaskTimeout: r.taskTimeout, KeepWorkspaces: r.keep, Notify: r.notify}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
 		o.SandboxProbe = []string{exe, sandboxProbeCmd}
