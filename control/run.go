@@ -155,7 +155,7 @@ func (c *Control) report(e dispatch.Event) {
 	switch e.Kind {
 	case dispatch.EventStart:
 		l.status, l.reason = tasks.StatusInProgress, ""
-	case dispatch.EventFinish, dispatch.EventBlocked:
+	case dispatch.EventFinish, dispatch.EventBlocked, dispatch.EventHeld:
 		l.status, l.reason = e.Status, e.Reason
 	}
 	if e.Phase != "" {
