@@ -213,6 +213,9 @@ func (c CommandExecutor) attempt(ctx context.Context, s TaskState, dir string, s
 	if timeout <= 0 {
 		timeout = DefaultCommandTimeout
 	}
+	if err := c.Budget.Check(0); err != nil {
+		return "", none, fmt.Errorf("command executor: %s not started: %w", argv[0], err)
+	}
 	return c.run(ctx, s, argv, text, timeout, c.tree(), sb)
 }
 

@@ -52,6 +52,10 @@ type Prepared struct {
 	Dispatcher *dispatch.Dispatcher
 	// Reset are the ids RetryFailed sent back to pending.
 	Reset []string
+	// Notifier sends the run's notifications (RunOptions.Notify, else the
+	// file's defaults.notify); nil when there are none to send. The
+	// caller wraps the Dispatcher's Report with it and calls its End.
+	Notifier *Notifier
 
 	lock  *tasks.FileLock
 	close func() error
@@ -142,6 +146,7 @@ func prepareLocked(ctx context.Context, o PrepareOptions, load func(string, stri
 		return nil, err
 	}
 	p.Dispatcher = o.Run.Dispatcher(f, o.Plan.Repo, st)
+	p.Notifier = NewNotifier(o.Run.Notify, f.Defaults.Notify, o.File, o.Run.Log)
 	return p, nil
 }
 

@@ -71,7 +71,8 @@ func RecordedQueue(plan dispatch.Plan) (QueueRecord, error) {
 // queueStore is the workers' run store of a plan, in the queue's Postgres.
 type queueStore struct {
 	statgraph.Checkpointer
-	where string // the queue's URL without its password, for messages
+	pool  *pgxpool.Pool // the queue's Postgres: its workers (Workers)
+	where string        // the queue's URL without its password, for messages
 	close func()
 }
 
@@ -137,5 +138,60 @@ func openQueueStore(ctx context.Context, url string, plan dispatch.Plan) (queueS
 	if remote == "" {
 		remote = plan.Repo
 	}
-	return queueStore{Checkpointer: queue.Scoped(st, remote), where: queue.Redact(url), close: func() { st.Close(); pool.Close() }}, nil
+	return queueStore{Checkpointer: queue.Scoped(st, remote), pool: pool, where: queue.Redact(url), close: func() { st.Close(); pool.Close() }}, nil
+}
+
+// WorkerInfo is a worker of the queue a plan's runs used, as every front
+// end lists it (see Control.Workers).
+type WorkerInfo struct {
+	ID          string     `json:"id"`
+	Host        string     `json:"host"`
+	PID         int        `json:"pid"`
+	Concurrency int        `json:"concurrency"`
+	Started     time.Time  `json:"started"`
+	LastSeen    time.Time  `json:"last_seen"`
+	Stopped     *time.Time `json:"stopped,omitempty"`
+	// Alive: not stopped, and its last heartbeat within queue.Stale.
+	Alive bool `json:"alive"`
+	// Units are the units it holds now.
+	Units []WorkerUnit `json:"units"`
+}
+
+// WorkerUnit is a unit a worker holds, with the limits of its run as the
+// worker applies them (queue.Limits).
+type WorkerUnit struct {
+	Plan   string    `json:"plan"`
+	Unit   string    `json:"unit"`
+	Since  time.Time `json:"since"`
+	Limits string    `json:"limits"`
+}
+
+// Workers returns the workers of the queue the plan's runs used (the
+// queue Options.Queue names, else the one recorded; see queue.Workers),
+// alive first: their last heartbeat, the units they hold with their
+// run's limits. It returns nil when the plan's runs used no queue, or
+// the Control reads an Options.Checkpointer; QueueErr says why when the
+// recorded queue is out of reach. statgraph status --queue, the web UI
+// (GET /api/workers) and MCP (status) all list them through it.
+func (c *Control) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	c.storeMu.Lock()
+	_, err := c.workers(ctx)
+	pool := c.queue.pool
+	c.storeMu.Unlock()
+	if err != nil || pool == nil {
+		return nil, err
+	}
+	ws, err := queue.Workers(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WorkerInfo, len(ws))
+	for i, w := range ws {
+		out[i] = WorkerInfo{ID: w.ID.String(), Host: w.Host, PID: w.PID, Concurrency: w.Concurrency, Started: w.Started,
+			LastSeen: w.LastSeen, Stopped: w.Stopped, Alive: w.Alive, Units: []WorkerUnit{}}
+		for _, u := range w.Units {
+			out[i].Units = append(out[i].Units, WorkerUnit{Plan: u.Plan, Unit: u.Unit, Since: u.Since, Limits: u.Limits.String()})
+		}
+	}
+	return out, nil
 }

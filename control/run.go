@@ -93,6 +93,7 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 		defer cancel()
 		sum, err := p.Dispatcher.Run(runCtx)
 		p.Close()
+		p.Notifier.End(sum, err, time.Since(r.started))
 		info := RunInfo{Started: r.started, Ended: time.Now(), Units: sum.Units}
 		if err != nil {
 			info.Error = err.Error()
@@ -127,7 +128,7 @@ func (c *Control) prepare(ctx context.Context, so StartOptions) (*Prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	p.Dispatcher.Report, p.Dispatcher.Ask = c.report, c.ask
+	p.Dispatcher.Report, p.Dispatcher.Ask = p.Notifier.Report(c.report), c.ask
 	return p, nil
 }
 
@@ -156,7 +157,7 @@ func (c *Control) report(e dispatch.Event) {
 	switch e.Kind {
 	case dispatch.EventStart:
 		l.status, l.reason, l.parkedUntil = tasks.StatusInProgress, "", nil
-	case dispatch.EventFinish, dispatch.EventBlocked:
+	case dispatch.EventFinish, dispatch.EventBlocked, dispatch.EventHeld:
 		l.status, l.reason = e.Status, e.Reason
 	case dispatch.EventParked:
 		until := e.Until

@@ -62,6 +62,9 @@ type RunOptions struct {
 	SandboxHelper []string
 	// KeepWorkspaces keeps each finished task's workspace.
 	KeepWorkspaces bool
+	// Notify is where the run's notifications go (see Notifier); the zero
+	// value means the tasks file's defaults.notify, if any.
+	Notify Notify
 	// Tracer, when set, traces each run as OpenTelemetry spans (run, task,
 	// attempt, node, model calls, checks: see dispatch.Dispatcher.Tracer);
 	// nil traces nothing.

@@ -155,6 +155,15 @@ const (
 	// EventAllParked: nothing runs and nothing can start until the first
 	// reset, Until; the run waits. Sent once each time the run gets there.
 	EventAllParked EventKind = "all-parked"
+	// EventQuestion: a unit with on_exhausted "ask" ran out of retries and
+	// asks its operator retry, skip or abort; Reason sums up its errors.
+	// It is sent before Ask is called, and also when there is no Ask (the
+	// unit then ends interrupted, waiting for an answer).
+	EventQuestion EventKind = "question"
+	// EventHeld: the run's budget is spent, so a unit that would run was
+	// not started; it keeps its status (pending, or interrupted when a
+	// killed run left it in progress) with Reason.
+	EventHeld EventKind = "held"
 )
 
 // Event is a progress report about one unit.

@@ -311,6 +311,7 @@ func (d *Dispatcher) holdForBudget(units []tasks.Unit, status map[string]string,
 			return err
 		}
 		results[u.ID].Reason = reason
+		d.report(Event{Kind: EventHeld, Unit: u.ID, Title: results[u.ID].Title, Status: st, Reason: reason})
 	}
 	return nil
 }

@@ -252,11 +252,16 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 				err = e
 			}
 		}
-		if !errors.Is(err, statgraph.ErrInterrupted) || d.Ask == nil || len(res.Interrupts) == 0 {
+		if !errors.Is(err, statgraph.ErrInterrupted) || len(res.Interrupts) == 0 {
 			return state, err
 		}
 		esc, perr := decodeEscalation(res.Interrupts[0].Payload)
 		if perr != nil {
+			return state, err
+		}
+		d.report(Event{Kind: EventQuestion, Unit: id, Title: t.Title, Attempt: esc.Attempts, MaxAttempts: state.MaxRetries,
+			Reason: questionReason(esc), Elapsed: time.Since(start)})
+		if d.Ask == nil {
 			return state, err
 		}
 		reply, aerr := d.Ask(ctx, id, esc)
@@ -265,6 +270,16 @@ func (d *Dispatcher) invoke(ctx context.Context, g *statgraph.Graph[agents.TaskS
 		}
 		resume, resuming = reply, true
 	}
+}
+
+// questionReason sums up an escalation for EventQuestion: the attempts
+// and the last error.
+func questionReason(e agents.Escalation) string {
+	r := fmt.Sprintf("failed %d attempts; retry, skip or abort?", e.Attempts)
+	if n := len(e.Errors); n > 0 {
+		r += " Last error: " + oneLine(e.Errors[n-1])
+	}
+	return r
 }
 
 // errDeadline is the cause of a unit's context when its deadline passes.

@@ -84,6 +84,8 @@ type Status struct {
 	Waiting []control.TaskInfo `json:"waiting" jsonschema:"the tasks waiting for answer_escalation, with their question"`
 	Usage   llm.Usage          `json:"usage" jsonschema:"what the plan's tasks spent together, tokens and cost"`
 	CostUSD *float64           `json:"cost_usd" jsonschema:"the plan's cost in US dollars; null when some of it is unknown (a model without a price)"`
+	// Workers is set for a plan whose runs went to a queue (statgraph run --queue).
+	Workers []control.WorkerInfo `json:"workers,omitempty" jsonschema:"the workers of the queue the plan's runs used (statgraph run --queue): alive or not, last seen, the tasks they hold with their run's limits"`
 }
 
 // Answered is answer_escalation's result.
@@ -211,7 +213,11 @@ func (h *handlers) status(ctx context.Context, _ *mcp.CallToolRequest, _ StatusI
 	if err != nil {
 		return nil, Status{}, h.explain(err)
 	}
-	s := Status{Counts: map[string]int{}, Run: h.ctl.Run(), Running: []control.TaskInfo{}, Waiting: []control.TaskInfo{}}
+	workers, err := h.ctl.Workers(ctx)
+	if err != nil {
+		return nil, Status{}, h.explain(err)
+	}
+	s := Status{Counts: map[string]int{}, Run: h.ctl.Run(), Running: []control.TaskInfo{}, Waiting: []control.TaskInfo{}, Workers: workers}
 	for _, t := range all {
 		s.Counts[t.Status]++
 		if t.Question != nil {

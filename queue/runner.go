@@ -41,6 +41,9 @@ type Runner struct {
 	// Poll is how often the rows of the waiting units are read (one query
 	// for all of them); 0 means 200ms. Set it before the first RunUnit.
 	Poll time.Duration
+	// Limits are the run's limits every unit job carries (see Limits);
+	// set them before the first RunUnit.
+	Limits Limits
 
 	client *river.Client[pgx.Tx]
 	files  storedFiles
@@ -92,9 +95,9 @@ func (r *Runner) RunUnit(ctx context.Context, plan dispatch.Plan, id string, dep
 		}
 	}
 	for {
-		res, branch, err := r.wait(ctx, pid, id, gen)
+		res, err := r.wait(ctx, pid, id, gen)
 		if !errors.Is(err, errJobEnded) {
-			return dispatch.Ran{Outcome: res, Branch: branch}, err
+			return dispatch.Ran{Outcome: res.taskResult(), Branch: res.Branch, Tokens: res.Tokens}, err
 		}
 		// The job ended with no result (its attempts ran out, or a worker
 		// that lost the unit completed it while another, since dead, held
@@ -191,7 +194,7 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan dispatch.Plan, p
 		return nil
 	}
 	args := UnitArgs{PlanID: pid, Key: plan.Key, File: plan.File, Tag: plan.Tag, Unit: id, Generation: gen, Remote: r.Remote, TasksHash: hash,
-		Base: r.remoteBase(ctx)}
+		Base: r.remoteBase(ctx), Limits: r.Limits}
 	job, err := r.client.InsertTx(ctx, tx, args, nil)
 	if err != nil {
 		return fmt.Errorf("queue: enqueue unit %s: %w", id, err)
@@ -206,22 +209,22 @@ func (r *Runner) enqueueTx(ctx context.Context, tx pgx.Tx, plan dispatch.Plan, p
 // one (errJobEnded), or ctx ends. The unit's row and its job are read by
 // the Runner's one poll loop (see waiters.go) with every other waiting
 // unit's, one query per Poll for all of them.
-func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (tasks.Outcome, string, error) {
+func (r *Runner) wait(ctx context.Context, pid, id string, gen int) (result, error) {
 	key := waitKey{plan: pid, unit: id, gen: gen}
 	ch := r.subscribe(key)
 	defer r.unsubscribe(key)
 	for {
 		select {
 		case <-ctx.Done():
-			return tasks.Outcome{}, "", fmt.Errorf("stopped while unit %s runs on a worker; run statgraph run --queue again to wait for it: %w", id, ctx.Err())
+			return result{}, fmt.Errorf("stopped while unit %s is in the queue; run statgraph run --queue again to wait for it: %w", id, context.Cause(ctx))
 		case o := <-ch:
 			if o.err != nil {
 				if ctx.Err() == nil {
-					return tasks.Outcome{}, "", o.err
+					return result{}, o.err
 				}
 				continue
 			}
-			return o.res.taskResult(), o.res.Branch, nil
+			return *o.res, nil
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // SchemaVersion is the version of statgraph's own tables this build knows.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrateLock is the advisory lock key Migrate holds, so that workers and
 // a coordinator starting together migrate once.
@@ -49,6 +49,26 @@ CREATE TABLE IF NOT EXISTS statgraph_refusals (
 	token      uuid        NOT NULL,
 	worker     uuid        NOT NULL,
 	at         timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS statgraph_spend (
+	run          uuid        PRIMARY KEY,
+	plan         text        NOT NULL,
+	tokens       bigint      NOT NULL DEFAULT 0,
+	usd          numeric     NOT NULL DEFAULT 0,
+	limit_tokens bigint,
+	limit_usd    numeric,
+	started_at   timestamptz NOT NULL DEFAULT now(),
+	updated_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS statgraph_workers (
+	id          uuid        PRIMARY KEY,
+	host        text        NOT NULL,
+	pid         int         NOT NULL,
+	concurrency int         NOT NULL,
+	started_at  timestamptz NOT NULL DEFAULT now(),
+	last_seen   timestamptz NOT NULL DEFAULT now(),
+	stopped_at  timestamptz,
+	units       jsonb       NOT NULL DEFAULT '[]'
 );
 `
 

@@ -35,6 +35,8 @@ type UnitArgs struct {
 	// worker whose clone is at it does not fetch for a unit without
 	// dependencies (a fetch is a few git processes per unit).
 	Base string `json:"base,omitempty"`
+	// Limits are the run's limits, which the worker applies to the unit.
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // Kind is River's name for unit jobs.
@@ -52,6 +54,8 @@ type result struct {
 	Worker       string     `json:"worker"`
 	// Commit is the branch's commit when the result was staged (see stage).
 	Commit string `json:"commit,omitempty"`
+	// Tokens is what the unit's model calls and agent CLIs used.
+	Tokens int `json:"tokens,omitempty"`
 }
 
 func (r result) taskResult() tasks.Outcome {

@@ -77,6 +77,7 @@ type Worker struct {
 	mirrors mirrors
 	files   fileCache
 	lease   time.Duration
+	beat    heartbeat
 }
 
 type unitWorker struct {
@@ -103,6 +104,7 @@ func (w *Worker) Start(ctx context.Context, concurrency int, lease time.Duration
 		lease = DefaultLease
 	}
 	w.mirrors.root, w.lease = w.Root, lease
+	w.beat.nudge = make(chan struct{}, 1)
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &unitWorker{w: w}); err != nil {
 		return nil, err
@@ -157,7 +159,8 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		w.logf("unit %s (%s): result already recorded", a.Unit, a.Key)
 		return nil
 	}
-	w.logf("unit %s (%s): taken, attempt %d", a.Unit, a.Key, attempt)
+	w.logf("unit %s (%s): taken, attempt %d; limits: %s", a.Unit, a.Key, attempt, a.Limits)
+	defer w.beat.hold(a)()
 	m, err := w.mirrors.get(ctx, a.Remote)
 	if err != nil {
 		return err
@@ -221,6 +224,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		w.Configure(d)
 	}
 	d.AllowEnv = w.AllowEnv
+	a.Limits.apply(d, w.Pool)
 	d.StartFrom = func(string) string { return startFrom }
 	// Push the workspace's commit to the remote after every step that
 	// made one, before the step's checkpoint is written (the dispatcher
@@ -266,7 +270,7 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		return fmt.Errorf("unit %s stopped: %w", a.Unit, context.Cause(ctx))
 	}
 	res := result{Status: r.Status, Reason: r.Reason, RetryCount: r.RetryCount, ErrorHistory: r.ErrorHistory,
-		FailedAt: r.FailedAt, ParkedUntil: r.ParkedUntil, Branch: ur.Branch, Worker: w.ID.String()}
+		FailedAt: r.FailedAt, ParkedUntil: r.ParkedUntil, Branch: ur.Branch, Worker: w.ID.String(), Tokens: ur.Tokens}
 	var push func() error
 	if ur.Branch != "" {
 		if res.Commit, err = m.commit(ctx, ur.Branch); err != nil {

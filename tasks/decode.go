@@ -2,7 +2,9 @@ package tasks
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +16,10 @@ import (
 // decode.go turns task objects into Tasks, checking each known field's type
 // and value. Unknown fields are not looked at: they stay in the tree and are
 // written back as they were. null counts as absent for every optional field.
+
+// defaultsOnlyKeys are the fields of the defaults object that are the
+// run's, not a task's.
+var defaultsOnlyKeys = []string{"notify"}
 
 // settingKeys are the statgraph fields a defaults object may hold; a task
 // may hold them too, but for "prices".
@@ -151,8 +157,8 @@ func (d *decoder) settings(obj *node, id string, strict bool) Defaults {
 	if strict {
 		s.Prices = d.prices(obj)
 		for _, m := range obj.members {
-			if !contains(settingKeys, m.key) {
-				d.add(m.keyOff, id, "unknown field %q in defaults (known: %s)", m.key, strings.Join(settingKeys, ", "))
+			if !contains(settingKeys, m.key) && !contains(defaultsOnlyKeys, m.key) {
+				d.add(m.keyOff, id, "unknown field %q in defaults (known: %s)", m.key, strings.Join(slices.Concat(settingKeys, defaultsOnlyKeys), ", "))
 			}
 		}
 	}
@@ -165,7 +171,13 @@ func (d *decoder) defaults(obj *node, base Defaults) Defaults {
 		d.add(obj.off, "", `"defaults" is %s; want an object of statgraph settings (%s)`, describe(obj), strings.Join(settingKeys, ", "))
 		return base
 	}
-	return d.settings(obj, "", true).merge(base)
+	s := d.settings(obj, "", true)
+	s.Notify = d.str(obj, "notify", "")
+	if u, err := url.Parse(s.Notify); s.Notify != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		d.add(obj.get("notify").off, "", `"notify" %q is not an http:// or https:// URL; give the URL run's summaries are POSTed to, e.g. a Slack webhook`, s.Notify)
+		s.Notify = ""
+	}
+	return s.merge(base)
 }
 
 // merge returns s with every unset field taken from base.
@@ -243,6 +255,9 @@ func (s Defaults) merge(base Defaults) Defaults {
 	}
 	if s.Judge == nil {
 		s.Judge = base.Judge
+	}
+	if s.Notify == "" {
+		s.Notify = base.Notify
 	}
 	return s
 }

@@ -139,6 +139,9 @@ type Defaults struct {
 	// Prices ("prices", in the defaults object only) price models by
 	// name, over the built-in table; nil means none given.
 	Prices map[string]Price
+	// Notify is defaults' "notify" only (a task has none): the URL a run
+	// POSTs its notifications to when --notify gives none; "" for none.
+	Notify string
 }
 
 // SandboxSettings is a task's "sandbox" object: how its checks, setup_cmd

@@ -37,7 +37,7 @@ func TestParseBadFiles(t *testing.T) {
 			`tasks.json:13:48: task 4.1: subtask 4.1 depends on its own parent 4; a parent is done only when its subtasks are, so remove it; task 4 is blocked until it is fixed, and so are the tasks that depend on it`,
 		}},
 		{file: "defaults", want: []string{
-			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, budget_usd, timeout, request_timeout, limits, sandbox, setup_cmd, copy_files, approve_plan, land, attempts, candidates, judge, prices)`,
+			`tasks.json:2:16: unknown field "max_retry" in defaults (known: max_retries, test_cmd, lint_cmd, checks, review, workdir, executor, model, on_exhausted, budget_tokens, budget_usd, timeout, request_timeout, limits, sandbox, setup_cmd, copy_files, approve_plan, land, attempts, candidates, judge, prices, notify)`,
 			`tasks.json:2:44: unknown executor "gpt"; want "llm", a preset (aider, claude, codex, gemini, opencode, qwen) or {"command": ["program", "arg", ...]}`,
 		}},
 		{file: "dupkeys", want: []string{

@@ -273,3 +273,23 @@ func TestPresetLimitParks(t *testing.T) {
 		})
 	}
 }
+
+// TestNotifyAllParked: when every task left waits for a limit's reset
+// (tasks one and three done, task two parked), --notify receives an
+// "all-parked" notification naming the reset time, and the run's end
+// notification follows once task two is done.
+func TestNotifyAllParked(t *testing.T) {
+	t.Parallel()
+	m := newLimitModel(t, llmtest.Error(http.StatusTooManyRequests, "Rate limit reached for requests", "rate_limit_exceeded").WithHeader("Retry-After", "3"))
+	l := newListener(t, http.StatusOK)
+	dir := newRepo(t, map[string]string{"tasks.json": parkTasks})
+	r := statgraphEnv(t, dir, m.env(), "run", "--model", "scripted", "--park-after", "1s", "-j", "3", "--notify", l.URL, "tasks.json")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	got := l.events()
+	parked, ok := got["all-parked"]
+	require.True(t, ok, "an all-parked notification: %+v", got)
+	assert.Contains(t, parked.Text, "waits for a usage limit's reset")
+	end, ok := got["end"]
+	require.True(t, ok, "an end notification: %+v", got)
+	assert.Equal(t, map[string]int{"done": 3}, end.Counts)
+}

@@ -47,6 +47,7 @@ func Handler(c *control.Control, token string) http.Handler {
 	mux.HandleFunc("POST /api/tasks/{id}/pick", s.pick)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/run", s.runInfo)
+	mux.HandleFunc("GET /api/workers", s.workers)
 	mux.HandleFunc("POST /api/run", s.start)
 	mux.HandleFunc("POST /api/stop", s.stop)
 	mux.HandleFunc("POST /api/reset", s.reset)
@@ -54,7 +55,7 @@ func Handler(c *control.Control, token string) http.Handler {
 	// Other methods on the API's paths get 405, other paths 404.
 	paths := http.NewServeMux()
 	for _, p := range []string{"/api/tasks", "/api/tasks/{id}", "/api/tasks/{id}/diff", "/api/tasks/{id}/answer", "/api/tasks/{id}/pick",
-		"/api/tasks/{id}/review", "/api/events", "/api/run", "/api/stop", "/api/reset", "/api/graph.svg"} {
+		"/api/tasks/{id}/review", "/api/events", "/api/run", "/api/workers", "/api/stop", "/api/reset", "/api/graph.svg"} {
 		paths.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "method %s is not allowed on %s; see docs/web-and-mcp.md", r.Method, r.URL.Path)
 		})
@@ -328,6 +329,24 @@ func (s *server) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, s.c.Run())
+}
+
+// WorkersResponse is GET /api/workers: the workers of the queue the
+// plan's runs used (none for a plan run in one process).
+type WorkersResponse struct {
+	Workers []control.WorkerInfo `json:"workers"`
+}
+
+func (s *server) workers(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.c.Workers(r.Context())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if ws == nil {
+		ws = []control.WorkerInfo{}
+	}
+	writeJSON(w, http.StatusOK, WorkersResponse{Workers: ws})
 }
 
 func (s *server) runInfo(w http.ResponseWriter, r *http.Request) {

@@ -129,7 +129,45 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := tw.Flush(); err != nil || *asJSON {
 		return err
 	}
-	return queues.print(stdout, units)
+	if err := queues.print(stdout, units); err != nil {
+		return err
+	}
+	workers, err := ctl.Workers(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: the workers are not shown: %v\n", err)
+		return nil
+	}
+	return printWorkers(stdout, workers, time.Now())
+}
+
+// printWorkers lists the workers of the queue a plan's runs used, after
+// status's table; nothing for none.
+func printWorkers(w io.Writer, workers []control.WorkerInfo, now time.Time) error {
+	if len(workers) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nworkers:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tSTATE\tLAST SEEN\tHOST\tPID\tTASKS IN HAND")
+	for _, wi := range workers {
+		state := "alive"
+		switch {
+		case wi.Stopped != nil:
+			state = "stopped"
+		case !wi.Alive:
+			state = "gone"
+		}
+		var units []string
+		for _, u := range wi.Units {
+			units = append(units, fmt.Sprintf("%s (%s)", printable.String(u.Unit), u.Limits))
+		}
+		held := "-"
+		if len(units) > 0 {
+			held = strings.Join(units, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%d\t%s\n", wi.ID[:8], state, now.Sub(wi.LastSeen).Round(time.Second), printable.String(wi.Host), wi.PID, held)
+	}
+	return tw.Flush()
 }
 
 // statusJSON is one task's line of status --json. Phase, Tokens and Usage

@@ -101,7 +101,7 @@ const usage = `statgraph: run a tasks.json through planner -> executor -> verifi
 
 Usage:
   statgraph run [run flags] [--plain] [--json] [--retry-failed] [--wait-for-answers] [--integrate B] [--land B]
-                [--queue URL] [--remote URL] [tasks.json]   run pending tasks (default file: tasks.json)
+                [--queue URL] [--remote URL] [--worker-timeout D] [tasks.json]   run pending tasks (default file: tasks.json)
   statgraph resume [flags] [tasks.json]        continue tasks a crash or Ctrl-C left in progress (run's flags)
   statgraph validate [--tag T] [tasks.json]
   statgraph status [--tag T] [--store F] [--repo DIR] [--queue URL] [--json] [tasks.json]
@@ -127,7 +127,7 @@ Usage:
 Run flags, which set up the runs of run, resume, serve and mcp alike:
   [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--budget N] [--budget-usd X] [--prices FILE]
   [--request-timeout D] [--task-timeout D] [--attempts N] [--max-response-bytes N] [--park-max D] [--park-after D]
-  [--no-sandbox] [--allow-env A,B] [--keep-workspaces]
+  [--no-sandbox] [--allow-env A,B] [--keep-workspaces] [--notify URL | --notify-cmd CMD]
 Run "statgraph <command> -h" for a command's flags.
 Progress goes to stderr; the summary table and --json output to stdout.
 Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server), OPENAI_API_KEY.

@@ -140,7 +140,7 @@ func (p *progress) event(e dispatch.Event) {
 		if e.MaxAttempts > 0 {
 			r.max = e.MaxAttempts
 		}
-	case dispatch.EventFinish, dispatch.EventBlocked:
+	case dispatch.EventFinish, dispatch.EventBlocked, dispatch.EventHeld:
 		r.status, r.attempt = e.Status, max(r.attempt, e.Attempt)
 		if e.Tokens > 0 {
 			r.tokens = e.Tokens

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/control"
 	"github.com/statgraph/statgraph/dispatch"
+	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
 	"golang.org/x/term"
@@ -162,7 +164,8 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	// and running commands (whole process groups) stop now, the units are
 	// marked interrupted and tasks.json is saved; resume repeats the
 	// cancelled step. A second one exits at once, as a kill would.
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, stop := context.WithCancelCause(ctx)
+	cancel := func() { stop(nil) }
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -191,9 +194,12 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 	})
 
 	d := prep.Dispatcher
-	d.Report = p.event
+	d.Report = prep.Notifier.Report(p.event)
+	if q.url == "" && q.workerTimeout != 0 {
+		return exitUsage, usagef("--worker-timeout needs --queue: a local run has no workers to wait for")
+	}
 	if q.url != "" {
-		closeQueue, err := q.coordinate(ctx, d, plan, file)
+		closeQueue, err := q.coordinate(ctx, d, plan, file, ro, stop)
 		if err != nil {
 			return exitFailed, err
 		}
@@ -209,8 +215,13 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		d.Ask = remote
 	}
 	p.start()
+	began := time.Now()
 	sum, err := d.Run(ctx)
 	p.stop()
+	if cause := context.Cause(ctx); errors.Is(cause, queue.ErrNoWorker) {
+		err = cause
+	}
+	prep.Notifier.End(sum, err, time.Since(began))
 	if *asJSON {
 		if err := printSummaryJSON(stdout, sum); err != nil {
 			return exitFailed, err
@@ -240,6 +251,9 @@ func cmdRun(ctx context.Context, name string, args []string, stdout, stderr io.W
 		landFailed = code != exitOK
 	}
 	switch {
+	case errors.Is(err, queue.ErrNoWorker):
+		fmt.Fprintf(stderr, "statgraph: interrupted: %v\n", err)
+		return exitInterrupted, nil
 	case errors.Is(err, dispatch.ErrStopped) || errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "statgraph: interrupted; run `statgraph resume` to continue")
 		return exitInterrupted, nil

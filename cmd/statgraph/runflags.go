@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"math"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ type runFlags struct {
 	maxResponse    int64
 	noSandbox      bool
 	keep           bool
+	notify         control.Notify
 }
 
 func (r *runFlags) register(fs *flag.FlagSet) {
@@ -45,6 +47,8 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&r.noSandbox, "no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see docs/sandbox-and-secrets.md)")
 	fs.StringVar(&r.allow, "allow-env", "", "comma-separated environment variables (NAME or PREFIX*) to pass to agent CLIs besides those their preset or \"env\" names (e.g. MY_AGENT_CONFIG); checks never see them. For serve and mcp, also all that a task added through them may name in its \"env\"")
 	fs.BoolVar(&r.keep, "keep-workspaces", false, "keep each finished task's workspace (default: removed once its branch is published)")
+	fs.StringVar(&r.notify.URL, "notify", "", "POST a JSON summary (with a Slack-compatible \"text\") to `URL` when the run ends and when a task asks a question (default: tasks.json defaults.notify)")
+	fs.StringVar(&r.notify.Cmd, "notify-cmd", "", "run the shell `command` CMD for each notification instead, with the JSON on its standard input")
 }
 
 // options returns the run settings the flags give: the model from the
@@ -69,6 +73,11 @@ func (r *runFlags) options() (control.RunOptions, error) {
 		return control.RunOptions{}, usagef("--budget %d: want a number of tokens, or 0 for none", r.budget)
 	case r.budgetUSD < 0 || math.IsNaN(r.budgetUSD) || math.IsInf(r.budgetUSD, 0):
 		return control.RunOptions{}, usagef("--budget-usd %v: want an amount of US dollars such as 5 or 0.50, or 0 for none", r.budgetUSD)
+	case r.notify.URL != "" && r.notify.Cmd != "":
+		return control.RunOptions{}, usagef("--notify and --notify-cmd: give one; --notify-cmd runs instead of the POST")
+	}
+	if u, err := url.Parse(r.notify.URL); r.notify.URL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return control.RunOptions{}, usagef("--notify %q: want an http:// or https:// URL, such as a Slack incoming webhook's", r.notify.URL)
 	}
 	var prices llm.Prices
 	if r.prices != "" {
@@ -84,7 +93,7 @@ func (r *runFlags) options() (control.RunOptions, error) {
 	}
 	mc.Timeout, mc.MaxResponseBytes, mc.ParkAfter = r.requestTimeout, r.maxResponse, r.parkAfter
 	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, BudgetUSD: r.budgetUSD, Prices: prices, NoSandbox: r.noSandbox,
-		TaskTimeout: r.taskTimeout, ParkMax: r.parkMax, KeepWorkspaces: r.keep, Attempts: r.attempts}
+		TaskTimeout: r.taskTimeout, ParkMax: r.parkMax, KeepWorkspaces: r.keep, Attempts: r.attempts, Notify: r.notify}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
 		o.SandboxProbe = []string{exe, sandboxProbeCmd}

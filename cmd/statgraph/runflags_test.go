@@ -46,7 +46,7 @@ func TestServeAndMCPTakeRunFlags(t *testing.T) {
 	var shared []string
 	fs.VisitAll(func(f *flag.Flag) { shared = append(shared, f.Name) })
 
-	runs := without(flagNames(t, "run"), "plain", "json", "retry-failed", "wait-for-answers", "integrate", "land", "queue", "remote")
+	runs := without(flagNames(t, "run"), "plain", "json", "retry-failed", "wait-for-answers", "integrate", "land", "queue", "remote", "worker-timeout")
 	serves := without(flagNames(t, "serve"), "addr", "token-file", "no-token")
 	mcps := without(flagNames(t, "mcp"))
 	require.Equal(t, runs, serves, "serve's flags besides --addr, --token-file and --no-token")

@@ -138,12 +138,26 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitFailed, err
 	}
 	fmt.Fprintf(stderr, "worker %s: taking tasks from %s, %d at a time, lease %s\n", w.ID, queue.Redact(*url), *concurrency, *lease)
+	fmt.Fprintf(stderr, "worker %s: limits: each task's run's (its --budget, shared with the run's other workers, --task-timeout, "+
+		"--request-timeout, --max-response-bytes, --keep-workspaces), said as each task is taken\n", w.ID)
+	// The worker's row in statgraph_workers, kept up to date until it
+	// stops: status --queue, the web UI and MCP list it.
+	bctx, endBeat := context.WithCancel(ctx)
+	beat := make(chan error, 1)
+	go func() { beat <- w.Heartbeat(bctx, *concurrency) }()
+	defer func() { endBeat(); <-beat }()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	select {
 	case <-sigs:
 	case <-ctx.Done():
+	case err := <-beat:
+		beat <- err // for the deferred wait
+		if err != nil {
+			client.StopAndCancel(context.WithoutCancel(ctx))
+			return exitFailed, err
+		}
 	}
 	fmt.Fprintf(stderr, "worker %s: stopping; running tasks are interrupted and continue from their checkpoints on another worker\n", w.ID)
 	if err := client.StopAndCancel(context.WithoutCancel(ctx)); err != nil {

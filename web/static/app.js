@@ -422,7 +422,29 @@ function wire() {
   });
 }
 
+// loadWorkers lists the workers of the queue the plan's runs used
+// (statgraph run --queue), every 5 s; a plan run here has none and the
+// section stays hidden.
+async function loadWorkers() {
+  try {
+    const data = await api("GET", "/api/workers");
+    const section = document.getElementById("workers");
+    section.hidden = data.workers.length === 0;
+    const items = data.workers.map((w) => {
+      const units = w.units.map((u) => "task " + u.unit + " (" + u.limits + ")").join("; ");
+      return el("li", { class: "worker", "data-alive": String(w.alive) },
+        (w.alive ? "alive" : "gone") + " · " + w.host + " pid " + w.pid + " · " + w.id.slice(0, 8) +
+        " · last seen " + new Date(w.last_seen).toLocaleTimeString() + (units ? " · " + units : " · idle"));
+    });
+    document.getElementById("worker-list").replaceChildren(...items);
+  } catch (err) {
+    message(err.message, true);
+  }
+}
+
 wire();
 loadGraph();
 loadAll();
+loadWorkers();
+setInterval(loadWorkers, 5000);
 connect();

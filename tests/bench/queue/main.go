@@ -9,6 +9,9 @@
 // Each worker takes one unit at a time (--concurrency 1) and has its own
 // state root, as on its own machine; every run gets a fresh database (on
 // the server -pg names, dropped after) and a fresh repository and remote.
+// -budget N gives the coordinator --budget N, so that the run's spend is
+// checked in Postgres before every unit and agent CLI start (see
+// docs/scale-out.md); compare with -budget 0 for its cost.
 // Per run it prints the wall time, units per second, the speed-up over the
 // first run, and the medians of enqueue->start and of start->recorded
 // minus the unit's sleep (workspace, checks, commit, push, recording).
@@ -38,6 +41,7 @@ func main() {
 	units := flag.Int("units", 100, "units in the plan")
 	sleep := flag.Duration("sleep", 2*time.Second, "each unit's own work")
 	workers := flag.String("workers", "1,2,4", "comma-separated worker counts")
+	budget := flag.Int("budget", 0, "the coordinator's --budget (0: none): with one, every unit start and agent CLI start reads the run's spend in Postgres")
 	flag.Parse()
 	if *bin == "" || *pg == "" {
 		die("usage: queue -bin STATGRAPH -pg POSTGRES_URL [-units N] [-sleep D] [-workers 1,2,4]", nil)
@@ -49,13 +53,13 @@ func main() {
 			die("-workers "+*workers, err)
 		}
 		load0 := loadavg()
-		wall, enq, over, c := run(*bin, *pg, n, *units, *sleep)
+		wall, enq, over, c := run(*bin, *pg, n, *units, *sleep, *budget)
 		if first == 0 {
 			first = wall.Seconds()
 		}
 		per := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(*units) }
-		fmt.Printf("workers=%d units=%d sleep=%s wall=%.1fs units/s=%.2f speedup=%.2fx enqueue->start(median)=%s start->recorded-minus-sleep(median)=%s\n",
-			n, *units, *sleep, wall.Seconds(), float64(*units)/wall.Seconds(), first/wall.Seconds(), enq.Round(time.Millisecond), over.Round(time.Millisecond))
+		fmt.Printf("budget=%d workers=%d units=%d sleep=%s wall=%.1fs units/s=%.2f speedup=%.2fx enqueue->start(median)=%s start->recorded-minus-sleep(median)=%s\n",
+			*budget, n, *units, *sleep, wall.Seconds(), float64(*units)/wall.Seconds(), first/wall.Seconds(), enq.Round(time.Millisecond), over.Round(time.Millisecond))
 		fmt.Printf("  cpu ms/unit: workers=%.0f (own %.0f, processes they started %.0f) coordinator=%.0f postgres=%.0f total=%.0f  load average %s -> %s\n",
 			per(c.workers), per(c.workerSelf), per(c.workers-c.workerSelf), per(c.coord), per(c.postgres), per(c.workers+c.coord+c.postgres), load0, loadavg())
 	}
@@ -67,7 +71,7 @@ func main() {
 // Postgres backends serving the run's database.
 type cpu struct{ workers, workerSelf, coord, postgres time.Duration }
 
-func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueueToStart, overhead time.Duration, used cpu) {
+func run(bin, pg string, workers, units int, sleep time.Duration, budget int) (wall, enqueueToStart, overhead time.Duration, used cpu) {
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "statgraph-bench-queue-")
 	check("temp dir", err)
@@ -121,7 +125,7 @@ func run(bin, pg string, workers, units int, sleep time.Duration) (wall, enqueue
 	defer stopWorkers()
 	backends := watchBackends(ctx, pg, db)
 	start := time.Now()
-	coord := exec.Command(bin, "run", "--queue", db, "--remote", remote, "--plain", "--no-sandbox", "--json", "tasks.json")
+	coord := exec.Command(bin, "run", "--queue", db, "--remote", remote, "--plain", "--no-sandbox", "--json", "--budget", strconv.Itoa(budget), "tasks.json")
 	coord.Dir = repo
 	coord.Env = append(os.Environ(), "STATGRAPH_HOME="+filepath.Join(tmp, "coord"))
 	out, err := coord.CombinedOutput()
