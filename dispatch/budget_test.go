@@ -16,8 +16,9 @@ import (
 	"github.com/statgraph/statgraph/tasks"
 )
 
-// A run whose budget is spent starts no unit: each ready unit stays
-// pending with the reason (an EventHeld each), nothing runs, nothing fails.
+// A run whose budget is spent starts no unit: each unit that would run
+// stays pending with the reason (an EventHeld each, the one waiting for
+// another too), nothing runs, and the run reports it stopped early.
 func TestDispatcherSpentBudgetStartsNothing(t *testing.T) {
 	dir := t.TempDir()
 	gitRepo(t, dir, map[string]string{
@@ -34,7 +35,7 @@ func TestDispatcherSpentBudgetStartsNothing(t *testing.T) {
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	budget := llm.NewBudget(100, nil)
+	budget := llm.NewRunBudget(llm.Limit{Tokens: 100}, nil)
 	budget.Add(llm.Usage{Total: 120})
 	var mu sync.Mutex
 	var held []string
@@ -47,11 +48,11 @@ func TestDispatcherSpentBudgetStartsNothing(t *testing.T) {
 	}}
 	sum, err := d.Run(ctx)
 	require.NoError(t, err)
-	assert.False(t, sum.Failed())
-	assert.ElementsMatch(t, []string{"1", "2"}, held)
-	for _, u := range sum.Units[:2] {
+	assert.True(t, sum.Failed(), "a run its budget stopped early ends as not finished")
+	assert.ElementsMatch(t, []string{"1", "2", "3"}, held)
+	for _, u := range sum.Units {
 		assert.Equal(t, tasks.StatusPending, u.Status, u.ID)
-		assert.Contains(t, u.Reason, "not started, the run's budget is spent", u.ID)
+		assert.Contains(t, u.Reason, "not started: ", u.ID)
 		assert.Contains(t, u.Reason, "global budget of 100 tokens spent (120 used)", u.ID)
 	}
 	for _, n := range []string{"ran-1", "ran-2", "ran-3"} {
@@ -62,5 +63,5 @@ func TestDispatcherSpentBudgetStartsNothing(t *testing.T) {
 	require.NoError(t, err)
 	one, _ := g.Task("1")
 	assert.Equal(t, tasks.StatusPending, one.Status)
-	assert.Contains(t, one.StatusReason, "budget is spent")
+	assert.Contains(t, one.StatusReason, "global budget of 100 tokens spent")
 }

@@ -310,7 +310,7 @@ func (d *Dispatcher) holdForBudget(units []tasks.Unit, status map[string]string,
 		if err := d.File.SetStatus(u.ID, st, reason); err != nil {
 			return err
 		}
-		results[u.ID].Reason = reason
+		results[u.ID].Status, results[u.ID].Reason = st, reason
 		d.report(Event{Kind: EventHeld, Unit: u.ID, Title: results[u.ID].Title, Status: st, Reason: reason})
 	}
 	return nil

@@ -70,7 +70,7 @@ func TestJSONOutput(t *testing.T) {
 	units := jsonLines(t, r.stdout)
 	require.Len(t, units, 2, "one object per task:\n%s", r.stdout)
 	for _, u := range units {
-		assert.Equal(t, []string{"attempts", "branch", "elapsed_ms", "id", "reason", "status", "title", "tokens"}, keys(u))
+		assert.Equal(t, []string{"attempts", "branch", "cost_usd", "elapsed_ms", "id", "reason", "status", "title", "tokens", "usage"}, keys(u))
 	}
 	assert.Equal(t, "1", units[0]["id"])
 	assert.Equal(t, "task 1", units[0]["title"])
@@ -88,9 +88,9 @@ func TestJSONOutput(t *testing.T) {
 	require.Equal(t, 0, st.code, st.stderr)
 	rows := jsonLines(t, st.stdout)
 	require.Len(t, rows, 2, st.stdout)
-	assert.Equal(t, []string{"attempts", "id", "max_attempts", "phase", "reason", "status", "title", "tokens"}, keys(rows[0]))
+	assert.Equal(t, []string{"attempts", "cost_usd", "id", "max_attempts", "phase", "reason", "status", "title", "tokens", "usage"}, keys(rows[0]))
 	assert.Equal(t, map[string]any{"id": "2", "title": "task 2", "status": "failed", "reason": "failed after 1 attempts",
-		"phase": "failed", "attempts": 1.0, "max_attempts": 1.0, "tokens": 0.0}, rows[1])
+		"phase": "failed", "attempts": 1.0, "max_attempts": 1.0, "tokens": 0.0, "cost_usd": 0.0, "usage": map[string]any{}}, rows[1])
 
 	// Task 1's workspace is removed once published: history reads the
 	// published branch.

@@ -171,7 +171,7 @@ func TestRunRepublishesDoneBranches(t *testing.T) {
 		assert.Contains(t, out, "task 1 is done but its branch "+plan.Branch("1")+" is missing")
 		assert.Contains(t, out, "cannot be published again; run statgraph reset 1")
 		assert.NotContains(t, out, "task 2 is done but", "task 2's branch is still there")
-		assert.Regexp(t, `(?m)^2 +done +1 +[0-9]+ +`+regexp.QuoteMeta(plan.Branch("2"))+` `, r.stdout, "the summary names the branch of a done task whose workspace is gone")
+		assert.Regexp(t, `(?m)^2 +done +1 +[0-9]+ +\S+ +`+regexp.QuoteMeta(plan.Branch("2"))+` `, r.stdout, "the summary names the branch of a done task whose workspace is gone")
 	})
 }
 
