@@ -53,7 +53,7 @@ type Dispatcher struct {
 	// (and, through each unit's budget, before each model call and agent
 	// CLI start): once it is spent no unit starts, those not started stay
 	// as they are with the reason (Summary.Stopped), and a unit whose call
-	// it refuses ends interrupted, to be resumed. Its llm.Meter decides
+	// it refuses is left pending too, its workspace kept, to be resumed. Its llm.Meter decides
 	// where the total lives (in memory by default).
 	Budget *llm.Budget
 	// Prices price the models' tokens over the built-in table

@@ -62,7 +62,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, s slot, deps []stri
 	defer func() { ut.end(res) }()
 	var ws *workspace.Workspace
 	finish := func(r tasks.Outcome, branch string) UnitResult {
-		if ws != nil && branch != "" && r.Status != tasks.StatusInterrupted && r.Status != tasks.StatusParked && !d.KeepWorkspaces {
+		if ws != nil && branch != "" && r.Status != tasks.StatusInterrupted && r.Status != tasks.StatusParked && r.Status != tasks.StatusPending && !d.KeepWorkspaces {
 			_, err := ws.Remove()
 			if err == nil && tasks.IsDone(r.Status) && s.k == 0 {
 				err = keepLayer(plan, id) // a best-of-N unit's winner keeps it: runBest
@@ -168,7 +168,10 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, s slot, deps []stri
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for its plan to be approved (approve, edit or reject): run statgraph resume in a terminal, or answer through statgraph serve or mcp while statgraph run --wait-for-answers runs", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case isGlobalBudget(err):
 		be, _ := llm.GlobalBudget(err)
-		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: fmt.Sprintf("stopped before its next model call or agent CLI: %v; then run statgraph resume", be),
+		// The run's budget is spent (not the task's own): the task stops
+		// before the call, its last step checkpointed, and is left pending
+		// with its workspace, to continue in a run with budget left.
+		return finish(tasks.Outcome{Status: tasks.StatusPending, Reason: fmt.Sprintf("stopped before its next model call or agent CLI, the run's budget is spent: %v; then run statgraph resume", be),
 			RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case errors.Is(err, statgraph.ErrInterrupted):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for an answer (retry, skip or abort): run statgraph resume in a terminal", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last

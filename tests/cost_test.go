@@ -241,7 +241,7 @@ func runsOf(t *testing.T, state string) int {
 // TestBudgetStopsAgentCLI: --budget holds for agent CLI tasks too. The
 // stand-in's first run spends 1,000 tokens of a budget of 500 and its
 // check fails; the budget, checked before each agent CLI start, refuses
-// the second attempt (the task ends interrupted with the reason, no retry
+// the second attempt (the task is left pending with the reason, no retry
 // used) and the second task never starts (pending, with the reason).
 func TestBudgetStopsAgentCLI(t *testing.T) {
 	t.Parallel()
@@ -253,7 +253,8 @@ func TestBudgetStopsAgentCLI(t *testing.T) {
 	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Equal(t, 1, runsOf(t, state), "the agent CLI does not start again once the budget is spent")
 	doc := readTasks(t, filepath.Join(dir, "tasks.json"))
-	assert.Equal(t, "interrupted", doc["1"].Status)
+	assert.Equal(t, "pending", doc["1"].Status)
+	assert.Contains(t, doc["1"].StatusReason, "the run's budget is spent")
 	assert.Contains(t, doc["1"].StatusReason, "global budget of 500 tokens spent (1000 used); raise --budget")
 	assert.Equal(t, 1, doc["1"].RetryCount, "the refused attempt used no retry")
 	assert.Equal(t, "pending", doc["2"].Status)
