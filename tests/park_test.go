@@ -121,7 +121,12 @@ func TestParkSurvivesKill(t *testing.T) {
 	var parked statusRow
 	for deadline := time.Now().Add(2 * time.Minute); ; {
 		require.True(t, time.Now().Before(deadline), "task 2 was never shown parked")
-		if row, ok := statusRowOf(t, dir, "2"); ok && row.Status == "parked" {
+		// Killed once only task two is left, parked: this tests the park's
+		// durability, not a kill while task one or three publishes.
+		row, ok := statusRowOf(t, dir, "2")
+		one, ok1 := statusRowOf(t, dir, "1")
+		three, ok3 := statusRowOf(t, dir, "3")
+		if ok && ok1 && ok3 && row.Status == "parked" && one.Status == "done" && three.Status == "done" {
 			parked = row
 			break
 		}
