@@ -17,28 +17,45 @@ import (
 	"github.com/statgraph/statgraph/mcpserver"
 )
 
-// add_task and run_pending change the repository and start agents that
-// reach model providers: a client sees them as destructive and
-// open-world, so it asks its user before calling them.
-func TestSteeringToolsAreDestructiveAndOpenWorld(t *testing.T) {
+// Every tool declares what it does to the user's repository and runs,
+// so an MCP client knows which calls to confirm with its user. A tool
+// that changes a task's outcome or a branch is destructive (answering
+// "skip" makes a failed task done; pick moves the task's branch; reset
+// sends failed work back); one that starts agents reaching model
+// providers is also open-world. Only stop_run changes state without
+// loss: its tasks are left interrupted, to continue on the next run.
+func TestToolAnnotationsSayWhatEachToolDoes(t *testing.T) {
+	type want struct{ readOnly, destructive, openWorld bool }
+	ro, steer, change := want{readOnly: true}, want{destructive: true, openWorld: true}, want{destructive: true}
+	wants := map[string]want{
+		"list_tasks": ro, "get_task": ro, "status": ro, "history": ro,
+		"add_task": steer, "run_pending": steer, "answer_escalation": steer, "review_task": steer,
+		"pick_candidate": change, "reset_failed": change,
+		"stop_run": {},
+	}
 	cs := connect(t, control.Options{File: controltest.NewPlan(t, controltest.AskPlan)})
 	res, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
-	seen := 0
 	for _, tool := range res.Tools {
-		if tool.Name != "add_task" && tool.Name != "run_pending" {
+		w, ok := wants[tool.Name]
+		if !assert.True(t, ok, "tool %s has no expected annotations in this test", tool.Name) {
 			continue
 		}
-		seen++
+		delete(wants, tool.Name)
 		a := tool.Annotations
 		require.NotNil(t, a, tool.Name)
-		assert.False(t, a.ReadOnlyHint, tool.Name)
+		assert.Equal(t, w.readOnly, a.ReadOnlyHint, "%s readOnlyHint", tool.Name)
+		if w.readOnly {
+			continue
+		}
+		// The protocol's defaults are destructive and open-world: each
+		// hint is stated, never left to the default.
 		require.NotNil(t, a.DestructiveHint, tool.Name)
-		assert.True(t, *a.DestructiveHint, tool.Name)
+		assert.Equal(t, w.destructive, *a.DestructiveHint, "%s destructiveHint", tool.Name)
 		require.NotNil(t, a.OpenWorldHint, tool.Name)
-		assert.True(t, *a.OpenWorldHint, tool.Name)
+		assert.Equal(t, w.openWorld, *a.OpenWorldHint, "%s openWorldHint", tool.Name)
 	}
-	assert.Equal(t, 2, seen)
+	assert.Empty(t, wants, "tools expected but not listed")
 }
 
 // add_task refuses what the web API refuses, through the same code

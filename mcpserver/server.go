@@ -26,10 +26,14 @@ func New(ctl *control.Control, version string) *mcp.Server {
 	h := &handlers{ctl: ctl}
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 	no, yes := false, true
-	// Adding a task and running the pending ones change the repository's
-	// branches and start agents that reach model providers and run code:
+	// Adding a task, running the pending ones, answering a question and
+	// sending a task back change the repository's branches or a task's
+	// outcome, and start agents that reach model providers and run code:
 	// destructive and open-world, so a client asks its user first.
 	steer := &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes}
+	// Picking a candidate and resetting failed tasks change a branch or an
+	// outcome without starting anything.
+	change := &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no}
 	add(s, &mcp.Tool{Name: "list_tasks", Annotations: ro,
 		Description: "List the plan's tasks (id, title, status, reason, dependencies, and the node and attempt of a running task), optionally only those with one status."},
 		h.listTasks)
@@ -42,7 +46,7 @@ func New(ctl *control.Control, version string) *mcp.Server {
 	add(s, &mcp.Tool{Name: "run_pending", Annotations: steer,
 		Description: "Start a run of the pending tasks in the server's process and return at once. Progress: status, get_task. Refused while a run (this server's or a terminal's) holds the plan."},
 		h.runPending)
-	add(s, &mcp.Tool{Name: "stop_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
+	add(s, &mcp.Tool{Name: "stop_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no},
 		Description: "Stop the run run_pending started, gracefully: no task starts, running tasks stop at their next step and are left interrupted, to continue on the next run."},
 		h.stopRun)
 	add(s, &mcp.Tool{Name: "status", Annotations: ro,
@@ -51,16 +55,16 @@ func New(ctl *control.Control, version string) *mcp.Server {
 	add(s, &mcp.Tool{Name: "history", Annotations: ro,
 		Description: "One task's attempts from the run store: plan, each attempt's verdict, errors, feedback and commit, and the error history."},
 		h.history)
-	add(s, &mcp.Tool{Name: "answer_escalation", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
+	add(s, &mcp.Tool{Name: "answer_escalation", Annotations: steer,
 		Description: "Answer a task that waits for a decision: one that used its retries (on_exhausted \"ask\"): retry, skip or abort; one whose plan waits for approval (approve_plan; the question's kind is approval and its proposal the plan): approve, edit with the edited plan as text, or reject with the reason as text. status shows which tasks wait and their question."},
 		h.answer)
-	add(s, &mcp.Tool{Name: "review_task", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no},
+	add(s, &mcp.Tool{Name: "review_task", Annotations: steer,
 		Description: "Send a done task back with review comments on lines of its diff: the comments (file, line, text) become the feedback of a new attempt, as failed checks' output does, and the task is pending again; run: true starts the run that makes it. Refused for a task that is not done."},
 		h.review)
-	add(s, &mcp.Tool{Name: "pick_candidate", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
+	add(s, &mcp.Tool{Name: "pick_candidate", Annotations: change,
 		Description: "Make another candidate of a best-of-N task (tasks.json \"attempts\") its winner, as statgraph pick does: the task's branch moves to that candidate's commit; the old winner keeps its own branch. get_task's selection lists the candidates."},
 		h.pickCandidate)
-	add(s, &mcp.Tool{Name: "reset_failed", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true},
+	add(s, &mcp.Tool{Name: "reset_failed", Annotations: change,
 		Description: "Send failed or blocked tasks (all, or the ids given) back to pending, with the tasks blocked only by them, so the next run takes them up; their history stays."},
 		h.resetFailed)
 	return s
