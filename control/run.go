@@ -379,7 +379,7 @@ func (c *Control) AddTask(obj []byte) (string, error) {
 		return "", err
 	}
 	defer lock.Unlock()
-	id, _, err := tasks.AddTask(c.o.File, c.o.Tag, obj)
+	id, _, err := tasks.AddTask(c.o.File, c.o.Tag, obj, c.o.Run.AllowEnv)
 	if err == nil {
 		c.hub.resyncAll()
 	}

@@ -121,3 +121,31 @@ func TestAddTaskEnvWithinAllowEnv(t *testing.T) {
 	assert.Contains(t, string(env), "MY_AGENT_VAR=")
 	assert.NotContains(t, string(env), key, "the server's key reached the agent")
 }
+
+// A client cannot reach the server's environment through what a task
+// inherits either: a task with no executor of its own takes the file's
+// defaults.executor, and a best-of-N task runs its candidates' executors;
+// an env there beyond --allow-env refuses the task as one named in it
+// would, and nothing is written. A task with an executor of its own
+// within --allow-env is added.
+func TestAddTaskInheritedEnvWithinAllowEnv(t *testing.T) {
+	file := controltest.NewPlan(t, `{"defaults": {"executor": {"command": ["true"], "env": ["*"]}},
+		"tasks": [{"id": 1, "title": "one", "status": "done"}]}`)
+	cs := connect(t, control.Options{File: file, Run: control.RunOptions{Jobs: 1, NoSandbox: true, AllowEnv: []string{"MY_AGENT_VAR"}}})
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+
+	msg := refused(t, cs, "add_task", map[string]any{"task": map[string]any{"title": "inherits the defaults' executor"}})
+	assert.Contains(t, msg, `would pass "*" to its agent`)
+	assert.Contains(t, msg, "it passes only MY_AGENT_VAR (its --allow-env)")
+	msg = refused(t, cs, "add_task", map[string]any{"task": map[string]any{"title": "a candidate's env",
+		"executor":   map[string]any{"command": []string{"true"}},
+		"candidates": []any{map[string]any{"executor": map[string]any{"command": []string{"true"}, "env": []string{"OPENAI_API_KEY"}}}}}})
+	assert.Contains(t, msg, `would pass "OPENAI_API_KEY" to its agent`)
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "nothing was written")
+
+	call[mcpserver.Added](t, cs, "add_task", map[string]any{"task": map[string]any{"title": "its own executor",
+		"executor": map[string]any{"command": []string{"true"}, "env": []string{"MY_AGENT_VAR"}}}})
+}

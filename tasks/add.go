@@ -27,9 +27,15 @@ var ErrBadTask = errors.New("the new task is not a JSON object")
 // it writes the file atomically (as Save does), keeping every other byte's
 // meaning, members' order and the file's indentation.
 //
+// allowEnv names the variables the caller may hand an agent (a server's
+// --allow-env; nil for none): every executor the new task ends up with,
+// the one it takes from the file's "defaults" and its candidates' included,
+// may name only what EnvAllowed lets through, or AddTask returns an error
+// wrapping ErrRefusedTask and writes nothing.
+//
 // The caller holds the file's Lock, so that no run writes it meanwhile;
 // AddTask itself is not safe for concurrent use on one path.
-func AddTask(path, tag string, task []byte) (string, *File, error) {
+func AddTask(path, tag string, task []byte, allowEnv []string) (string, *File, error) {
 	f, err := Load(path, tag)
 	if err != nil {
 		return "", nil, err
@@ -66,6 +72,9 @@ func AddTask(path, tag string, task []byte) (string, *File, error) {
 		// A file may hold a task its problems block; a new one may not.
 		return "", nil, &ValidationError{Problems: ownWarnings(nf.Warnings, id)}
 	}
+	if err := envWithin(nf, id, allowEnv); err != nil {
+		return "", nil, err
+	}
 	wrote, err := writeAtomicIf(path, buf.Bytes(), f.unchangedOnDisk)
 	if err != nil {
 		return "", nil, fmt.Errorf("tasks: add a task to %s: %w", path, err)
@@ -74,6 +83,31 @@ func AddTask(path, tag string, task []byte) (string, *File, error) {
 		return "", nil, fmt.Errorf("tasks: add a task to %s: the file changed while the task was added; nothing was written, add it again", path)
 	}
 	return id, nf, nil
+}
+
+// envWithin refuses task id of f, or one of its subtasks, whose executors
+// (its own, the defaults' it inherits, its candidates') pass a variable
+// allowEnv does not allow.
+func envWithin(f *File, id string, allowEnv []string) error {
+	for _, u := range f.Units() {
+		if u.ID != id && u.Parent != id {
+			continue
+		}
+		envs := [][]string{u.Task.Executor.Env}
+		for _, c := range u.Task.CandidateSettings {
+			if c.Executor != nil {
+				envs = append(envs, c.Executor.Env)
+			}
+		}
+		for _, env := range envs {
+			if bad := EnvOutside(env, allowEnv); len(bad) > 0 {
+				return fmt.Errorf("%w: task %s would pass %q to its agent through its executor (its own, or the one it takes from the file's \"defaults\"), "+
+					"which this server does not pass to agent CLIs; %s; or give the task an executor of its own without it",
+					ErrRefusedTask, u.ID, bad[0], allowedEnv(allowEnv))
+			}
+		}
+	}
+	return nil
 }
 
 // ownWarnings returns the warnings about task id or its subtasks.

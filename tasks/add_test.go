@@ -21,7 +21,7 @@ func TestAddTaskAppendsAndNumbers(t *testing.T) {
   ]
 }
 `), 0o644))
-	id, f, err := tasks.AddTask(path, "", []byte(`{"title": "new", "dependencies": [7], "test_cmd": "true"}`))
+	id, f, err := tasks.AddTask(path, "", []byte(`{"title": "new", "dependencies": [7], "test_cmd": "true"}`), nil)
 	require.NoError(t, err)
 	require.Equal(t, "8", id)
 	require.Len(t, f.Tasks, 3)
@@ -48,13 +48,13 @@ func TestAddTaskRefusedWritesNothing(t *testing.T) {
 		`["not an object"]`,
 		`{"title": `,
 	} {
-		_, _, err := tasks.AddTask(path, "", []byte(bad))
+		_, _, err := tasks.AddTask(path, "", []byte(bad), nil)
 		require.Error(t, err, bad)
 		b, _ := os.ReadFile(path)
 		require.Equal(t, orig, b, bad)
 	}
 	var ve *tasks.ValidationError
-	_, _, err := tasks.AddTask(path, "", []byte(`{"id": 1, "title": "duplicate"}`))
+	_, _, err := tasks.AddTask(path, "", []byte(`{"id": 1, "title": "duplicate"}`), nil)
 	require.ErrorAs(t, err, &ve)
 }
 
@@ -62,7 +62,7 @@ func TestAddTaskRefusedWritesNothing(t *testing.T) {
 func TestAddTaskTagged(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"master": {"tasks": [{"id": 1, "title": "m"}]}, "feat": {"tasks": [{"id": 1, "title": "f"}]}}`), 0o644))
-	id, _, err := tasks.AddTask(path, "feat", []byte(`{"title": "f2"}`))
+	id, _, err := tasks.AddTask(path, "feat", []byte(`{"title": "f2"}`), nil)
 	require.NoError(t, err)
 	require.Equal(t, "2", id)
 	m, err := tasks.Load(path, "master")
@@ -85,7 +85,7 @@ func TestAddTaskRefusesConfinedProblems(t *testing.T) {
 		"depends on itself":     `{"id": 2, "title": "two", "dependencies": [2]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := tasks.AddTask(path, "", []byte(obj))
+			_, _, err := tasks.AddTask(path, "", []byte(obj), nil)
 			var verr *tasks.ValidationError
 			require.ErrorAs(t, err, &verr)
 			require.NotEmpty(t, verr.Problems)
