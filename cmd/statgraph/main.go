@@ -153,7 +153,9 @@ func main() {
 	if err := secret.Isolate(verifier.IsSecretName); err != nil {
 		fmt.Fprintln(os.Stderr, "statgraph: warning:", strings.TrimPrefix(err.Error(), "secret: "))
 	}
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	code := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	proc.CloseProxies()
+	os.Exit(code)
 }
 
 // run executes the command line args and returns the exit code.

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"github.com/statgraph/statgraph/internal/hostrule"
 )
 
@@ -42,6 +43,7 @@ var proxies struct {
 	mu      sync.Mutex
 	dir     string            // private (0700) directory holding one sub-directory per proxy
 	sockets map[string]string // canonical allowlist -> socket path
+	servers []*http.Server    // the proxies, for CloseProxies
 }
 
 // ProxySocketName is the file name of every proxy's socket in its
@@ -53,7 +55,7 @@ const ProxySocketName = "proxy.sock"
 // requests through only to hosts allow names (see hostrule.Check for the
 // forms), creating and starting it on first use for this list; lists with
 // the same rules in another order or case share one proxy. The proxy
-// serves until the process ends, so a caller has nothing to close.
+// serves until the process ends or calls CloseProxies.
 //
 // The proxy forwards plain HTTP requests (absolute URLs) and tunnels
 // CONNECT; anything else gets 400, and a host not allowed gets 403 with a
@@ -104,24 +106,98 @@ func ProxySocket(allow []string) (string, error) {
 		return "", fmt.Errorf("proc: proxy socket: %w", err)
 	}
 	p := newProxy(list)
-	go p.srv.Serve(ln) //nolint:errcheck // serves for the life of the process
+	go p.srv.Serve(ln) //nolint:errcheck // serves until CloseProxies
 	proxies.sockets[key] = sock
+	proxies.servers = append(proxies.servers, p.srv)
 	return sock, nil
 }
 
+// proxyDirPrefix begins the name of a process's proxy directory, which
+// goes on with the process's pid and a random part:
+// statgraph-proxy-<pid>-<random>.
+const proxyDirPrefix = "statgraph-proxy-"
+
 // privateDir makes the 0700 directory that holds the proxies' sockets,
 // under the temporary directory, or under /tmp when that is too long a
-// path for a unix socket (108 bytes).
+// path for a unix socket (108 bytes). It first removes the directories
+// left by processes that ended without CloseProxies (a kill -9, a
+// crash): see sweepProxyDirs.
 func privateDir() (string, error) {
 	parent := os.TempDir()
 	if len(parent) > 60 {
 		parent = "/tmp"
 	}
-	dir, err := os.MkdirTemp(parent, "statgraph-proxy-")
+	sweepProxyDirs(parent)
+	dir, err := os.MkdirTemp(parent, proxyDirPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", fmt.Errorf("proc: proxy directory: %w", err)
 	}
 	return dir, nil
+}
+
+// sweepProxyDirs removes the proxy directories in parent that belong to
+// this user and to a process no longer alive, named by the pid in their
+// name. A directory named without a pid (an older statgraph's) goes once
+// it is a minute old and none of its sockets accepts a connection.
+// Failures are ignored: a directory left behind holds only dead sockets.
+func sweepProxyDirs(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), proxyDirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		if info, err := e.Info(); err != nil || !fsutil.OwnedByMe(info) {
+			continue
+		}
+		pidText, _, named := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		switch {
+		case named && err == nil:
+			if fsutil.ProcessAlive(pid) {
+				continue
+			}
+		case !staleUnnamed(dir):
+			continue
+		}
+		os.RemoveAll(dir)
+	}
+}
+
+// staleUnnamed reports whether dir, a proxy directory named without a
+// pid, is over a minute old with no socket in it accepting a connection.
+func staleUnnamed(dir string) bool {
+	info, err := os.Stat(dir)
+	if err != nil || time.Since(info.ModTime()) < time.Minute {
+		return false
+	}
+	socks, _ := filepath.Glob(filepath.Join(dir, "*", ProxySocketName))
+	for _, sock := range socks {
+		if c, err := net.DialTimeout("unix", sock, time.Second); err == nil {
+			c.Close()
+			return false
+		}
+	}
+	return true
+}
+
+// CloseProxies stops the process's proxies and removes their directory.
+// A process calls it as it ends (statgraph's commands do); a sandbox still
+// running loses its network. Later ProxySocket calls start new proxies.
+func CloseProxies() {
+	proxies.mu.Lock()
+	defer proxies.mu.Unlock()
+	for _, srv := range proxies.servers {
+		srv.Close()
+	}
+	if proxies.dir != "" {
+		os.RemoveAll(proxies.dir)
+	}
+	proxies.dir, proxies.sockets, proxies.servers = "", nil, nil
 }
 
 // proxy is one allowlisting proxy.
