@@ -14,12 +14,21 @@ import (
 
 // TestMain points StateRoot at a temporary directory, so that workspaces
 // made without a Root never land in the real home directory.
+// childHome is set in the environment of this test binary's children.
+const childHome = "STATGRAPH_TEST_CHILD_HOME"
+
 func TestMain(m *testing.M) {
+	// A child the tests start from this binary (and kill) shares its
+	// parent's home rather than leaving one of its own behind.
+	if os.Getenv(childHome) != "" {
+		os.Exit(m.Run())
+	}
 	home, err := os.MkdirTemp("", "statgraph-home-")
 	if err != nil {
 		panic(err)
 	}
 	os.Setenv("STATGRAPH_HOME", home)
+	os.Setenv(childHome, "1")
 	code := m.Run()
 	os.RemoveAll(home)
 	os.Exit(code)
