@@ -10,12 +10,15 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/http/httpproxy"
 
 	"github.com/statgraph/statgraph/internal/fsutil"
 	"github.com/statgraph/statgraph/internal/hostrule"
@@ -205,10 +208,14 @@ type proxy struct {
 	allow   hostrule.List
 	srv     *http.Server
 	forward *httputil.ReverseProxy
+	// upstream is the proxy statgraph's own environment names for a
+	// target (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, as Go reads them): a
+	// corporate proxy the sandbox's traffic must go through; nil for none.
+	upstream func(*url.URL) (*url.URL, error)
 }
 
 func newProxy(allow hostrule.List) *proxy {
-	p := &proxy{allow: allow}
+	p := &proxy{allow: allow, upstream: httpproxy.FromEnvironment().ProxyFunc()}
 	p.srv = &http.Server{
 		Handler:           p,
 		MaxHeaderBytes:    ProxyMaxHeaderBytes,
@@ -318,7 +325,10 @@ func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request, hostport string) 
 	Splice(client, target, ProxyIdleTimeout)
 }
 
-// dial resolves hostport's name itself and connects to the first address
+// dial connects to hostport through the upstream proxy when statgraph's
+// environment names one for it (the upstream resolves the name; it is the
+// user's own proxy, so its address is not checked). Otherwise it resolves
+// hostport's name itself and connects to the first address
 // the matching rule allows (see allowedAddr).
 func (p *proxy) dial(ctx context.Context, network, hostport string) (net.Conn, error) {
 	host, port, err := splitTarget(hostport)
@@ -331,6 +341,15 @@ func (p *proxy) dial(ctx context.Context, network, hostport string) (net.Conn, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, proxyDialTimeout)
 	defer cancel()
+	scheme := "https"
+	if port == 80 {
+		scheme = "http"
+	}
+	if up, err := p.upstream(&url.URL{Scheme: scheme, Host: hostport}); err != nil {
+		return nil, fmt.Errorf("the proxy statgraph's environment names (HTTPS_PROXY, HTTP_PROXY): %w", err)
+	} else if up != nil {
+		return dialThrough(ctx, up, hostport)
+	}
 	var addrs []netip.Addr
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		addrs = []netip.Addr{ip}
