@@ -2,12 +2,8 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // Verdict is a judge's choice between two changes made for one task.
@@ -33,19 +29,11 @@ func (c *Client) Judge(ctx context.Context, task TaskInfo, a, b string, budget *
 		}
 		fmt.Fprintf(&sb, "\nChange %s (unified diff):\n%s\n", d.name, diff)
 	}
-	req := openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: judgeSystemPrompt},
-		{Role: openai.ChatMessageRoleUser, Content: sb.String()},
-	}}
-	if c.cfg.JSONMode {
-		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
-	}
 	var v Verdict
-	_, total, parseErr, err := c.chatRepair(ctx, req, budget, func(answer string) (err error) {
+	_, total, parseErr, err := c.askJSON(ctx, budget, jsonAsk{System: judgeSystemPrompt, User: sb.String(),
+		Shape: `{"winner": "A"|"B", "reasoning": "..."}`}, func(answer string) (err error) {
 		v, err = parseVerdict(answer)
 		return err
-	}, func(parseErr error) string {
-		return fmt.Sprintf(`Your answer could not be read: %v. Answer again with only {"winner": "A"|"B", "reasoning": "..."}.`, parseErr)
 	})
 	switch {
 	case err != nil:
@@ -57,14 +45,9 @@ func (c *Client) Judge(ctx context.Context, task TaskInfo, a, b string, budget *
 }
 
 func parseVerdict(answer string) (Verdict, error) {
-	text := strings.TrimSpace(answer)
-	start, end := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}')
-	if start < 0 || end < start {
-		return Verdict{}, errors.New("the answer holds no JSON object")
-	}
 	var v Verdict
-	if err := json.Unmarshal([]byte(text[start:end+1]), &v); err != nil {
-		return Verdict{}, fmt.Errorf("the JSON object does not parse: %v", err)
+	if err := decodeObject(answer, &v); err != nil {
+		return Verdict{}, err
 	}
 	v.Winner = strings.ToUpper(strings.TrimSpace(v.Winner))
 	if v.Winner != "A" && v.Winner != "B" {

@@ -41,22 +41,11 @@ Answer with only one JSON object, no prose and no code fences, of exactly this s
 // with the task id. Usage is the sum over the calls made, also on failure.
 // With Config.JSONMode the calls ask for response_format json_object.
 func (c *Client) Plan(ctx context.Context, task TaskInfo, repoView string, budget *Budget) (Plan, Usage, error) {
-	req := openai.ChatCompletionRequest{
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: plannerSystemPrompt},
-			{Role: openai.ChatMessageRoleUser, Content: plannerPrompt(task, repoView)},
-		},
-	}
-	if c.cfg.JSONMode {
-		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
-	}
 	var plan Plan
-	answer, total, parseErr, err := c.chatRepair(ctx, req, budget, func(answer string) (err error) {
+	answer, total, parseErr, err := c.askJSON(ctx, budget, jsonAsk{System: plannerSystemPrompt, User: plannerPrompt(task, repoView),
+		Shape: `{"summary": ..., "steps": [...], "files": [...], "test_strategy": ...}`}, func(answer string) (err error) {
 		plan, err = parsePlan(answer)
 		return err
-	}, func(parseErr error) string {
-		return fmt.Sprintf("Your answer could not be used as a plan: %v. Answer again with only the JSON object "+
-			`{"summary": ..., "steps": [...], "files": [...], "test_strategy": ...}, no prose and no code fences.`, parseErr)
 	})
 	switch {
 	case err != nil:

@@ -2,12 +2,9 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // Review is a model's opinion of a change: whether it does what the task
@@ -36,19 +33,11 @@ func (c *Client) Review(ctx context.Context, task TaskInfo, plan Plan, diff stri
 		diff = diff[:maxReviewDiff/2] + fmt.Sprintf("\n… %d bytes of the diff left out …\n", len(diff)-maxReviewDiff) + diff[len(diff)-maxReviewDiff/2:]
 	}
 	fmt.Fprintf(&b, "\nThe change (unified diff):\n%s\n", diff)
-	req := openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: reviewSystemPrompt},
-		{Role: openai.ChatMessageRoleUser, Content: b.String()},
-	}}
-	if c.cfg.JSONMode {
-		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
-	}
 	var r Review
-	_, total, parseErr, err := c.chatRepair(ctx, req, budget, func(answer string) (err error) {
+	_, total, parseErr, err := c.askJSON(ctx, budget, jsonAsk{System: reviewSystemPrompt, User: b.String(),
+		Shape: `{"approve": true|false, "feedback": "..."}`}, func(answer string) (err error) {
 		r, err = parseReview(answer)
 		return err
-	}, func(parseErr error) string {
-		return fmt.Sprintf(`Your answer could not be read: %v. Answer again with only {"approve": true|false, "feedback": "..."}.`, parseErr)
 	})
 	switch {
 	case err != nil:
@@ -60,17 +49,12 @@ func (c *Client) Review(ctx context.Context, task TaskInfo, plan Plan, diff stri
 }
 
 func parseReview(answer string) (Review, error) {
-	text := strings.TrimSpace(answer)
-	start, end := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}')
-	if start < 0 || end < start {
-		return Review{}, errors.New("the answer holds no JSON object")
-	}
 	var raw struct {
 		Approve  *bool  `json:"approve"`
 		Feedback string `json:"feedback"`
 	}
-	if err := json.Unmarshal([]byte(text[start:end+1]), &raw); err != nil {
-		return Review{}, fmt.Errorf("the JSON object does not parse: %v", err)
+	if err := decodeObject(answer, &raw); err != nil {
+		return Review{}, err
 	}
 	if raw.Approve == nil {
 		return Review{}, errors.New(`missing field "approve"`)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // spec.go holds the three calls that write or judge a task list rather
@@ -245,31 +243,11 @@ func (c *Client) Complexity(ctx context.Context, tasks []TaskInfo, budget *Budge
 }
 
 // specCall sends one request of the three above with the reply schema
-// schema, parsing its answer with parse (one repair round). A server that
-// refuses the request as malformed (HTTP 400: some do not know
-// response_format json_schema) is asked once more without it, the prompt
-// alone saying the shape.
+// schema, parsing its answer with parse (askJSON: one repair round, and
+// once more without the schema when a server refuses it).
 func (c *Client) specCall(ctx context.Context, budget *Budget, what, system, user string, schema json.RawMessage, parse func(string) error) (Usage, error) {
-	req := openai.ChatCompletionRequest{
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: system},
-			{Role: openai.ChatMessageRoleUser, Content: user},
-		},
-		ResponseFormat: &openai.ChatCompletionResponseFormat{
-			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
-			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: strings.ReplaceAll(what, " ", "_"), Schema: schema, Strict: true},
-		},
-	}
-	repair := func(parseErr error) string {
-		return fmt.Sprintf("Your answer could not be used: %v. Answer again with only the JSON object of the shape asked for, no prose and no code fences.", parseErr)
-	}
-	answer, total, parseErr, err := c.chatRepair(ctx, req, budget, parse, repair)
-	if errors.Is(err, ErrBadRequest) {
-		req.ResponseFormat = nil
-		var more Usage
-		answer, more, parseErr, err = c.chatRepair(ctx, req, budget, parse, repair)
-		total = total.Plus(more)
-	}
+	answer, total, parseErr, err := c.askJSON(ctx, budget, jsonAsk{System: system, User: user,
+		Shape: "of the shape asked for", Name: strings.ReplaceAll(what, " ", "_"), Schema: schema}, parse)
 	switch {
 	case err != nil:
 		return total, fmt.Errorf("%s: %w", what, err)
@@ -278,20 +256,6 @@ func (c *Client) specCall(ctx context.Context, budget *Budget, what, system, use
 			ErrInvalidSpec, c.cfg.Model, what, parseErr, head(answer, 200))
 	}
 	return total, nil
-}
-
-// decodeObject decodes the JSON object in answer (code fences or prose
-// around it are tolerated) into v.
-func decodeObject(answer string, v any) error {
-	text := strings.TrimSpace(answer)
-	start, end := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}')
-	if start < 0 || end < start {
-		return errors.New("the answer holds no JSON object")
-	}
-	if err := json.Unmarshal([]byte(text[start:end+1]), v); err != nil {
-		return fmt.Errorf("the JSON object does not parse: %v", err)
-	}
-	return nil
 }
 
 // checkSpecTasks checks a task or subtask list: at most max entries, ids
