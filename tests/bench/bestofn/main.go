@@ -30,9 +30,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/tests/bench/internal/harness"
 )
 
 func main() {
@@ -46,13 +47,13 @@ func main() {
 	noSandbox := flag.Bool("no-sandbox", false, "run checks and agents without the sandbox")
 	flag.Parse()
 	if *bin == "" {
-		die("give the statgraph binary with -bin (go build -o /tmp/statgraph ./cmd/statgraph)", nil)
+		harness.Die("give the statgraph binary with -bin (go build -o /tmp/statgraph ./cmd/statgraph)", nil)
 	}
 	extra := []string{}
 	if *noSandbox {
 		extra = append(extra, "--no-sandbox")
 	}
-	fmt.Printf("best-of-N bench, load %s\n", loadavg())
+	fmt.Printf("best-of-N bench, load %s\n", harness.LoadAvg())
 
 	agent := fmt.Sprintf("sleep %g; echo ok > ok.txt", work.Seconds())
 	var one, many []float64
@@ -60,7 +61,7 @@ func main() {
 		one = append(one, wall(*bin, extra, agent, 1))
 		many = append(many, wall(*bin, extra, agent, *attempts))
 	}
-	m1, mn := median(one), median(many)
+	m1, mn := harness.Median(one), harness.Median(many)
 	fmt.Printf("wall: 1 attempt %.2fs, %d candidates %.2fs (medians of %d), ratio %.2f, stand-in work %s\n", m1, *attempts, mn, *reps, mn/m1, work)
 
 	rng := rand.New(rand.NewPCG(*seed, *seed))
@@ -124,13 +125,13 @@ func flaky(bin string, extra []string, table string, ntasks, n int) int {
 	defer os.RemoveAll(filepath.Dir(dir))
 	run(bin, dir, append([]string{"--json"}, extra...))
 	data, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
-	check("read tasks.json", err)
+	harness.Must("read tasks.json", err)
 	var doc struct {
 		Tasks []struct {
 			Status string `json:"status"`
 		} `json:"tasks"`
 	}
-	check("parse tasks.json", json.Unmarshal(data, &doc))
+	harness.Must("parse tasks.json", json.Unmarshal(data, &doc))
 	done := 0
 	for _, t := range doc.Tasks {
 		if t.Status == "done" {
@@ -150,66 +151,29 @@ func run(bin, dir string, args []string) {
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
 		return
 	}
-	check(fmt.Sprintf("statgraph run: %s", out), err)
+	harness.Must(fmt.Sprintf("statgraph run: %s", out), err)
 }
 
 // repo makes a git repository holding files and returns its path.
 func repo(files map[string]string) string {
 	base, err := os.MkdirTemp("", "bestofn-bench-")
-	check("temp dir", err)
+	harness.Must("temp dir", err)
 	dir := filepath.Join(base, "repo")
 	for name, content := range files {
 		mode := os.FileMode(0o644)
 		if strings.HasSuffix(name, ".sh") {
 			mode = 0o755
 		}
-		check("mkdir", os.MkdirAll(dir, 0o755))
-		check("write "+name, os.WriteFile(filepath.Join(dir, name), []byte(content), mode))
+		harness.Must("mkdir", os.MkdirAll(dir, 0o755))
+		harness.Must("write "+name, os.WriteFile(filepath.Join(dir, name), []byte(content), mode))
 	}
-	sh(dir, "git", "init", "-q")
-	sh(dir, "git", "add", "-A")
-	sh(dir, "git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "init")
+	harness.Sh(dir, "git", "init", "-q")
+	harness.Sh(dir, "git", "add", "-A")
+	harness.Sh(dir, "git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "init")
 	return dir
 }
 
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-func median(v []float64) float64 {
-	slices.Sort(v)
-	return v[len(v)/2]
-}
-
-// loadavg returns the 1-minute load average.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
-}
-
-func sh(dir, name string, args ...string) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		die(fmt.Sprintf("%s %v: %s", name, args, out), err)
-	}
-}
-
-func check(what string, err error) {
-	if err != nil {
-		die(what, err)
-	}
-}
-
-func die(what string, err error) {
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "bestofn bench: %s: %v\n", what, err)
-	} else {
-		fmt.Fprintf(os.Stderr, "bestofn bench: %s\n", what)
-	}
-	os.Exit(1)
 }

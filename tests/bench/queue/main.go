@@ -26,13 +26,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/statgraph/statgraph/tests/bench/internal/harness"
 )
 
 func main() {
@@ -44,15 +44,15 @@ func main() {
 	budget := flag.Int("budget", 0, "the coordinator's --budget (0: none): with one, every unit start and agent CLI start reads the run's spend in Postgres")
 	flag.Parse()
 	if *bin == "" || *pg == "" {
-		die("usage: queue -bin STATGRAPH -pg POSTGRES_URL [-units N] [-sleep D] [-workers 1,2,4]", nil)
+		harness.Die("usage: queue -bin STATGRAPH -pg POSTGRES_URL [-units N] [-sleep D] [-workers 1,2,4]", nil)
 	}
 	var first float64
 	for _, s := range strings.Split(*workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			die("-workers "+*workers, err)
+			harness.Die("-workers "+*workers, err)
 		}
-		load0 := loadavg()
+		load0 := harness.LoadAvg()
 		wall, enq, over, c := run(*bin, *pg, n, *units, *sleep, *budget)
 		if first == 0 {
 			first = wall.Seconds()
@@ -61,7 +61,7 @@ func main() {
 		fmt.Printf("budget=%d workers=%d units=%d sleep=%s wall=%.1fs units/s=%.2f speedup=%.2fx enqueue->start(median)=%s start->recorded-minus-sleep(median)=%s\n",
 			*budget, n, *units, *sleep, wall.Seconds(), float64(*units)/wall.Seconds(), first/wall.Seconds(), enq.Round(time.Millisecond), over.Round(time.Millisecond))
 		fmt.Printf("  cpu ms/unit: workers=%.0f (own %.0f, processes they started %.0f) coordinator=%.0f postgres=%.0f total=%.0f  load average %s -> %s\n",
-			per(c.workers), per(c.workerSelf), per(c.workers-c.workerSelf), per(c.coord), per(c.postgres), per(c.workers+c.coord+c.postgres), load0, loadavg())
+			per(c.workers), per(c.workerSelf), per(c.workers-c.workerSelf), per(c.coord), per(c.postgres), per(c.workers+c.coord+c.postgres), load0, harness.LoadAvg())
 	}
 }
 
@@ -74,13 +74,13 @@ type cpu struct{ workers, workerSelf, coord, postgres time.Duration }
 func run(bin, pg string, workers, units int, sleep time.Duration, budget int) (wall, enqueueToStart, overhead time.Duration, used cpu) {
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "statgraph-bench-queue-")
-	check("temp dir", err)
+	harness.Must("temp dir", err)
 	defer os.RemoveAll(tmp)
 	db := createDB(ctx, pg)
 	defer dropDB(ctx, pg, db)
 
 	repo := filepath.Join(tmp, "repo")
-	check("mkdir", os.MkdirAll(repo, 0o755))
+	harness.Must("mkdir", os.MkdirAll(repo, 0o755))
 	type task struct {
 		ID       int            `json:"id"`
 		Title    string         `json:"title"`
@@ -96,19 +96,19 @@ func run(bin, pg string, workers, units int, sleep time.Duration, budget int) (w
 			TestCmd:  []string{"true"}})
 	}
 	data, _ := json.MarshalIndent(plan, "", "  ")
-	check("write tasks.json", os.WriteFile(filepath.Join(repo, "tasks.json"), data, 0o644))
-	sh(repo, "git", "init", "-q", "-b", "main")
-	sh(repo, "git", "add", "-A")
-	sh(repo, "git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-qm", "init")
+	harness.Must("write tasks.json", os.WriteFile(filepath.Join(repo, "tasks.json"), data, 0o644))
+	harness.Sh(repo, "git", "init", "-q", "-b", "main")
+	harness.Sh(repo, "git", "add", "-A")
+	harness.Sh(repo, "git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-qm", "init")
 	remote := filepath.Join(tmp, "remote.git")
-	sh(tmp, "git", "clone", "-q", "--bare", repo, remote)
-	sh(tmp, bin, "migrate", "--queue", db)
+	harness.Sh(tmp, "git", "clone", "-q", "--bare", repo, remote)
+	harness.Sh(tmp, bin, "migrate", "--queue", db)
 
 	var procs []*exec.Cmd
 	for i := range workers {
 		cmd := exec.Command(bin, "worker", "--queue", db, "--concurrency", "1", "--lease", "10m", "--no-sandbox")
 		cmd.Env = append(os.Environ(), "STATGRAPH_HOME="+filepath.Join(tmp, fmt.Sprint("w", i)))
-		check("start worker", cmd.Start())
+		harness.Must("start worker", cmd.Start())
 		procs = append(procs, cmd)
 	}
 	stopWorkers := func() {
@@ -131,28 +131,28 @@ func run(bin, pg string, workers, units int, sleep time.Duration, budget int) (w
 	out, err := coord.CombinedOutput()
 	wall = time.Since(start)
 	if err != nil {
-		die("coordinator: "+string(out), err)
+		harness.Die("coordinator: "+string(out), err)
 	}
 	used.coord = coord.ProcessState.UserTime() + coord.ProcessState.SystemTime()
 	stopWorkers()
 	used.postgres = backends()
 
 	conn, err := pgx.Connect(ctx, db)
-	check("connect", err)
+	harness.Must("connect", err)
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `SELECT extract(epoch FROM started_at - enqueued_at), extract(epoch FROM finished_at - started_at) FROM statgraph_units`)
-	check("read statgraph_units", err)
+	harness.Must("read statgraph_units", err)
 	var enq, over []float64
 	for rows.Next() {
 		var a, b float64
-		check("scan", rows.Scan(&a, &b))
+		harness.Must("scan", rows.Scan(&a, &b))
 		enq, over = append(enq, a), append(over, b-sleep.Seconds())
 	}
-	check("rows", rows.Err())
+	harness.Must("rows", rows.Err())
 	if len(enq) != units {
-		die(fmt.Sprintf("%d units recorded, want %d", len(enq), units), nil)
+		harness.Die(fmt.Sprintf("%d units recorded, want %d", len(enq), units), nil)
 	}
-	return wall, secs(median(enq)), secs(median(over)), used
+	return wall, secs(harness.Median(enq)), secs(harness.Median(over)), used
 }
 
 // watchBackends samples, every 200ms, the CPU time of the Postgres
@@ -162,7 +162,7 @@ func run(bin, pg string, workers, units int, sleep time.Duration, budget int) (w
 // sample. Backends that live less than a sample apart are missed.
 func watchBackends(ctx context.Context, pg, db string) func() time.Duration {
 	c, err := pgx.Connect(ctx, pg)
-	check("connect to "+pg, err)
+	harness.Must("connect to "+pg, err)
 	u, _ := url.Parse(db)
 	name := strings.TrimPrefix(u.Path, "/")
 	last := map[int]time.Duration{}
@@ -224,31 +224,17 @@ func procCPU(pid int) (time.Duration, bool) {
 	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
-// loadavg returns the 1-minute load average.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
-}
-
-func median(v []float64) float64 {
-	slices.Sort(v)
-	return v[len(v)/2]
-}
-
 func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 func createDB(ctx context.Context, pg string) string {
 	c, err := pgx.Connect(ctx, pg)
-	check("connect to "+pg, err)
+	harness.Must("connect to "+pg, err)
 	defer c.Close(ctx)
 	name := fmt.Sprintf("sgbench_%d", time.Now().UnixNano())
 	_, err = c.Exec(ctx, "CREATE DATABASE "+name)
-	check("create database", err)
+	harness.Must("create database", err)
 	u, err := url.Parse(pg)
-	check("parse -pg", err)
+	harness.Must("parse -pg", err)
 	u.Path = "/" + name
 	return u.String()
 }
@@ -261,27 +247,4 @@ func dropDB(ctx context.Context, pg, db string) {
 	defer c.Close(ctx)
 	u, _ := url.Parse(db)
 	c.Exec(ctx, "DROP DATABASE IF EXISTS "+strings.TrimPrefix(u.Path, "/")+" WITH (FORCE)")
-}
-
-func sh(dir, name string, args ...string) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		die(fmt.Sprintf("%s %v: %s", name, args, out), err)
-	}
-}
-
-func check(what string, err error) {
-	if err != nil {
-		die(what, err)
-	}
-}
-
-func die(what string, err error) {
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "queue bench: %s: %v\n", what, err)
-	} else {
-		fmt.Fprintf(os.Stderr, "queue bench: %s\n", what)
-	}
-	os.Exit(1)
 }

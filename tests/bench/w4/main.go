@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -127,19 +126,10 @@ func main() {
 		gpWall, gpCPU = append(gpWall, per(gp.Total()-w0)), append(gpCPU, per(cpu()-c0))
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	sw, sc, pw, pc := median(sgWall), median(sgCPU), median(gpWall), median(gpCPU)
+	sw, sc, pw, pc := harness.Median(sgWall), harness.Median(sgCPU), harness.Median(gpWall), harness.Median(gpCPU)
 	harness.Report(harness.Result{Workload: "W4", N: n, Unit: "item", Units: reps * n, Reps: reps, Warmup: warmup, Extra: []string{
 		"median_us_per_item=" + f(sw), "cpu_us_per_item=" + f(sc),
 		"goplain_median_us_per_item=" + f(pw), "goplain_cpu_us_per_item=" + f(pc),
 		"ratio_wall=" + f(sw/pw), "ratio_cpu=" + f(sc/pc),
 	}}, &sg)
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }

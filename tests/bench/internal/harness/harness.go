@@ -6,7 +6,9 @@ package harness
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,9 +48,13 @@ func Check(cond bool, format string, args ...any) {
 	}
 }
 
-// Die exits with status 1 after printing what failed.
+// Die exits with status 1 after printing what failed, and why when err
+// is not nil.
 func Die(what string, err error) {
-	fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+	if err != nil {
+		what += ": " + err.Error()
+	}
+	fmt.Fprintln(os.Stderr, what)
 	os.Exit(1)
 }
 
@@ -118,3 +124,39 @@ func Report(r Result, m *Meter) {
 
 // Total returns the time measured so far.
 func (m *Meter) Total() time.Duration { return m.total }
+
+// Median returns the median of v (the upper one of an even count; 0 for
+// none), leaving v as it is.
+func Median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+// LoadAvg returns the machine's 1-minute load average, or "?".
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+// Must exits as Die does when err is not nil.
+func Must(what string, err error) {
+	if err != nil {
+		Die(what, err)
+	}
+}
+
+// Sh runs name with args in dir, exiting with its output when it fails.
+func Sh(dir, name string, args ...string) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		Die(fmt.Sprintf("%s %v: %s", name, args, out), err)
+	}
+}
