@@ -21,7 +21,9 @@ import (
 
 // TestMain runs RunInit when the test binary is started as
 // `proc.test sandbox-init ARGS`, as statgraph's hidden command does, and
-// the attacker of TestLandlockWithoutBwrap as `proc.test landlock-attack`.
+// the attacker of TestLandlockWithoutBwrap as `proc.test landlock-attack`
+// and a statgraph confining a command as `proc.test confine-sleep
+// hold|release` (see TestSweepAfterKill).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "sandbox-init" {
 		os.Exit(RunInit(os.Args[2:], os.Stderr))
@@ -29,6 +31,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "landlock-attack" {
 		landlockAttacks(os.Args[2:])
 		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "confine-sleep" {
+		os.Exit(confineSleep(os.Args[2] == "hold"))
 	}
 	os.Exit(m.Run())
 }
