@@ -103,10 +103,11 @@ type Dispatcher struct {
 	// starts (verifier.SandboxAvailable).
 	SandboxProbe []string
 	// SandboxHelper is the program (and first arguments) that runs
-	// proc.RunBridge inside a sandbox (statgraph's sandbox-init), carrying
-	// the allowlisting proxy to checks and agent CLIs whose network allows
-	// hosts (verifier.Sandbox.Helper). Nil: such a check or agent fails to
-	// start, saying that it is missing.
+	// proc.RunInit inside a sandbox (statgraph's sandbox-init), putting
+	// checks and agent CLIs under Landlock and carrying the allowlisting
+	// proxy to those whose network allows hosts (verifier.Sandbox.Helper).
+	// Nil: no Landlock layer, and such a check or agent fails to start,
+	// saying that it is missing.
 	SandboxHelper []string
 	// KeepWorkspaces keeps a unit's workspace after it ends; by default it
 	// is removed once its branch is published (an interrupted unit's is

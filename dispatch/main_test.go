@@ -10,15 +10,15 @@ import (
 )
 
 // TestMain points STATGRAPH_HOME at a temporary directory, and doubles as
-// the sandbox's network bridge: started as `dispatch.test sandbox-init
-// ARGS`, it runs proc.RunBridge (Dispatcher.SandboxHelper), as
+// the sandbox's helper: started as `dispatch.test sandbox-init
+// ARGS`, it runs proc.RunInit (Dispatcher.SandboxHelper), as
 // statgraph's own hidden command does.
 // childHome is set in the environment of this test binary's children.
 const childHome = "STATGRAPH_TEST_CHILD_HOME"
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "sandbox-init" {
-		os.Exit(proc.RunBridge(os.Args[2:], os.Stderr))
+		os.Exit(proc.RunInit(os.Args[2:], os.Stderr))
 	}
 	// Dispatcher runs keep their state under STATGRAPH_HOME: never the real home.
 	// A child the tests start from this binary (and kill) shares its

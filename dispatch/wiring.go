@@ -130,7 +130,7 @@ func (d *Dispatcher) checkSandbox() error {
 			}
 			return nil
 		}
-		return probeSandbox(d.SandboxProbe)
+		return probeSandbox(d.SandboxProbe, d.SandboxHelper)
 	}
 	if d.Log != nil {
 		fmt.Fprintln(d.Log, "warning: --no-sandbox: checks and agent CLIs run unprotected: they can write anywhere you can "+
@@ -144,13 +144,14 @@ func (d *Dispatcher) checkSandbox() error {
 // that a process (a worker running many units) attacks its sandbox once.
 var probed sync.Map // strings.Join(probe, " ") -> func() error
 
-// probeSandbox attacks a sandbox from inside with probe (once per process)
-// and returns an error naming every attack that got through.
-func probeSandbox(probe []string) error {
+// probeSandbox attacks a sandbox from inside with probe, through helper
+// (the checks' Helper) when set, once per process, and returns an error
+// naming every attack that got through.
+func probeSandbox(probe, helper []string) error {
 	once, _ := probed.LoadOrStore(strings.Join(probe, " "), sync.OnceValue(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		probes, err := verifier.CheckSandbox(ctx, probe)
+		probes, err := verifier.CheckSandbox(ctx, probe, helper)
 		if err != nil {
 			return fmt.Errorf("statgraph refuses to run checks without a sandbox: %w", err)
 		}

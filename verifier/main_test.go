@@ -14,11 +14,11 @@ import (
 // started is still running when they end. Run as
 // `verifier.test gocacheprog UPPER LOWER...`, the test binary is the sandbox's
 // GOCACHEPROG instead, as the statgraph binary is in a real run; run as
-// `verifier.test sandbox-init ARGS`, it is the sandbox's network bridge
+// `verifier.test sandbox-init ARGS`, it is the sandbox's helper (Landlock, bridge)
 // (Sandbox.Helper), as `statgraph sandbox-init` is.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "sandbox-init" {
-		os.Exit(proc.RunBridge(os.Args[2:], os.Stderr))
+		os.Exit(proc.RunInit(os.Args[2:], os.Stderr))
 	}
 	if len(os.Args) >= 4 && os.Args[1] == "gocacheprog" {
 		if err := ServeGoCache(os.Stdin, os.Stdout, os.Args[2], os.Args[3:]...); err != nil {

@@ -3,7 +3,6 @@ package verifier
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/statgraph/statgraph/internal/proc"
 )
@@ -14,7 +13,7 @@ import (
 const proxyDirInside = "/tmp/.statgraph-net"
 
 // network returns bwrap's arguments args with those of s's network added,
-// and the argv to run in the sandbox in place of argv:
+// and the proxy's socket as the sandbox sees it ("" when there is none):
 //
 //   - Network: nothing changes, the command keeps the host's network;
 //   - otherwise the sandbox gets a network namespace of its own, holding
@@ -22,9 +21,9 @@ const proxyDirInside = "/tmp/.statgraph-net"
 //     unix socket (X11, D-Bus) and no other address is reachable;
 //   - with AllowHosts too, the allowlisting proxy for them (proc.ProxySocket,
 //     running in this process) has its socket's directory bound at
-//     proxyDirInside, and argv runs under Helper's bridge, which listens on
-//     the sandbox's loopback, forwards to the socket, mirrors allowed
-//     loopback endpoints and gives the command the proxy variables
+//     proxyDirInside, and Helper runs the command behind its bridge, which
+//     listens on the sandbox's loopback, forwards to the socket, mirrors
+//     allowed loopback endpoints and gives the command the proxy variables
 //     (proc.ProxyVars: HTTP_PROXY and the rest, NO_PROXY, and
 //     NODE_USE_ENV_PROXY). The bridge sets them over whatever the command's
 //     environment held, so a user's own proxy variables, unreachable from
@@ -32,23 +31,25 @@ const proxyDirInside = "/tmp/.statgraph-net"
 //
 // AllowHosts without an absolute Helper, or holding a malformed host, is
 // an error saying so.
-func (s *Sandbox) network(args, argv []string) ([]string, []string, error) {
+func (s *Sandbox) network(args []string) ([]string, string, error) {
 	if s.Network {
-		return args, argv, nil
+		return args, "", nil
 	}
 	args = append(args, "--unshare-net")
 	if len(s.AllowHosts) == 0 {
-		return args, argv, nil
+		return args, "", nil
 	}
-	if len(s.Helper) == 0 || !filepath.IsAbs(s.Helper[0]) {
-		return nil, nil, fmt.Errorf("verifier: the sandbox allows hosts %v, but has no Helper (an absolute path) to carry "+
+	if !s.hasHelper() {
+		return nil, "", fmt.Errorf("verifier: the sandbox allows hosts %v, but has no Helper (an absolute path) to carry "+
 			"statgraph's proxy into it; set Sandbox.Helper to statgraph's sandbox-init command", s.AllowHosts)
 	}
 	sock, err := proc.ProxySocket(s.AllowHosts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("verifier: sandbox network: %w", err)
+		return nil, "", fmt.Errorf("verifier: sandbox network: %w", err)
 	}
-	args = append(args, "--ro-bind", filepath.Dir(sock), proxyDirInside, "--ro-bind", s.Helper[0], s.Helper[0])
-	inside := filepath.Join(proxyDirInside, proc.ProxySocketName)
-	return args, append(slices.Clone(s.Helper), proc.BridgeArgs(inside, s.AllowHosts, argv)...), nil
+	args = append(args, "--ro-bind", filepath.Dir(sock), proxyDirInside)
+	return args, filepath.Join(proxyDirInside, proc.ProxySocketName), nil
 }
+
+// hasHelper reports whether s has a Helper to run the command through.
+func (s *Sandbox) hasHelper() bool { return len(s.Helper) > 0 && filepath.IsAbs(s.Helper[0]) }

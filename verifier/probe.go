@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // probe.go checks the sandbox from inside, on this machine: statgraph
@@ -136,14 +138,19 @@ func serveOneLine(ln net.Listener) {
 // CheckSandbox attacks a sandbox on this machine from inside and reports
 // each attack. probe is the absolute path of a program and its first
 // arguments that run ServeSandboxProbe with the attacks as further
-// arguments (statgraph's `statgraph sandbox-probe`). It tries to read a
-// file of $HOME (one it makes and removes only when $HOME holds none),
-// and plants a listener on 127.0.0.1, a unix socket in
-// $XDG_RUNTIME_DIR (else /var/tmp) and an abstract one, and a host process
-// holding a canary in its environment, all removed before it returns. The
-// error is non-nil only when the sandbox cannot be started at all (it wraps
-// ErrSandboxUnavailable) or the probe could not be set up.
-func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
+// arguments (statgraph's `statgraph sandbox-probe`); helper, when set, is
+// the sandbox's Helper (statgraph's sandbox-init), so that the probe runs
+// under the Landlock layer as checks do, and one more attack (writing the
+// sandbox's own root, which only Landlock refuses) shows that layer holds
+// where the kernel has Landlock. It tries to read a file of $HOME (a
+// canary it makes and removes only when $HOME holds none, restoring
+// $HOME's modification and access times), and plants a listener on
+// 127.0.0.1, a unix socket in $XDG_RUNTIME_DIR (else /var/tmp) and an
+// abstract one, and a host process holding a canary in its environment,
+// all removed before it returns. The error is non-nil only when the
+// sandbox cannot be started at all (it wraps ErrSandboxUnavailable) or the
+// probe could not be set up.
+func CheckSandbox(ctx context.Context, probe, helper []string) ([]Probe, error) {
 	if err := SandboxAvailable(); err != nil {
 		return nil, err
 	}
@@ -168,10 +175,15 @@ func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
 	// only when $HOME holds none.
 	canary := homeFile(home, probe[0])
 	if canary == "" {
+		restore, err := keepTimes(home)
+		if err != nil {
+			return nil, fmt.Errorf("verifier: sandbox probe: %w", err)
+		}
 		dir, err := os.MkdirTemp(home, ".statgraph-probe-")
 		if err != nil {
 			return nil, fmt.Errorf("verifier: sandbox probe: a canary under $HOME: %w", err)
 		}
+		defer restore()
 		defer os.RemoveAll(dir)
 		canary = filepath.Join(dir, "credentials")
 		if err := os.WriteFile(canary, []byte(secret+"\n"), 0o600); err != nil {
@@ -228,6 +240,14 @@ func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
 		{"cannot reach a host abstract socket", "unix:" + abstract, "report it: the sandbox kept the host's network namespace"},
 		{"cannot read statgraph's environment", "environ:" + secret, "report it: /proc showed the host's processes"},
 	}
+	sb := &Sandbox{ReadOnly: []string{probe[0]}}
+	if len(helper) > 0 {
+		sb.Helper = helper
+		if abi := proc.LandlockABI(); abi > 0 {
+			rows = append(rows, struct{ name, attack, fix string }{fmt.Sprintf("cannot write the sandbox's root (Landlock ABI %d)", abi),
+				"write:/.statgraph-probe", "report it: the Landlock layer was not applied"})
+		}
+	}
 	argv := append([]string{}, probe...)
 	for _, r := range rows {
 		argv = append(argv, r.attack)
@@ -237,8 +257,8 @@ func CheckSandbox(ctx context.Context, probe []string) ([]Probe, error) {
 		return nil, fmt.Errorf("verifier: sandbox probe: %w", err)
 	}
 	defer os.RemoveAll(ws)
-	res, err := Run(ctx, Command{Argv: argv, Dir: ws, Timeout: time.Minute,
-		Sandbox: &Sandbox{Workspace: ws, ReadOnly: []string{probe[0]}}})
+	sb.Workspace = ws
+	res, err := Run(ctx, Command{Argv: argv, Dir: ws, Timeout: time.Minute, Sandbox: sb})
 	if err != nil {
 		return nil, err
 	}
@@ -290,4 +310,16 @@ func homeFile(home, skip string) string {
 		return nil
 	})
 	return found
+}
+
+// keepTimes records dir's access and modification times and returns a
+// function that sets them back, so that a canary made and removed in it
+// leaves no trace but its change time.
+func keepTimes(dir string) (func(), error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return nil, err
+	}
+	atime, mtime := time.Unix(st.Atim.Unix()), time.Unix(st.Mtim.Unix())
+	return func() { _ = os.Chtimes(dir, atime, mtime) }, nil
 }

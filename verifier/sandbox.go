@@ -33,6 +33,10 @@ import (
 //   - Workspace, CacheDir and Home are writable; the paths in ReadOnly (such as
 //     the workspace's .git) are bound read-only on top, so a check cannot
 //     plant hooks or rewrite refs;
+//   - with Helper, Landlock holds the same allowlist a second time, in the
+//     kernel rather than in the mounts (see proc.Init): only what is shown
+//     read-only can be read, only the writable places changed, and no
+//     abstract unix socket or signal reaches a process outside;
 //   - /tmp is a private, empty, size-capped tmpfs and TMPDIR points at it;
 //   - /proc shows only the sandbox's own processes, so the caller's process
 //     and its environment (/proc/<pid>/environ) are out of reach;
@@ -95,9 +99,14 @@ type Sandbox struct {
 	// egress at all. It needs Helper.
 	AllowHosts []string
 	// Helper is the absolute path of a program and its first arguments that
-	// run proc's sandbox bridge inside the sandbox (statgraph's hidden
-	// sandbox-init command); it carries the proxy into the sandbox's network
-	// namespace. Needed only with AllowHosts.
+	// run proc.RunInit inside the sandbox (statgraph's hidden sandbox-init
+	// command), between bwrap and the command: it puts the command under
+	// Landlock, a second filesystem layer independent of the mounts (only
+	// what the sandbox shows read-only is readable, only the workspace,
+	// /tmp, CacheDir and the home writable; no abstract unix socket or
+	// signal reaches outside), and with AllowHosts it carries the proxy
+	// into the sandbox's network namespace. Nil: no Landlock layer, and
+	// AllowHosts cannot be used.
 	Helper []string
 	// Limits bounds the command's processes, memory, /tmp, file size and
 	// open files; the zero value means proc's defaults.
@@ -133,6 +142,11 @@ type Sandbox struct {
 	// outside Workspace, CacheDir, Home, a Hide path), is ignored: the
 	// workspace then stays at its own path.
 	Root string
+
+	// noLandlock runs the command through Helper without the Landlock
+	// layer: for tests showing what that layer stops, and for measuring
+	// what it costs.
+	noLandlock bool
 }
 
 // Inside returns the path at which host path p appears inside s: p moved
@@ -336,8 +350,19 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 	for _, m := range mounts {
 		args = append(args, m.args()...)
 	}
-	if args, argv, err = s.network(args, argv); err != nil {
+	args, proxy, err := s.network(args)
+	if err != nil {
 		return nil, nil, err
+	}
+	if s.hasHelper() {
+		read, write := landlockPaths(mounts)
+		read = append(read, s.Helper[0])
+		if proxy != "" {
+			read = append(read, proxyDirInside)
+		}
+		in := proc.Init{Landlock: !s.noLandlock, Read: read, Write: append(write, "/tmp"), Proxy: proxy, Allow: s.AllowHosts}
+		args = append(args, "--ro-bind", s.Helper[0], s.Helper[0])
+		argv = append(slices.Clone(s.Helper), in.Args(argv)...)
 	}
 	if d, err := filepath.Abs(dir); err == nil {
 		dir = s.Inside(d)

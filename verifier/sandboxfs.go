@@ -55,11 +55,12 @@ var CredentialPaths = []string{
 var toolchainRoots = []string{".cargo", ".rustup", ".pyenv", ".nvm", ".volta", ".sdkman", ".asdf", ".bun", ".deno", "sdk", ".local/bin", "go/bin"}
 
 // mount is one bwrap operation on path: a bind of src (path itself when
-// empty), a tmpfs (of at most size bytes when size > 0), or a symbolic link
-// to src.
+// empty), a tmpfs (of at most size bytes when size > 0; writable under
+// Landlock when home), or a symbolic link to src.
 type mount struct {
 	op, src, path string
 	size          int64
+	home          bool
 }
 
 // args returns m as bwrap arguments.
@@ -100,7 +101,7 @@ func hostFS(path string, homeBytes int64) []mount {
 	}
 	home, _ := os.UserHomeDir()
 	if home != "" && home != "/" {
-		ms = append(ms, mount{op: "--tmpfs", path: home, size: homeBytes})
+		ms = append(ms, mount{op: "--tmpfs", path: home, size: homeBytes, home: true})
 		for _, r := range toolchainRoots {
 			ms = appendVisible(ms, filepath.Join(home, r))
 		}
@@ -175,4 +176,20 @@ func sortMounts(ms []mount) {
 	slices.SortStableFunc(ms, func(a, b mount) int {
 		return strings.Count(a.path, string(filepath.Separator)) - strings.Count(b.path, string(filepath.Separator))
 	})
+}
+
+// landlockPaths returns the paths of ms, as the sandbox shows them, that
+// its Landlock layer lets the command read (the read-only binds) and
+// change (the writable binds and the tmpfs of the empty home). Masks
+// and hidden paths get no rule of their own: they lie in what is read.
+func landlockPaths(ms []mount) (read, write []string) {
+	for _, m := range ms {
+		switch {
+		case m.op == "--ro-bind" && m.src != "/dev/null":
+			read = append(read, m.path)
+		case m.op == "--bind", m.home:
+			write = append(write, m.path)
+		}
+	}
+	return read, write
 }

@@ -134,9 +134,10 @@ Model: --model or STATGRAPH_MODEL, OPENAI_BASE_URL (any OpenAI-compatible server
 Exit codes: 0 all done, 1 a task failed or is blocked, 2 bad input or usage, 130 interrupted.
 `
 
-// sandboxInitCmd is the hidden command that runs inside the sandbox as the
-// parent of a check or agent CLI whose network is allowlisted: the bridge
-// to statgraph's proxy (see proc.RunBridge and verifier.Sandbox.Helper).
+// sandboxInitCmd is the hidden command that runs inside the sandbox before
+// a check or agent CLI: it puts the command under Landlock and, when its
+// network is allowlisted, stays as its parent, the bridge to statgraph's
+// proxy (see proc.RunInit and verifier.Sandbox.Helper).
 const sandboxInitCmd = "sandbox-init"
 
 func main() {
@@ -144,7 +145,7 @@ func main() {
 	// secrets an agent CLI is given included, so it skips Isolate, which
 	// would take them out.
 	if len(os.Args) > 1 && os.Args[1] == sandboxInitCmd {
-		os.Exit(proc.RunBridge(os.Args[2:], os.Stderr))
+		os.Exit(proc.RunInit(os.Args[2:], os.Stderr))
 	}
 	// Secrets (OPENAI_API_KEY, ...) leave the process environment before
 	// anything else runs: Isolate re-executes statgraph (same pid, streams

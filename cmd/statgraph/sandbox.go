@@ -43,7 +43,7 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if probe == nil {
 		return exitUsage, fmt.Errorf("cannot find statgraph's own executable to probe the sandbox with")
 	}
-	probes, err := verifier.CheckSandbox(ctx, probe)
+	probes, err := verifier.CheckSandbox(ctx, probe, selfProgram(sandboxInitCmd))
 	if err != nil {
 		return exitUsage, err
 	}
@@ -58,6 +58,10 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 			broken++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, verdict, detail)
+	}
+	fmt.Fprintln(tw, "\nLAYER\tENFORCED BY\tNOTE")
+	for _, l := range layers() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", l[0], l[1], l[2])
 	}
 	fmt.Fprintln(tw, "\nBOUND\tENFORCED BY\tNOTE")
 	for _, b := range proc.Support() {
@@ -74,4 +78,26 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	}
 	fmt.Fprintf(stdout, "\nall %d probes held\n", len(probes))
 	return exitOK, nil
+}
+
+// layers returns, for `statgraph sandbox check`, each layer of the
+// sandbox with what enforces it on this machine and a note: the user
+// namespace, seccomp, Landlock and the network namespace.
+func layers() [][3]string {
+	uid := "uid 65534 (statgraph runs as root)"
+	if os.Getuid() != 0 {
+		uid = fmt.Sprintf("uid %d", os.Getuid())
+	}
+	out := [][3]string{{"privileges", "user namespace, --cap-drop ALL, no_new_privs", uid + ", no capabilities"}}
+	if _, err := proc.SeccompFilter(); err != nil {
+		out = append(out, [3]string{"system calls", "not enforced", err.Error()})
+	} else {
+		out = append(out, [3]string{"system calls", "seccomp filter", "no mount, ptrace, bpf, keyctl, module, clock calls or new namespaces"})
+	}
+	if abi := proc.LandlockABI(); abi > 0 {
+		out = append(out, [3]string{"filesystem", fmt.Sprintf("bwrap's mounts and Landlock ABI %d", abi), proc.LandlockScope(abi)})
+	} else {
+		out = append(out, [3]string{"filesystem", "bwrap's mounts only", "this kernel has no Landlock (Linux 5.13 or later, with landlock among its LSMs, adds it)"})
+	}
+	return append(out, [3]string{"network", "network namespace", "egress only through statgraph's allowlisting proxy, to the hosts a task names"})
 }

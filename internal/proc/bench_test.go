@@ -95,7 +95,7 @@ type bridgeProc struct {
 // printing HTTP_PROXY and sleeping.
 func execBridge(b *testing.B, sock string) bridgeProc {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"sandbox-init"}, BridgeArgs(sock, nil, []string{"sh", "-c", `echo "$HTTP_PROXY"; exec sleep 3600`})...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"sandbox-init"}, Init{Proxy: sock}.Args([]string{"sh", "-c", `echo "$HTTP_PROXY"; exec sleep 3600`})...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -8,12 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
-	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/statgraph/statgraph/internal/hostrule"
@@ -28,18 +24,6 @@ import (
 // listens on that same port inside and tunnels each connection there with
 // CONNECT, so a program told to use http://127.0.0.1:8080 (a local model
 // server) reaches it without knowing about proxies.
-
-// BridgeArgs returns the arguments, after the helper program's own, that
-// make RunBridge carry the proxy at sock (as the sandbox sees it) and
-// mirror the loopback endpoints allow names, followed by "--" and the
-// command's argv.
-func BridgeArgs(sock string, allow []string, argv []string) []string {
-	args := []string{"--proxy", sock}
-	for _, m := range loopbackMirrors(allow) {
-		args = append(args, "--mirror", m)
-	}
-	return append(append(args, "--"), argv...)
-}
 
 // loopbackMirrors returns the rules of allow that name a loopback address
 // (or localhost) with a port, as host:port.
@@ -73,30 +57,21 @@ func ProxyVars(addr string) []string {
 	}
 }
 
-// RunBridge runs the bridge with args as BridgeArgs makes them and returns
-// the command's exit status (128+n when a signal n ended it; 127 when it
-// cannot be started, 2 for malformed args), writing what went wrong to
-// stderr. It starts the command with the proxy variables (ProxyVars) set
-// over the environment's, forwards SIGTERM, SIGINT, SIGHUP and SIGQUIT to
-// it, and returns once it has exited; connections still open are the
-// caller's to end (by exiting, as statgraph's sandbox-init does).
-func RunBridge(args []string, stderr io.Writer) int {
-	sock, mirrors, argv, err := parseBridgeArgs(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "statgraph sandbox-init: %v; it is run by statgraph inside the sandbox, not by hand\n", err)
-		return 2
-	}
+// startBridge listens on the sandbox's loopback (a port of its own
+// choosing) and on each of mirrors, forwarding every connection to the
+// proxy at sock, and returns the address of the first listener; it warns
+// on stderr of a mirror it cannot listen on. The listeners serve until the
+// process exits.
+func startBridge(sock string, mirrors []string, stderr io.Writer) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		fmt.Fprintf(stderr, "statgraph sandbox-init: listen on the sandbox's loopback: %v\n", err)
-		return 127
+		return "", fmt.Errorf("listen on the sandbox's loopback: %w", err)
 	}
 	go acceptLoop(ln, func(c net.Conn) { forward(c, sock, "") })
 	for _, m := range mirrors {
-		host, _, _ := net.SplitHostPort(m)
+		host, port, _ := net.SplitHostPort(m)
 		addrs := []string{m}
 		if host == "localhost" {
-			_, port, _ := net.SplitHostPort(m)
 			addrs = []string{net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port)}
 		}
 		for i, a := range addrs {
@@ -110,60 +85,7 @@ func RunBridge(args []string, stderr io.Writer) int {
 			go acceptLoop(mln, func(c net.Conn) { forward(c, sock, m) })
 		}
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), ProxyVars(ln.Addr().String())...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "statgraph sandbox-init: cannot run %s: %v\n", argv[0], err)
-		return 127
-	}
-	waited := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				_ = cmd.Process.Signal(s)
-			case <-waited:
-				return
-			}
-		}
-	}()
-	_ = cmd.Wait() // the status is read from ProcessState
-	close(waited)
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return cmd.ProcessState.ExitCode()
-}
-
-// parseBridgeArgs reads --proxy SOCK, any number of --mirror HOST:PORT,
-// "--" and the command.
-func parseBridgeArgs(args []string) (sock string, mirrors, argv []string, err error) {
-	for len(args) > 0 {
-		switch a := args[0]; {
-		case a == "--":
-			if len(args) < 2 || args[1] == "" {
-				return "", nil, nil, errors.New("no command after --")
-			}
-			if sock == "" {
-				return "", nil, nil, errors.New("no --proxy SOCKET")
-			}
-			return sock, mirrors, args[1:], nil
-		case (a == "--proxy" || a == "--mirror") && len(args) > 1:
-			if a == "--proxy" {
-				sock = args[1]
-			} else {
-				mirrors = append(mirrors, args[1])
-			}
-			args = args[2:]
-		default:
-			return "", nil, nil, fmt.Errorf("unexpected argument %q; want --proxy SOCKET [--mirror HOST:PORT]... -- COMMAND...", a)
-		}
-	}
-	return "", nil, nil, errors.New("no -- COMMAND")
+	return ln.Addr().String(), nil
 }
 
 // acceptLoop hands each connection ln accepts to handle, in a goroutine

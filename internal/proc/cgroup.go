@@ -151,15 +151,26 @@ func cgroupMounts(mountinfo string) map[string]cgroupMount {
 	return mounts
 }
 
-// v2Parent makes, once per process, the directory of per-command cgroups
-// in the delegated v2 subtree h.v2 with h.v2Ctrls enabled for its children.
-// The no-internal-processes rule lets a non-root cgroup hand controllers to
+// v2Parent is makeV2Parent of this machine's hierarchies, made once per
+// process.
+var v2Parent = sync.OnceValues(func() (string, error) { return makeV2Parent(machine()) })
+
+// makeV2Parent makes the directory of per-command cgroups in the
+// delegated v2 subtree h.v2 with h.v2Ctrls enabled for its children. The
+// no-internal-processes rule lets a non-root cgroup hand controllers to
 // children only while it has no processes of its own, so when enabling
 // them fails with EBUSY this process moves itself into a leaf beside the
 // per-command cgroups (statgraph-main, as systemd asks of a delegated
 // service); if others share its cgroup, it moves back and reports why.
-var v2Parent = sync.OnceValues(func() (string, error) {
-	h := machine()
+func makeV2Parent(h hierarchies) (string, error) {
+	parent := filepath.Join(h.v2, groupDir)
+	if len(h.v2Ctrls) == 0 {
+		// Nothing to hand down: the cgroups only group, kill and remove.
+		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("creating cgroup %s: %w", parent, err)
+		}
+		return parent, nil
+	}
 	enable := "+" + strings.Join(h.v2Ctrls, " +")
 	ctl := filepath.Join(h.v2, "cgroup.subtree_control")
 	if err := os.WriteFile(ctl, []byte(enable), 0); errors.Is(err, unix.EBUSY) {
@@ -178,7 +189,6 @@ var v2Parent = sync.OnceValues(func() (string, error) {
 	} else if err != nil {
 		return "", fmt.Errorf("enabling %s in %s: %w", enable, ctl, err)
 	}
-	parent := filepath.Join(h.v2, groupDir)
 	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("creating cgroup %s: %w", parent, err)
 	}
@@ -186,7 +196,7 @@ var v2Parent = sync.OnceValues(func() (string, error) {
 		return "", fmt.Errorf("enabling %s in cgroup %s: %w", enable, parent, err)
 	}
 	return parent, nil
-})
+}
 
 // seq numbers the cgroups this process makes.
 var seq atomic.Int64
@@ -212,7 +222,9 @@ func newCgroup(parent string) (string, error) {
 }
 
 // sweep removes the empty cgroups under parent left by statgraph
-// processes that are gone.
+// processes that are gone (killed, or crashed: their commands died with
+// them). It leaves a cgroup that still holds processes alone: its owner
+// may live in another PID namespace, where its pid means nothing here.
 func sweep(parent string) {
 	entries, _ := os.ReadDir(parent)
 	for _, e := range entries {

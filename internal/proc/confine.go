@@ -43,8 +43,13 @@ var machine = sync.OnceValue(func() hierarchies {
 // is left behind and the error says which bound could not be set. Confine
 // is safe for concurrent use.
 func Confine(pid int, l Limits) (release func() error, err error) {
+	return confineIn(machine(), v2Parent, pid, l)
+}
+
+// confineIn is Confine in the cgroup places h, with v2parent making the
+// parent of per-command cgroups in h.v2.
+func confineIn(h hierarchies, v2parent func() (string, error), pid int, l Limits) (release func() error, err error) {
 	l = l.Resolved()
-	h := machine()
 	var dirs []string
 	remove := func() error {
 		var errs []error
@@ -78,7 +83,7 @@ func Confine(pid int, l Limits) (release func() error, err error) {
 	}
 	pidsCgroup := false
 	if h.v2 != "" {
-		parent, err := v2Parent()
+		parent, err := v2parent()
 		if err != nil {
 			return nil, err
 		}

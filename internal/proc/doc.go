@@ -10,6 +10,9 @@
 //     delegated, or v1 pids and memory controllers) where one can be made,
 //     and rlimits otherwise;
 //   - the seccomp filter bwrap loads for the command;
+//   - Init, what statgraph's sandbox-init does inside the sandbox before
+//     the command runs: Landlock, a second filesystem layer beside bwrap's
+//     mounts, and the bridge below;
 //   - the allowlisting HTTP(S) proxy a sandbox reaches the network through,
 //     and the bridge that carries it into the sandbox's own network
 //     namespace.

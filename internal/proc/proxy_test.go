@@ -19,11 +19,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMain runs the bridge when the test binary is started as
-// `proc.test sandbox-init ARGS`, as statgraph's hidden command does.
+// TestMain runs RunInit when the test binary is started as
+// `proc.test sandbox-init ARGS`, as statgraph's hidden command does, and
+// the attacker of TestLandlockWithoutBwrap as `proc.test landlock-attack`
+// and a statgraph confining a command as `proc.test confine-sleep
+// hold|release` (see TestSweepAfterKill).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "sandbox-init" {
-		os.Exit(RunBridge(os.Args[2:], os.Stderr))
+		os.Exit(RunInit(os.Args[2:], os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "landlock-attack" {
+		landlockAttacks(os.Args[2:])
+		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "confine-sleep" {
+		os.Exit(confineSleep(os.Args[2] == "hold"))
 	}
 	os.Exit(m.Run())
 }
@@ -128,7 +138,7 @@ func bridge(t *testing.T, script string, allow ...string) *exec.Cmd {
 	t.Helper()
 	sock, err := ProxySocket(append(allow, "example.com"))
 	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], append([]string{"sandbox-init"}, BridgeArgs(sock, allow, []string{"sh", "-c", script})...)...)
+	cmd := exec.Command(os.Args[0], append([]string{"sandbox-init"}, Init{Proxy: sock, Allow: allow}.Args([]string{"sh", "-c", script})...)...)
 	return cmd
 }
 
