@@ -21,15 +21,15 @@ func TestParkDefault(t *testing.T) {
 	bare := &llm.LimitError{Reason: "agent CLI claude: Request rejected (429)"}
 	tests := []struct {
 		name         string
-		d            Dispatcher
+		d            *Dispatcher
 		err          error
 		want         time.Duration
 		wantInReason string
 	}{
-		{"default", Dispatcher{}, bare, 15 * time.Minute, "no reset time given: waiting --park-default 15m0s"},
-		{"set", Dispatcher{ParkDefault: 2 * time.Second}, bare, 2 * time.Second, "--park-default 2s"},
-		{"bounded by park-max", Dispatcher{ParkDefault: time.Hour, ParkMax: 10 * time.Minute}, bare, 10 * time.Minute, "--park-default 10m0s"},
-		{"reset given", Dispatcher{ParkDefault: time.Hour}, &llm.LimitError{Until: now.Add(3 * time.Second), Reason: "try again in 3s"}, 3 * time.Second, "try again in 3s"},
+		{"default", &Dispatcher{}, bare, 15 * time.Minute, "no reset time given: waiting --park-default 15m0s"},
+		{"set", &Dispatcher{ParkDefault: 2 * time.Second}, bare, 2 * time.Second, "--park-default 2s"},
+		{"bounded by park-max", &Dispatcher{ParkDefault: time.Hour, ParkMax: 10 * time.Minute}, bare, 10 * time.Minute, "--park-default 10m0s"},
+		{"reset given", &Dispatcher{ParkDefault: time.Hour}, &llm.LimitError{Until: now.Add(3 * time.Second), Reason: "try again in 3s"}, 3 * time.Second, "try again in 3s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
