@@ -10,7 +10,9 @@
 // MaxRetries, and back to the executor otherwise, with the verifier's
 // feedback in the state. It decides with the task's gate.Policy, the one
 // package statgraph/gate's gates use. The failed node sets Phase "failed"
-// and FailedAt and prints "task <id> FAILED after N attempts"; for a task
+// and FailedAt and prints "task <id> FAILED after N attempts" (a run that
+// is not the task's own, a best-of-N candidate or a landing, says what it
+// is instead: Config.Name); for a task
 // whose policy escalates (on_exhausted "ask") it first interrupts the run
 // with an Escalation and continues with the answer: retry (back to the
 // executor, the count reset), skip or abort. A task with ApprovePlan goes

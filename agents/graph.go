@@ -79,6 +79,11 @@ type Config struct {
 	// Log receives progress lines such as "task 3 FAILED after 3 attempts";
 	// nil discards them.
 	Log io.Writer
+	// Name, when set, names a run that is not the task's own in the failed
+	// node's line, which then reads "<Name> failed after N attempts" (e.g.
+	// "task 3: candidate 2", "task 3: landing on main"): the task itself
+	// has not failed. "" prints "task <id> FAILED after N attempts".
+	Name string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -290,7 +295,11 @@ func (o *orchestrator) failed(ctx context.Context, s TaskState) (TaskState, erro
 	}
 	now := o.cfg.Now().UTC()
 	s.Phase, s.FailedAt = PhaseFailed, &now
-	fmt.Fprintf(o.cfg.Log, "task %s FAILED after %d attempts\n", s.Task.ID, s.RetryCount)
+	if o.cfg.Name != "" {
+		fmt.Fprintf(o.cfg.Log, "%s failed after %d attempts\n", o.cfg.Name, s.RetryCount)
+	} else {
+		fmt.Fprintf(o.cfg.Log, "task %s FAILED after %d attempts\n", s.Task.ID, s.RetryCount)
+	}
 	return s, nil
 }
 

@@ -11,8 +11,10 @@ import (
 // for its provider's usage or rate limit message and returns when the
 // limit resets. now is the time the run ended; clock times in a message
 // ("resets 3pm") are the next such time after now in now's location (the
-// local zone) unless the message names a zone. ok is false when the output
-// holds no limit message, or one without a reset time that can be read.
+// local zone) unless the message names a zone. until is zero when the
+// output holds a limit message without a reset time (a 429 the CLI gave
+// up retrying): the dispatcher then waits its default (--park-default).
+// ok is false when the output holds no limit message.
 type LimitFunc func(output string, now time.Time) (until time.Time, reason string, ok bool)
 
 // The limit messages each preset recognises. A message counts when one
@@ -40,16 +42,81 @@ type LimitFunc func(output string, now time.Time) (until time.Time, reason strin
 //     "try again in <duration>", "retry in <duration>", "resets <clock>"
 //     or "try again at <clock>".
 //
+// Each preset also knows the line its real CLI prints when it gives up on
+// a 429 that carries no reset time (recorded in testdata/limits/): a limit
+// with no reset, so until is zero:
+//
+//   - claude: "API Error: Request rejected (429)", after about three
+//     minutes of retries;
+//   - codex: "exceeded retry limit, last status: 429";
+//   - gemini and qwen: "status 429" with "RESOURCE_EXHAUSTED" (gemini-cli
+//     retried on when recorded: the line counts only if it exits);
+//   - opencode: "429 Too Many Requests".
+//
 // A duration is a sequence of numbers with units: Go's ("1.5s", "20ms",
 // "6m0s") or words ("2 hours", "4 days 13 hours 12 minutes", "30
 // seconds"). A clock is "3pm", "3:05 PM", "15:00" or "3 pm".
 var (
-	claudeLimit   = limitParser([]string{"usage limit reached", "limit reached"}, resetsClock, epochPipe)
-	codexLimit    = limitParser([]string{"usage limit", "rate limit"}, tryAgainIn, tryAgainAt)
-	geminiLimit   = limitParser([]string{"quota exceeded", "resource_exhausted", "rate limit"}, retryIn, tryAgainIn, retryDelay)
-	qwenLimit     = limitParser([]string{"quota exceeded", "resource_exhausted", "rate limit", "usage limit", "quota"}, retryIn, tryAgainIn, retryDelay, tryAgainAt, tomorrow)
-	opencodeLimit = limitParser([]string{"rate limit", "usage limit", "quota", "429"}, tryAgainIn, retryIn, resetsClock, tryAgainAt)
+	claudeLimit = orNoReset(limitParser([]string{"usage limit reached", "limit reached"}, resetsClock, epochPipe),
+		[]string{"request rejected (429)"})
+	codexLimit  = orNoReset(limitParser([]string{"usage limit", "rate limit"}, tryAgainIn, tryAgainAt), []string{"exceeded retry limit, last status: 429"})
+	geminiLimit = orNoReset(limitParser([]string{"quota exceeded", "resource_exhausted", "rate limit"}, retryIn, tryAgainIn, retryDelay),
+		[]string{"status 429", "resource_exhausted"})
+	qwenLimit = orNoReset(limitParser([]string{"quota exceeded", "resource_exhausted", "rate limit", "usage limit", "quota"}, retryIn, tryAgainIn, retryDelay, tryAgainAt, tomorrow),
+		[]string{"status 429", "resource_exhausted"})
+	opencodeLimit = orNoReset(limitParser([]string{"rate limit", "usage limit", "quota", "429"}, tryAgainIn, retryIn, resetsClock, tryAgainAt),
+		[]string{"429 too many requests"})
 )
+
+// orNoReset returns a LimitFunc that reads a limit with its reset as p
+// does and, when p finds none, a limit with no reset (until zero) on the
+// first line holding every marker of one of the sets (case-insensitive).
+// Its reason is the line from the set's first marker up to a double quote
+// (the end of a JSON string holding the message).
+func orNoReset(p LimitFunc, sets ...[]string) LimitFunc {
+	return func(out string, now time.Time) (time.Time, string, bool) {
+		if until, reason, ok := p(out, now); ok {
+			return until, reason, true
+		}
+		for l := range strings.Lines(out) {
+			low := strings.ToLower(l)
+			for _, set := range sets {
+				if !containsAll(low, set...) {
+					continue
+				}
+				msg := l
+				if len(low) == len(l) { // ASCII case folding: the indexes agree
+					msg = l[strings.Index(low, set[0]):]
+					if j := strings.IndexByte(msg, '"'); j >= 0 {
+						msg = msg[:j]
+					}
+				}
+				return time.Time{}, limitReason(msg), true
+			}
+		}
+		return time.Time{}, "", false
+	}
+}
+
+// containsAll reports whether s holds every one of subs.
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// limitReason is line, trimmed and cut to 300 bytes, as the reason of a
+// limit.
+func limitReason(line string) string {
+	reason := strings.TrimSpace(line)
+	if len(reason) > 300 {
+		reason = reason[:300] + "…"
+	}
+	return reason
+}
 
 // resetForm finds a reset time in one line of output.
 type resetForm func(line string, now time.Time) (time.Time, bool)
@@ -65,11 +132,7 @@ func limitParser(markers []string, forms ...resetForm) LimitFunc {
 			}
 			for _, f := range forms {
 				if until, ok := f(l, now); ok {
-					reason := strings.TrimSpace(l)
-					if len(reason) > 300 {
-						reason = reason[:300] + "…"
-					}
-					return until, reason, true
+					return until, limitReason(l), true
 				}
 			}
 		}

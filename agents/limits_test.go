@@ -1,6 +1,8 @@
 package agents
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -99,5 +101,45 @@ func TestBillingLine(t *testing.T) {
 	}
 	if got := billingLine("edited billing.go\n"); got != "" {
 		t.Errorf("billingLine = %q; want none for ordinary output", got)
+	}
+}
+
+// TestRealCLILimitsNoReset feeds the claude and codex presets what their
+// real CLIs printed when every request got HTTP 429 with no reset time
+// (testdata/limits/, recorded with the versions CI pins): each is a limit
+// with no reset (until zero), its reason the CLI's error, not the JSON
+// around it; a zero-exit output that mentions 429 in passing is no limit.
+func TestRealCLILimitsNoReset(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 30, 0, 0, time.UTC)
+	tests := []struct {
+		preset, file, reason string
+	}{
+		{"claude", "claude.txt", "Request rejected (429) · Rate limit reached for requests. Please try again in 2h0m0s."},
+		{"codex", "codex.txt", "exceeded retry limit, last status: 429 Too Many Requests"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.preset, func(t *testing.T) {
+			out, err := os.ReadFile(filepath.Join("testdata", "limits", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := Preset(tt.preset)
+			until, reason, ok := p.Limit(string(out), now)
+			if !ok {
+				t.Fatalf("%s's output at a 429 is not read as a limit", tt.preset)
+			}
+			if !until.IsZero() {
+				t.Errorf("until %v; want zero (no reset time given)", until)
+			}
+			if reason != tt.reason {
+				t.Errorf("reason %q; want %q", reason, tt.reason)
+			}
+		})
+	}
+	for _, preset := range []string{"claude", "codex", "opencode"} {
+		p, _ := Preset(preset)
+		if until, reason, ok := p.Limit("fixed the handler for status 200 and 404; tests pass\n", now); ok {
+			t.Errorf("%s: limit until %v (%q) read from ordinary output", preset, until, reason)
+		}
 	}
 }

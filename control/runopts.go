@@ -46,6 +46,9 @@ type RunOptions struct {
 	// ParkMax bounds how long a run waits for a usage limit's reset (see
 	// dispatch.Dispatcher.ParkMax); 0 means a day.
 	ParkMax time.Duration
+	// ParkDefault is how long a usage limit with no reset time parks a
+	// task (see dispatch.Dispatcher.ParkDefault); 0 means 15 minutes.
+	ParkDefault time.Duration
 	// Attempts is the number of candidates of a task that sets neither
 	// "attempts" nor "candidates" (--attempts); 0 means one.
 	Attempts int
@@ -129,7 +132,7 @@ func (o RunOptions) Check(ctx context.Context, f *tasks.File, repo string) error
 func (o RunOptions) Dispatcher(f *tasks.File, repo string, st statgraph.Checkpointer) *dispatch.Dispatcher {
 	d := &dispatch.Dispatcher{
 		File: f, Repo: repo, Checkpointer: st, Jobs: o.Jobs, Model: o.Model,
-		Log: o.Log, TaskTimeout: o.TaskTimeout, ParkMax: o.ParkMax, NoSandbox: o.NoSandbox,
+		Log: o.Log, TaskTimeout: o.TaskTimeout, ParkMax: o.ParkMax, ParkDefault: o.ParkDefault, NoSandbox: o.NoSandbox,
 		AllowEnv: o.AllowEnv, GoCacheProg: o.GoCacheProg, SandboxProbe: o.SandboxProbe, SandboxHelper: o.SandboxHelper,
 		KeepWorkspaces: o.KeepWorkspaces, Attempts: o.Attempts, Prices: o.Prices,
 		Tracer: o.Tracer,

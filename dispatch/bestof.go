@@ -30,6 +30,7 @@ type slot struct {
 	id     string
 	k      int
 	budget *llm.Budget // the unit's budget, shared by its candidates; nil for k == 0
+	onto   string      // the target of a landing's run (land.go); "" for a unit's or a candidate's
 }
 
 // name names the slot's prompt and home directories: the unit's id, or

@@ -132,6 +132,10 @@ type Dispatcher struct {
 	// (see park.go): a unit whose limit resets further away ends
 	// interrupted with the reason. 0 means DefaultParkMax (a day).
 	ParkMax time.Duration
+	// ParkDefault is how long a unit is parked by a usage limit that
+	// gives no reset time (a real agent CLI's bare 429), bounded by
+	// ParkMax. 0 means DefaultParkDefault (15 minutes).
+	ParkDefault time.Duration
 	// Tracer, when set, makes OpenTelemetry spans of the run (see
 	// trace.go): the run, each task, attempt and node, and each model
 	// call, check and agent CLI run. nil makes none and costs nothing.

@@ -296,7 +296,7 @@ func (d *Dispatcher) landAttempt(ctx context.Context, plan Plan, onto, id, branc
 			d.logf("land %s: clean up after it: %v\n", id, err)
 		}
 	}
-	g, _, err := d.graph(t, ws, plan, slot{id: t.ID})
+	g, _, err := d.graph(t, ws, plan, slot{id: t.ID, onto: onto})
 	if err != nil {
 		clear()
 		return failed(LandBlocked, oneLine(err.Error()))

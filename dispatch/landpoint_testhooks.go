@@ -8,10 +8,11 @@ import (
 )
 
 // landKillEnv is a switch for end-to-end tests only (tests/land_test.go
-// kills statgraph land at a point of a landing), in a binary built with
+// kills statgraph land at a point of a landing, tests/publishkill_test.go
+// statgraph run once a unit's branch is published), in a binary built with
 // the tag statgraph_testhooks (tests/main_test.go); its value is "POINT
 // UNIT MARKER". The first process to reach POINT (see landpoint.go) while
-// landing UNIT creates the file MARKER and kills itself with SIGKILL; once
+// landing or running UNIT creates the file MARKER and kills itself with SIGKILL; once
 // MARKER exists, no process does. Unset it does nothing.
 const landKillEnv = "STATGRAPH_TEST_LAND_KILL"
 

@@ -93,6 +93,18 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 		}
 	}
 	started := map[string]bool{} // units this run already took up: never twice, unless parked and due again
+	took := false                // a unit was taken up (takeUp): the file is to be saved
+	for _, u := range units {
+		res, o, ok := d.takeUp(ctx, plan, u.ID, status[u.ID])
+		if !ok {
+			continue
+		}
+		if err := d.File.Apply(u.ID, o); err != nil {
+			return Summary{}, err
+		}
+		jr.Add(u.ID, o)
+		status[u.ID], *results[u.ID], started[u.ID], took = o.Status, res, true, true
+	}
 	// parked holds the units waiting for a usage limit's reset: those a
 	// killed run left parked, and those parked during this run.
 	var parked parking
@@ -122,7 +134,7 @@ func (d *Dispatcher) run(ctx context.Context) (Summary, error) {
 	defer wg.Wait()
 	var runErr error
 	stopped := "" // why no unit starts any more: the run's budget is spent
-	sv := saver{file: d.File, dirty: held}
+	sv := saver{file: d.File, dirty: held || took}
 	// schedule blocks the units whose dependencies failed and marks the
 	// ready ones in progress, in memory, and returns the units to start.
 	schedule := func() ([]string, error) {

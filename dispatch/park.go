@@ -24,6 +24,21 @@ import (
 // Dispatcher.ParkMax is 0: a day.
 const DefaultParkMax = 24 * time.Hour
 
+// DefaultParkDefault is how long a unit stays parked by a limit with no
+// reset time (an llm.LimitError with Until zero: a real agent CLI giving
+// up on a bare 429) when Dispatcher.ParkDefault is 0: 15 minutes.
+const DefaultParkDefault = 15 * time.Minute
+
+// parkDefault returns how long a limit with no reset time parks a unit:
+// ParkDefault (or DefaultParkDefault), at most parkMax.
+func (d *Dispatcher) parkDefault() time.Duration {
+	p := d.ParkDefault
+	if p <= 0 {
+		p = DefaultParkDefault
+	}
+	return min(p, d.parkMax())
+}
+
 // parkMax returns the longest a run waits for a reset.
 func (d *Dispatcher) parkMax() time.Duration {
 	if d.ParkMax > 0 {
@@ -43,7 +58,11 @@ func (d *Dispatcher) parkResult(t tasks.Task, s agents.TaskState, err error, now
 		r.ErrorHistory = t.ErrorHistory
 	}
 	if le, isLimit := errors.AsType[*llm.LimitError](err); isLimit {
-		until := le.Until
+		until, note := le.Until, ""
+		if until.IsZero() {
+			until = now.Add(d.parkDefault())
+			note = fmt.Sprintf(" (no reset time given: waiting --park-default %s)", d.parkDefault())
+		}
 		if wait := until.Sub(now); wait > d.parkMax() {
 			r.Status = tasks.StatusInterrupted
 			r.Reason = fmt.Sprintf("usage limit resets at %s, beyond --park-max %s, no retry used: %s; run statgraph resume after the reset, or raise --park-max",
@@ -51,7 +70,7 @@ func (d *Dispatcher) parkResult(t tasks.Task, s agents.TaskState, err error, now
 			return r, "", true
 		}
 		r.Status, r.ParkedUntil = tasks.StatusParked, &until
-		r.Reason = fmt.Sprintf("parked until %s by a usage limit, no retry used: %s", until.Local().Format(time.RFC3339), oneLine(le.Reason))
+		r.Reason = fmt.Sprintf("parked until %s by a usage limit%s, no retry used: %s", until.Local().Format(time.RFC3339), note, oneLine(le.Reason))
 		return r, "", true
 	}
 	if errors.Is(err, llm.ErrQuota) {

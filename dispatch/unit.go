@@ -74,6 +74,9 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, s slot, deps []stri
 				fmt.Fprintf(d.Log, "task %s: %v\n", id, err)
 			}
 		}
+		if branch != "" && s.k == 0 {
+			landAt(pointPublished, id)
+		}
 		*rec = r
 		res.Status, res.Reason, res.Branch = r.Status, r.Reason, branch
 		res.Attempts, res.Elapsed = r.RetryCount, time.Since(start)

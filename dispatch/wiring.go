@@ -50,6 +50,12 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan, s s
 		Budget:    budget,
 		Log:       d.Log,
 	}
+	switch { // the failed line names a candidate or a landing, whose failure is not the task's
+	case s.onto != "":
+		cfg.Name = fmt.Sprintf("task %s: landing on %s", s.id, s.onto)
+	case s.k > 0:
+		cfg.Name = fmt.Sprintf("task %s: candidate %d", s.id, s.k)
+	}
 	model := d.Model
 	if t.Model != "" {
 		model.Model = t.Model

@@ -39,6 +39,19 @@ type Limits struct {
 	// KeepWorkspaces is --keep-workspaces: the worker keeps each finished
 	// unit's workspace under its state root.
 	KeepWorkspaces bool `json:"keep_workspaces,omitempty"`
+	// ParkAfter is --park-after: a 429 asking to wait longer parks the
+	// unit (llm.Config.ParkAfter); 0: the worker's default.
+	ParkAfter time.Duration `json:"park_after,omitempty"`
+	// ParkMax is --park-max, the longest a unit stays parked by a usage
+	// limit (see dispatch.Dispatcher.ParkMax); 0: the default, a day.
+	ParkMax time.Duration `json:"park_max,omitempty"`
+	// ParkDefault is --park-default, how long a limit with no reset time
+	// parks a unit (dispatch.Dispatcher.ParkDefault); 0: 15 minutes.
+	ParkDefault time.Duration `json:"park_default,omitempty"`
+	// Prices are the run's --prices, over the built-in table and the
+	// tasks file's defaults.prices (which the worker reads from the file
+	// itself), so that cost on a worker is the run's; nil: none given.
+	Prices llm.Prices `json:"prices,omitempty"`
 }
 
 // String says the limits as a worker applies them, for its log.
@@ -72,12 +85,25 @@ func (l Limits) String() string {
 	if l.KeepWorkspaces {
 		b.WriteString(", workspaces kept")
 	}
+	if l.ParkAfter > 0 {
+		fmt.Fprintf(&b, ", park after %s", l.ParkAfter)
+	}
+	if l.ParkMax > 0 {
+		fmt.Fprintf(&b, ", park max %s", l.ParkMax)
+	}
+	if l.ParkDefault > 0 {
+		fmt.Fprintf(&b, ", park default %s", l.ParkDefault)
+	}
+	if len(l.Prices) > 0 {
+		fmt.Fprintf(&b, ", prices of %d models from --prices", len(l.Prices))
+	}
 	return b.String()
 }
 
 // apply sets the limits on d, the dispatcher running one of the run's
 // units on a worker: the deadline, the bounds on model requests and
-// responses, whether workspaces are kept, and a budget whose spend is
+// responses, whether workspaces are kept, how long a unit may park, the
+// run's prices, and a budget whose spend is
 // the run's shared total (see Spend), recorded even when the run has no
 // budget.
 func (l Limits) apply(d *dispatch.Dispatcher, pool *pgxpool.Pool) {
@@ -89,6 +115,13 @@ func (l Limits) apply(d *dispatch.Dispatcher, pool *pgxpool.Pool) {
 		d.Model.MaxResponseBytes = l.MaxResponseBytes
 	}
 	d.KeepWorkspaces = l.KeepWorkspaces
+	if l.ParkAfter > 0 {
+		d.Model.ParkAfter = l.ParkAfter
+	}
+	d.ParkMax, d.ParkDefault = l.ParkMax, l.ParkDefault
+	if len(l.Prices) > 0 {
+		d.Prices = l.Prices
+	}
 	switch {
 	case l.Run != uuid.Nil:
 		d.Budget = llm.NewRunBudget(llm.Limit{Tokens: l.BudgetTokens, USD: l.BudgetUSD}, Spend{Pool: pool, Run: l.Run})

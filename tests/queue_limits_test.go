@@ -303,6 +303,24 @@ func TestQueueStatusListsWorkers(t *testing.T) {
 	require.NotEmpty(t, line, "worker %s listed:\n%s", w.id, st.stdout)
 	assert.Contains(t, line, "alive")
 	assert.Contains(t, line, "1 (no budget, task timeout 10m0s")
+	// status --json lists the same workers, one {"worker": ...} line each
+	// after the tasks' lines.
+	st = statgraph(t, s.repo, "status", "--json", "--queue", s.db, "tasks.json")
+	require.Equal(t, 0, st.code, st.stderr)
+	var listed []workerLine
+	for l := range strings.Lines(st.stdout) {
+		var wl workerLine
+		require.NoError(t, json.Unmarshal([]byte(l), &wl), l)
+		if wl.Worker != nil {
+			listed = append(listed, wl)
+		}
+	}
+	require.Len(t, listed, 1, "status --json:\n%s", st.stdout)
+	assert.Equal(t, w.id, listed[0].Worker.ID)
+	assert.True(t, listed[0].Worker.Alive)
+	require.Len(t, listed[0].Worker.Units, 1)
+	assert.Equal(t, "1", listed[0].Worker.Units[0].Unit)
+	assert.Contains(t, listed[0].Worker.Units[0].Limits, "task timeout 10m0s")
 
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 	r := wait(t, cmd.Wait(), stdout, stderr)
@@ -323,4 +341,16 @@ func TestQueueStatusListsWorkers(t *testing.T) {
 	var held []json.RawMessage
 	require.NoError(t, json.Unmarshal(units, &held))
 	assert.Empty(t, held, "a stopped worker holds nothing")
+}
+
+// workerLine is a worker's line of status --json.
+type workerLine struct {
+	Worker *struct {
+		ID    string `json:"id"`
+		Alive bool   `json:"alive"`
+		Units []struct {
+			Unit   string `json:"unit"`
+			Limits string `json:"limits"`
+		} `json:"units"`
+	} `json:"worker"`
 }

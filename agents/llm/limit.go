@@ -14,16 +14,23 @@ import (
 // Config.ParkAfter, or that persists through every retry with a reset
 // time) and the agent CLIs' presets (their own limit messages, see
 // agents.Preset) produce it, so the dispatcher parks the task until Until
-// instead of failing it. Reason is the provider's own message, with the
-// API key removed. errors.Is matches it against [ErrLimit].
+// instead of failing it. Until is zero when the limit came with no reset
+// time (a real agent CLI giving up on a bare 429): the dispatcher then
+// waits its default (dispatch.Dispatcher.ParkDefault). Reason is the
+// provider's own message, with the API key removed. errors.Is matches it
+// against [ErrLimit].
 type LimitError struct {
 	Until  time.Time
 	Reason string
 }
 
-// Error reads "llm: usage or rate limit reached until <time>: <reason>".
+// Error reads "llm: usage or rate limit reached until <time>: <reason>",
+// or "... reached, no reset time given: <reason>" when Until is zero.
 func (e *LimitError) Error() string {
 	s := fmt.Sprintf("%s until %s", ErrLimit.Error(), e.Until.Format(time.RFC3339))
+	if e.Until.IsZero() {
+		s = ErrLimit.Error() + ", no reset time given"
+	}
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}

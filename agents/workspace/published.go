@@ -38,6 +38,16 @@ func (p *Published) Tip() string { return p.tip.String() }
 // Branch returns the branch name.
 func (p *Published) Branch() string { return p.branch }
 
+// Tree returns the hash of the tree of the commit the branch was at when
+// opened, or "" when that commit cannot be read.
+func (p *Published) Tree() string {
+	c, err := p.repo.CommitObject(p.tip)
+	if err != nil {
+		return ""
+	}
+	return c.TreeHash.String()
+}
+
 // DiffCommit is Workspace.DiffCommit on the published commits.
 func (p *Published) DiffCommit(ctx context.Context, hash string) (string, error) {
 	return diffCommit(ctx, p.repo, hash)

@@ -126,18 +126,36 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", printable.String(u.ID), row.Status, phase, row.Attempts, row.MaxAttempts, tokens, cost, clip(u.Title, 40), clip(u.Reason, 60))
 	}
-	if err := tw.Flush(); err != nil || *asJSON {
-		return err
+	if err := tw.Flush(); err != nil || (*asJSON && *queueURL == "") {
+		return err // --json lists workers only when asked with --queue: its readers take each line for a task
 	}
-	if err := queues.print(stdout, units); err != nil {
-		return err
+	if !*asJSON {
+		if err := queues.print(stdout, units); err != nil {
+			return err
+		}
 	}
 	workers, err := ctl.Workers(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: the workers are not shown: %v\n", err)
 		return nil
 	}
+	if *asJSON {
+		for _, w := range workers {
+			if err := enc.Encode(workerJSON{Worker: w}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	return printWorkers(stdout, workers, time.Now())
+}
+
+// workerJSON is a line of status --json --queue after the tasks' lines,
+// one per worker of the queue, as status's table lists them:
+// {"worker": {...}}, so that a reader of task lines (keyed by "id") can
+// tell them apart.
+type workerJSON struct {
+	Worker control.WorkerInfo `json:"worker"`
 }
 
 // printWorkers lists the workers of the queue a plan's runs used, after

@@ -126,7 +126,7 @@ Usage:
 
 Run flags, which set up the runs of run, resume, serve and mcp alike:
   [--tag T] [--store F] [--repo DIR] [-j N] [--model M] [--budget N] [--budget-usd X] [--prices FILE]
-  [--request-timeout D] [--task-timeout D] [--attempts N] [--max-response-bytes N] [--park-max D] [--park-after D]
+  [--request-timeout D] [--task-timeout D] [--attempts N] [--max-response-bytes N] [--park-max D] [--park-default D] [--park-after D]
   [--no-sandbox] [--allow-env A,B] [--keep-workspaces] [--notify URL | --notify-cmd CMD]
 Run "statgraph <command> -h" for a command's flags.
 Progress goes to stderr; the summary table and --json output to stdout.

@@ -65,7 +65,8 @@ func (q *queueFlags) coordinate(ctx context.Context, d *dispatch.Dispatcher, pla
 		return nil, err
 	}
 	r.Limits = queue.Limits{Run: spend.Run, BudgetTokens: ro.Budget, BudgetUSD: ro.BudgetUSD, TaskTimeout: ro.TaskTimeout,
-		RequestTimeout: ro.Model.Timeout, MaxResponseBytes: ro.Model.MaxResponseBytes, KeepWorkspaces: ro.KeepWorkspaces}
+		RequestTimeout: ro.Model.Timeout, MaxResponseBytes: ro.Model.MaxResponseBytes, KeepWorkspaces: ro.KeepWorkspaces,
+		ParkAfter: ro.Model.ParkAfter, ParkMax: ro.ParkMax, ParkDefault: ro.ParkDefault, Prices: ro.Prices}
 	d.Budget = llm.NewRunBudget(llm.Limit{Tokens: ro.Budget, USD: ro.BudgetUSD}, spend)
 	d.Runner = r
 	// Every ready unit is enqueued at once: the workers' concurrency is the

@@ -26,6 +26,7 @@ type runFlags struct {
 	taskTimeout    time.Duration
 	parkMax        time.Duration
 	parkAfter      time.Duration
+	parkDefault    time.Duration
 	maxResponse    int64
 	noSandbox      bool
 	keep           bool
@@ -42,6 +43,7 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&r.requestTimeout, "request-timeout", 0, "bound on each model request, e.g. 30s; a request past it is given up on and retried (default 2m; a task's request_timeout wins)")
 	fs.DurationVar(&r.taskTimeout, "task-timeout", 0, "deadline of each task's run, e.g. 20m; a task past it ends failed (default none; a task's timeout wins)")
 	fs.DurationVar(&r.parkMax, "park-max", 0, "longest a run waits for a usage limit's reset with a task parked, e.g. 8h; a reset further away ends the task interrupted (default 24h)")
+	fs.DurationVar(&r.parkDefault, "park-default", 0, "how long a usage limit with no reset time (an agent CLI giving up on a bare HTTP 429) parks the task, e.g. 30m; at most --park-max (default 15m)")
 	fs.DurationVar(&r.parkAfter, "park-after", 0, "a rate limit (HTTP 429) asking to wait longer than this parks the task until its reset instead of waiting inside the call (default 30s)")
 	fs.Int64Var(&r.maxResponse, "max-response-bytes", 0, "cap on one model response's bytes; a larger one fails the task (default 4 MiB; a task's limits.response_bytes wins)")
 	fs.BoolVar(&r.noSandbox, "no-sandbox", false, "run checks and agent CLIs without the bubblewrap sandbox (unprotected: see docs/sandbox-and-secrets.md)")
@@ -63,6 +65,8 @@ func (r *runFlags) options() (control.RunOptions, error) {
 		return control.RunOptions{}, usagef("--task-timeout %s: want a positive duration such as 20m, or 0 for none", r.taskTimeout)
 	case r.parkMax < 0:
 		return control.RunOptions{}, usagef("--park-max %s: want a positive duration such as 8h, or 0 for the default (24h)", r.parkMax)
+	case r.parkDefault < 0:
+		return control.RunOptions{}, usagef("--park-default %s: want a positive duration such as 30m, or 0 for the default (15m)", r.parkDefault)
 	case r.parkAfter < 0:
 		return control.RunOptions{}, usagef("--park-after %s: want a positive duration such as 30s, or 0 for the default", r.parkAfter)
 	case r.attempts < 0 || r.attempts > tasks.MaxAttempts:
@@ -93,7 +97,7 @@ func (r *runFlags) options() (control.RunOptions, error) {
 	}
 	mc.Timeout, mc.MaxResponseBytes, mc.ParkAfter = r.requestTimeout, r.maxResponse, r.parkAfter
 	o := control.RunOptions{Model: mc, Jobs: r.jobs, Budget: r.budget, BudgetUSD: r.budgetUSD, Prices: prices, NoSandbox: r.noSandbox,
-		TaskTimeout: r.taskTimeout, ParkMax: r.parkMax, KeepWorkspaces: r.keep, Attempts: r.attempts, Notify: r.notify}
+		TaskTimeout: r.taskTimeout, ParkMax: r.parkMax, ParkDefault: r.parkDefault, KeepWorkspaces: r.keep, Attempts: r.attempts, Notify: r.notify}
 	if exe, err := os.Executable(); err == nil {
 		o.GoCacheProg = []string{exe, goCacheProgCmd}
 		o.SandboxProbe = []string{exe, sandboxProbeCmd}

@@ -139,7 +139,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	fmt.Fprintf(stderr, "worker %s: taking tasks from %s, %d at a time, lease %s\n", w.ID, queue.Redact(*url), *concurrency, *lease)
 	fmt.Fprintf(stderr, "worker %s: limits: each task's run's (its --budget, shared with the run's other workers, --task-timeout, "+
-		"--request-timeout, --max-response-bytes, --keep-workspaces), said as each task is taken\n", w.ID)
+		"--request-timeout, --max-response-bytes, --keep-workspaces, --park-after, --park-max, --park-default, --prices), said as each task is taken\n", w.ID)
 	// The worker's row in statgraph_workers, kept up to date until it
 	// stops: status --queue, the web UI and MCP list it.
 	bctx, endBeat := context.WithCancel(ctx)
