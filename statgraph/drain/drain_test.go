@@ -139,7 +139,7 @@ func drive(t *testing.T, g *statgraph.Graph[state], rec *recorder, opts ...statg
 // checkpointers, under each durability mode.
 func TestDrainThenResumeEqualsUninterrupted(t *testing.T) {
 	stores := map[string]func(t *testing.T) statgraph.Checkpointer{
-		"memory": func(*testing.T) statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer(false) },
+		"memory":         func(*testing.T) statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer(false) },
 		"memory-encoded": func(*testing.T) statgraph.Checkpointer { return statgraph.NewMemoryCheckpointer(true) },
 		"sqlite": func(t *testing.T) statgraph.Checkpointer {
 			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "cp.db"))
