@@ -45,6 +45,12 @@
 // order they are reached (statgraph.Interrupt's IDs): tasks that may pause
 // should not run at the same time as other tasks that may pause.
 //
+// A drain (package statgraph/drain) lets the tasks running finish and be
+// recorded, starts no new one, and fails the run with an error wrapping
+// drain.ErrDrained; running the thread again continues it. Under
+// statgraph.DurabilityExit the run's input is not saved, so a crash loses
+// the run and its tasks run again in a new one.
+//
 // Designs turned down: tasks as nodes of a graph built at run time (the
 // code would have to be a graph); task results in the workflow's state (a
 // state is saved only at the end of a step, so a crash in the middle would

@@ -14,6 +14,7 @@ import (
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres/postgrestest"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/sqlite"
+	"github.com/statgraph/statgraph/statgraph/drain"
 	"github.com/statgraph/statgraph/statgraph/durable"
 )
 
@@ -317,5 +318,51 @@ func TestCallsOutsideAWorkflow(t *testing.T) {
 	}
 	if _, err := durable.New[int, int]("none", nil, nil); err == nil {
 		t.Error("a workflow without a checkpointer was accepted")
+	}
+}
+
+// TestDrainStartsNoNewTask: a drain requested while a task runs lets it
+// finish and be recorded, starts no further task, and fails the run with
+// drain.ErrDrained; running the thread again runs only the rest.
+func TestDrainStartsNoNewTask(t *testing.T) {
+	var runs counter
+	var request func()
+	step := durable.NewTask("step", func(_ context.Context, name string) (string, error) {
+		runs.add(name)
+		if name == "b" && request != nil {
+			request()
+		}
+		return name, nil
+	})
+	w, err := durable.New("drained", statgraph.NewMemoryCheckpointer(false), func(ctx context.Context, names []string) (string, error) {
+		var out []string
+		for _, n := range names {
+			v, err := step.Do(ctx, n)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, v)
+		}
+		return strings.Join(out, ""), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, req := drain.WithRequest(context.Background())
+	request = req
+	if _, err := w.Invoke(ctx, "t", []string{"a", "b", "c"}); !errors.Is(err, drain.ErrDrained) {
+		t.Fatalf("drained run: got %v; want ErrDrained", err)
+	}
+	if runs.get("c") != 0 {
+		t.Fatal("task c started after the drain was requested")
+	}
+	request = nil
+	if out, err := w.Invoke(context.Background(), "t", nil); err != nil || out != "abc" {
+		t.Fatalf("continued run: %q, %v; want abc", out, err)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if runs.get(n) != 1 {
+			t.Errorf("task %s ran %d times; want 1", n, runs.get(n))
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/drain"
 )
 
 // Task is a durable step: a function whose result, once it returns
@@ -125,7 +126,11 @@ func (t *Task[I, O]) Do(ctx context.Context, in I) (O, error) { return t.Call(ct
 // Call starts the task on in and returns its Future at once: a task call
 // that finished in the run being replayed returns its recorded result
 // without running; any other runs on a goroutine of its own, so the tasks
-// an entrypoint starts before it waits run in parallel. ctx must be the
+// an entrypoint starts before it waits run in parallel. Once a drain is
+// requested on ctx (package statgraph/drain), a call that would run fails
+// with an error wrapping drain.ErrDrained instead: the tasks running finish
+// and are recorded, and the run, failing with that error, continues when
+// the thread is run again. ctx must be the
 // entrypoint's (or derived from it); a call from inside a task, or outside
 // a workflow, fails. The entrypoint waits for every task it started before
 // its run ends, and cancels those it did not wait for.
@@ -167,6 +172,10 @@ func (t *Task[I, O]) Call(ctx context.Context, in I) *Future[O] {
 		return f.resolve(out, nil)
 	}
 	ex.mu.Unlock()
+	if drain.Requested(ctx) {
+		return f.resolve(zero, statgraph.Permanent(fmt.Errorf("%w: task %q (call %d of workflow %q) was not started; run the thread again to continue from it",
+			drain.ErrDrained, t.name, seq, ex.wf)))
+	}
 
 	ex.tasks.Go(func() {
 		tr := &taskRun{}
