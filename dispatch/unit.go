@@ -14,6 +14,7 @@ import (
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/drain"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -165,7 +166,7 @@ func (d *Dispatcher) runUnit(ctx context.Context, plan Plan, s slot, deps []stri
 		reason := fmt.Sprintf("deadline of %s passed (attempt %d): raise \"timeout\" in tasks.json or --task-timeout, or split the task", deadline, state.RetryCount+1)
 		hist := append(slices.Clone(state.ErrorHistory), "Error: "+reason)
 		return finish(tasks.Outcome{Status: tasks.StatusFailed, Reason: reason, RetryCount: state.RetryCount, ErrorHistory: hist, FailedAt: &now}, branch), last
-	case errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
+	case errors.Is(err, ErrStopped) || errors.Is(err, drain.ErrDrained) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || (err != nil && ctx.Err() != nil):
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "stopped; run statgraph resume to continue", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last
 	case errors.Is(err, statgraph.ErrInterrupted) && state.Phase == agents.PhasePlanning:
 		return finish(tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "waiting for its plan to be approved (approve, edit or reject): run statgraph resume in a terminal, or answer through statgraph serve or mcp while statgraph run --wait-for-answers runs", RetryCount: state.RetryCount, ErrorHistory: state.ErrorHistory}, branch), last

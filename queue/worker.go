@@ -20,6 +20,7 @@ import (
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/drain"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -92,7 +93,9 @@ func (u *unitWorker) Work(ctx context.Context, job *river.Job[UnitArgs]) error {
 // Start starts taking jobs, concurrency units at a time, each for at most
 // lease (DefaultLease when 0). Stop the returned client to stop: Stop lets
 // running units finish; StopAndCancel interrupts them at once (they
-// continue from their checkpoint on another attempt).
+// continue from their checkpoint on another attempt). To drain, give ctx
+// a drain switch (drain.WithRequest), flip it, then Stop: each running
+// unit finishes its current step, checkpoints it and is released.
 func (w *Worker) Start(ctx context.Context, concurrency int, lease time.Duration) (*river.Client[pgx.Tx], error) {
 	if w.Checkpointer == nil {
 		return nil, errors.New("queue: the worker needs a Checkpointer")
@@ -135,7 +138,16 @@ func (w *Worker) logf(format string, args ...any) {
 
 // work runs one attempt of a unit job. An error makes River retry the job
 // later (the unit continues from its checkpoint); river.JobCancel ends it.
+//
+// A worker draining (a drain requested on the ctx given to Start, see
+// package statgraph/drain) puts a job it fetches back untouched, and a
+// unit whose run drained (its step finished and checkpointed) back too,
+// with river.JobSnooze(0): available at once to another worker, without
+// counting as a failed attempt.
 func (w *Worker) work(ctx context.Context, a UnitArgs, attempt int) error {
+	if drain.Requested(ctx) {
+		return river.JobSnooze(0)
+	}
 	token := uuid.New()
 	err := w.attempt(ctx, a, attempt, token)
 	if err != nil && !holds(context.WithoutCancel(ctx), w.Pool, a, token) {
@@ -262,6 +274,10 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 	ur, r, err := d.RunOne(ctx, a.Unit)
 	if err != nil {
 		return err
+	}
+	if r.Status == tasks.StatusInterrupted && ctx.Err() == nil && drain.Requested(ctx) {
+		w.logf("unit %s (%s): drained: its current step finished and is checkpointed; released, it continues on the next worker to take it", a.Unit, a.Key)
+		return river.JobSnooze(0)
 	}
 	if ctx.Err() != nil {
 		// Cancelled (lease over, or the worker stops): no result; River

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/statgraph/statgraph/statgraph/drain"
 )
 
 // Invoke runs the graph on input and returns the final state.
@@ -22,8 +24,10 @@ import (
 // without an input) and report the run's result.
 //
 // Invoke returns the context's error (wrapped) soon after ctx is done, a
-// *NodeError when a node fails, ErrStepLimit when the run is too long, and
-// an error wrapping ErrInterrupted when it paused. It never leaves a
+// *NodeError when a node fails, ErrStepLimit when the run is too long, an
+// error wrapping ErrInterrupted when it paused, and one wrapping
+// drain.ErrDrained when a drain was requested through ctx (package
+// statgraph/drain: the step in flight finishes and is saved). It never leaves a
 // goroutine behind, except that of a node abandoned at its WithTimeout
 // deadline, which ends when the node returns.
 func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
@@ -245,8 +249,23 @@ func (r *run[S]) loop() error {
 		if err := r.superstep(); err != nil {
 			return err
 		}
+		if !r.cfg.sub && !r.paused && drain.Requested(r.ctx) && (len(r.frontier) > 0 || len(r.sendList()) > 0) {
+			return r.drained()
+		}
 	}
 	return nil
+}
+
+// drained is the error of a run that stops after its step because a drain
+// was requested (package statgraph/drain). The step's checkpoint is saved
+// (settle writes it under DurabilityExit). A subgraph's run does not
+// drain: it is part of its parent's step, which finishes; nor does a run
+// whose step paused, which stops at its interrupt anyway.
+func (r *run[S]) drained() error {
+	if r.saver == nil {
+		return fmt.Errorf("%w after step %d; the graph has no checkpointer, so the run cannot be continued", drain.ErrDrained, r.step)
+	}
+	return fmt.Errorf("%w after step %d of thread %q, its checkpoint saved; run the thread again (WithThread(%[3]q)) to continue", drain.ErrDrained, r.step, r.cfg.thread)
 }
 
 // superstep runs the frontier, merges the updates and computes the next

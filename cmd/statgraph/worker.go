@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/control"
@@ -22,6 +24,7 @@ import (
 	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
+	"github.com/statgraph/statgraph/statgraph/drain"
 	"github.com/statgraph/statgraph/verifier"
 )
 
@@ -133,7 +136,9 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			}
 		},
 	}
-	client, err := w.Start(ctx, *concurrency, *lease)
+	// The units' contexts carry a drain switch, flipped on SIGTERM.
+	wctx, requestDrain := drain.WithRequest(ctx)
+	client, err := w.Start(wctx, *concurrency, *lease)
 	if err != nil {
 		return exitFailed, err
 	}
@@ -150,7 +155,10 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	select {
-	case <-sigs:
+	case sig := <-sigs:
+		if sig == syscall.SIGTERM {
+			return drainWorker(ctx, client, w.ID, requestDrain, sigs, stderr)
+		}
 	case <-ctx.Done():
 	case err := <-beat:
 		beat <- err // for the deferred wait
@@ -159,9 +167,40 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return exitFailed, err
 		}
 	}
-	fmt.Fprintf(stderr, "worker %s: stopping; running tasks are interrupted and continue from their checkpoints on another worker\n", w.ID)
+	return stopWorker(ctx, client, w.ID, stderr)
+}
+
+// stopWorker stops a worker at once: its running units are cancelled and
+// continue from their last checkpoints on another worker.
+func stopWorker(ctx context.Context, client *river.Client[pgx.Tx], id uuid.UUID, stderr io.Writer) (int, error) {
+	fmt.Fprintf(stderr, "worker %s: stopping; running tasks are interrupted and continue from their checkpoints on another worker\n", id)
 	if err := client.StopAndCancel(context.WithoutCancel(ctx)); err != nil {
 		return exitFailed, err
 	}
 	return exitInterrupted, nil
+}
+
+// drainWorker drains a worker on SIGTERM (a redeploy): it takes no new
+// unit, lets each running unit finish its current step and checkpoint it,
+// releases the units for another worker, and exits 0. A second signal
+// stops at once, as Ctrl-C does.
+func drainWorker(ctx context.Context, client *river.Client[pgx.Tx], id uuid.UUID, requestDrain func(), sigs <-chan os.Signal, stderr io.Writer) (int, error) {
+	fmt.Fprintf(stderr, "worker %s: SIGTERM: draining: no new task is taken; running tasks finish their current step, save it and are released "+
+		"to continue on another worker (signal again to stop at once)\n", id)
+	requestDrain()
+	stopped := make(chan error, 1)
+	go func() { stopped <- client.Stop(context.WithoutCancel(ctx)) }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			return exitFailed, err
+		}
+		fmt.Fprintf(stderr, "worker %s: drained\n", id)
+		return exitOK, nil
+	case <-sigs:
+	case <-ctx.Done():
+	}
+	code, err := stopWorker(ctx, client, id, stderr)
+	<-stopped
+	return code, err
 }
