@@ -91,7 +91,7 @@ type Dispatcher struct {
 	// be set up (verifier.SandboxAvailable).
 	NoSandbox bool
 	// GoCacheProg is the program (and first arguments) serving
-	// verifier.ServeGoCache, so that sandboxed go commands reuse the user's
+	// gocacheprog.Serve (see verifier.Sandbox.GoCacheProg), so that sandboxed go commands reuse the user's
 	// build cache read-only (see verifier.Sandbox); nil gives each unit a
 	// fresh build cache of its own.
 	GoCacheProg []string

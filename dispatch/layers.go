@@ -48,15 +48,25 @@ func keepLayer(plan Plan, id string) error {
 	return nil
 }
 
+// maxGoCacheLayers is the most build-cache layers a unit's sandbox
+// searches: those of its nearest maxGoCacheLayers dependencies (breadth
+// first). Every layer is one more place a build-cache lookup can miss in
+// and one more read-only mount, so a chain of 100 tasks must not mean 100;
+// a package only a farther dependency compiled is compiled again.
+const maxGoCacheLayers = 8
+
 // goCacheLayers returns the kept build caches of the units unit id
-// depends on, directly or not, nearest first: a done unit's layer, or the
-// cache it still has (its workspace kept).
+// depends on, directly or not, nearest first, at most maxGoCacheLayers: a
+// done unit's layer, or the cache it still has (its workspace kept).
 func (d *Dispatcher) goCacheLayers(plan Plan, id string) []string {
 	if d.File == nil {
 		return nil
 	}
 	var layers []string
 	for _, dep := range buildsOn(d.File.Units(), []string{id}) {
+		if len(layers) == maxGoCacheLayers {
+			break
+		}
 		for _, dir := range []string{layerDir(plan, dep), filepath.Join(plan.CacheDir(dep), "go-build")} {
 			if st, err := os.Stat(dir); err == nil && st.IsDir() {
 				layers = append(layers, dir)

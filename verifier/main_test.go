@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/statgraph/statgraph/internal/gocacheprog"
 	"github.com/statgraph/statgraph/internal/proc"
 
 	"go.uber.org/goleak"
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 		os.Exit(proc.RunInit(os.Args[2:], os.Stderr))
 	}
 	if len(os.Args) >= 4 && os.Args[1] == "gocacheprog" {
-		if err := ServeGoCache(os.Stdin, os.Stdout, os.Args[2], os.Args[3:]...); err != nil {
+		if err := gocacheprog.Serve(os.Stdin, os.Stdout, os.Args[2], os.Args[3:]...); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

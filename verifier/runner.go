@@ -248,7 +248,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 
 	res := Result{
 		ExitCode: cmd.ProcessState.ExitCode(),
-		Output:   secret.Scrub(out.String()),
+		Output:   secret.Scrub(c.Sandbox.dropNoise(out.String())),
 		Dropped:  out.Dropped(),
 		Duration: time.Since(start),
 	}

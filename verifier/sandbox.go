@@ -119,11 +119,15 @@ type Sandbox struct {
 	// HOME at the user's home path.
 	Home string
 	// GoCacheProg, if set, is the absolute path of a program and its first
-	// arguments that serve ServeGoCache when given more: the upper (private)
-	// build cache, then the lower (read-only) ones in search order. With it, and when the
-	// user has a build cache, go commands in the sandbox reuse the user's
-	// cache read-only and write only CacheDir's; without it a task's first
-	// build compiles everything, the standard library included.
+	// arguments that serve gocacheprog.Serve when given more: the upper
+	// (private) build cache, then the lower (read-only) ones in search
+	// order. With it, and when the user has a build cache, go commands in
+	// the sandbox reuse the user's cache read-only and write only
+	// CacheDir's; without it a task's first build compiles everything, the
+	// standard library included. The program BuildGoCacheProg builds (once
+	// per process, under the user's cache directory) is named instead when
+	// the build succeeds, since it starts faster; GoCacheProg is the
+	// fallback.
 	GoCacheProg []string
 	// GoCacheLayers lists read-only build caches searched, in order, after
 	// CacheDir's and before the user's: the caches of the tasks this one
@@ -308,6 +312,11 @@ func (s *Sandbox) wrap(argv []string, dir string) ([]string, []string, error) {
 		for _, p := range visible {
 			mounts = append(mounts, mount{op: "--ro-bind", path: p})
 		}
+		genv, gfile := goEnvInside()
+		env = append(env, genv...)
+		for _, p := range gfile {
+			mounts = append(mounts, mount{op: "--ro-bind", path: p})
+		}
 		for _, sub := range []string{"go-build", "gomod", "npm", "xdg"} {
 			if err := os.MkdirAll(filepath.Join(cache, sub), 0o755); err != nil {
 				return nil, nil, fmt.Errorf("verifier: sandbox cache directory: %w", err)
@@ -381,7 +390,7 @@ func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
 		"npm_config_cache=" + filepath.Join(cache, "npm"),
 		"XDG_CACHE_HOME=" + filepath.Join(cache, "xdg"),
 		// -modcacherw keeps a private module cache removable by statgraph.
-		"GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -modcacherw"),
+		"GOFLAGS=" + strings.TrimSpace(goSetting("GOFLAGS")+" -modcacherw"),
 	}
 	if mod := userModCache(); mod != "" {
 		// At its own path, so that packages keep the directories the
@@ -396,37 +405,16 @@ func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
 		lowers = append(lowers, lower)
 	}
 	if len(lowers) > 0 && len(s.GoCacheProg) > 0 && filepath.IsAbs(s.GoCacheProg[0]) {
-		args := slices.Concat(s.GoCacheProg, []string{filepath.Join(cache, "go-build")}, lowers)
+		prog := goCacheProgram(s.GoCacheProg)
+		args := slices.Concat(prog, []string{filepath.Join(cache, "go-build")}, lowers)
 		for i, a := range args {
 			if strings.ContainsAny(a, " \t\n'\"") {
 				args[i] = "'" + a + "'"
 			}
 		}
 		env = append(env, "GOCACHEPROG="+strings.Join(args, " "))
-		visible = append(visible, s.GoCacheProg[0])
+		visible = append(visible, prog[0])
 		visible = append(visible, lowers...)
 	}
 	return env, visible
-}
-
-// userModCache returns the user's Go module cache when it exists, or "".
-// It follows the go command's own defaults: $GOMODCACHE, else the first
-// $GOPATH entry's pkg/mod, else $HOME/go/pkg/mod.
-func userModCache() string {
-	mod := os.Getenv("GOMODCACHE")
-	if mod == "" {
-		gopath := os.Getenv("GOPATH")
-		if gopath == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return ""
-			}
-			gopath = filepath.Join(home, "go")
-		}
-		mod = filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
-	}
-	if st, err := os.Stat(mod); err != nil || !st.IsDir() || !filepath.IsAbs(mod) {
-		return ""
-	}
-	return mod
 }

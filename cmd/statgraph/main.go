@@ -40,6 +40,7 @@ import (
 	"strings"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/internal/gocacheprog"
 	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/statgraph/statgraph/verifier"
@@ -213,7 +214,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "statgraph: %s UPPER LOWER... is run by go commands inside the sandbox, not by hand\n", cmd)
 			return exitUsage
 		}
-		err = verifier.ServeGoCache(os.Stdin, stdout, rest[0], rest[1:]...)
+		err = gocacheprog.Serve(os.Stdin, stdout, rest[0], rest[1:]...)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:

@@ -1,0 +1,89 @@
+package verifier
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/statgraph/statgraph/internal/gocacheprog"
+)
+
+// BuildGoCacheProg returns the path of the layered build cache's program
+// (Sandbox.GoCacheProg, package internal/gocacheprog), building it with
+// the go command on PATH into dir the first time: a small program of the
+// standard library only, which starts in milliseconds where statgraph's
+// own binary (whose `gocacheprog` command serves the same protocol) takes
+// a third of a second, paid by every go command in the sandbox. The
+// binary's name holds a hash of its source, so a later statgraph builds
+// its own; an existing one is reused. The build runs outside the sandbox
+// with the user's go toolchain and build cache, in a temporary directory
+// under dir, and is renamed into place complete. It fails when there is
+// no go command or the build fails; callers then use their own binary.
+func BuildGoCacheProg(ctx context.Context, dir string) (string, error) {
+	files, name := gocacheprog.Source()
+	bin := filepath.Join(dir, name)
+	if st, err := os.Stat(bin); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("verifier: build the go cache program: %w", err)
+	}
+	src, err := os.MkdirTemp(dir, ".build-*")
+	if err != nil {
+		return "", fmt.Errorf("verifier: build the go cache program: %w", err)
+	}
+	defer os.RemoveAll(src)
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(src, n), b, 0o644); err != nil {
+			return "", fmt.Errorf("verifier: build the go cache program: %w", err)
+		}
+	}
+	tmp := filepath.Join(src, name)
+	res, err := Run(ctx, Command{Argv: []string{"go", "build", "-o", tmp, "."}, Dir: src, Timeout: 5 * time.Minute,
+		Env: []string{"GOFLAGS=", "GOWORK=off", "GO111MODULE=on", "CGO_ENABLED=0", "GOTOOLCHAIN=local"}})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("go build exited with %d: %s", res.ExitCode, strings.TrimSpace(res.Output))
+	}
+	if err != nil {
+		return "", fmt.Errorf("verifier: build the go cache program in %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", fmt.Errorf("verifier: build the go cache program: %w", err)
+	}
+	return bin, nil
+}
+
+// fastGoCacheProg is BuildGoCacheProg's program under the user's cache
+// directory, built at most once per process ("" when it could not be).
+var fastGoCacheProg func() string
+
+func init() { fastGoCacheProg = sync.OnceValue(buildFastGoCacheProg) }
+
+// buildFastGoCacheProg builds fastGoCacheProg's program.
+func buildFastGoCacheProg() string {
+	base, err := os.UserCacheDir()
+	if err != nil || !filepath.IsAbs(base) {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin, err := BuildGoCacheProg(ctx, filepath.Join(base, "statgraph"))
+	if err != nil {
+		return ""
+	}
+	return bin
+}
+
+// goCacheProgram returns the program and first arguments to name in
+// GOCACHEPROG: fastGoCacheProg's when it builds, else prog (which serves
+// the same protocol, only starting slower).
+func goCacheProgram(prog []string) []string {
+	if bin := fastGoCacheProg(); bin != "" {
+		return []string{bin}
+	}
+	return prog
+}
