@@ -71,9 +71,10 @@ func RecordedQueue(plan dispatch.Plan) (QueueRecord, error) {
 // queueStore is the workers' run store of a plan, in the queue's Postgres.
 type queueStore struct {
 	statgraph.Checkpointer
-	pool  *pgxpool.Pool // the queue's Postgres: its workers (Workers)
-	where string        // the queue's URL without its password, for messages
-	close func()
+	pool   *pgxpool.Pool // the queue's Postgres: its workers (Workers)
+	where  string        // the queue's URL without its password, for messages
+	remote string        // the remote the plan's run used: its PlanID's
+	close  func()
 }
 
 // queueConnectTimeout bounds the connection to a queue's Postgres.
@@ -138,7 +139,7 @@ func openQueueStore(ctx context.Context, url string, plan dispatch.Plan) (queueS
 	if remote == "" {
 		remote = plan.Repo
 	}
-	return queueStore{Checkpointer: queue.Scoped(st, remote), pool: pool, where: queue.Redact(url), close: func() { st.Close(); pool.Close() }}, nil
+	return queueStore{Checkpointer: queue.Scoped(st, remote), pool: pool, where: queue.Redact(url), remote: remote, close: func() { st.Close(); pool.Close() }}, nil
 }
 
 // WorkerInfo is a worker of the queue a plan's runs used, as every front

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/statgraph/statgraph/agents"
+	"github.com/statgraph/statgraph/queue"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/tasks"
 	"github.com/statgraph/statgraph/verifier"
@@ -112,7 +113,10 @@ func ReviewFeedback(comments []Comment) string {
 // "Review: ..." line and the task goes back to pending with a reason; the
 // next run (statgraph run, resume, or Start) continues its thread with
 // the executor, in a workspace that starts from the task's branch. Tasks
-// already built on the task are left as they are.
+// already built on the task are left as they are. For a plan run on
+// workers (statgraph run --queue) the state is read and written in the
+// workers' run store, the queue's Postgres (see Options.Queue), so that
+// the next run on the queue continues it; a queue out of reach fails.
 //
 // It fails with ErrBadComment for an unusable comment, with ErrRunning
 // while a run holds the plan, with tasks.ErrNoTask for an unknown id, and
@@ -138,15 +142,27 @@ func (c *Control) Review(ctx context.Context, id string, comments []Comment) err
 		if !tasks.IsDone(t.Status) {
 			return false, fmt.Errorf("task %s is %s: %w", id, cmp.Or(t.Status, tasks.StatusPending), ErrNotReviewable)
 		}
-		g, _, err := c.reader(ctx, true)
+		// The run store the reads use: the workers' for a plan run on a
+		// queue (the next run there continues the thread), else the
+		// local one.
+		g, _, err := c.reader(ctx, false)
 		if err != nil {
 			return false, err
 		}
-		snap, err := g.State(ctx, c.plan.Thread(id))
-		if errors.Is(err, statgraph.ErrNoCheckpoint) {
+		if err := c.QueueErr(); err != nil {
+			return false, fmt.Errorf("task %s ran on workers, whose run store cannot be read: %w", id, err)
+		}
+		if g == nil {
 			return false, fmt.Errorf("%w: task %s has no run in %s to send back (it was done before statgraph ran it, or its run was cleaned)", ErrNoRun, id, c.o.Store)
 		}
+		snap, err := g.State(ctx, c.plan.Thread(id))
+		if errors.Is(err, statgraph.ErrNoCheckpoint) {
+			return false, fmt.Errorf("%w: task %s has no run in %s to send back (it was done before statgraph ran it, or its run was cleaned)", ErrNoRun, id, c.where())
+		}
 		if err != nil {
+			return false, err
+		}
+		if err := c.sendBackOnQueue(ctx, id); err != nil {
 			return false, err
 		}
 		s := sentBack(snap.State, comments)
@@ -181,4 +197,18 @@ func sentBack(s agents.TaskState, comments []Comment) agents.TaskState {
 	}
 	s.RetryCount, s.Phase, s.FailedAt, s.Decision = 0, agents.PhaseExecuting, nil, "review"
 	return s
+}
+
+// sendBackOnQueue tells the queue of a plan run on workers that unit id
+// runs again (queue.SendBack), so that the next statgraph run --queue
+// makes its new attempt instead of taking its done result; nothing for a
+// plan run here.
+func (c *Control) sendBackOnQueue(ctx context.Context, id string) error {
+	c.storeMu.Lock()
+	pool, remote := c.queue.pool, c.queue.remote
+	c.storeMu.Unlock()
+	if pool == nil {
+		return nil
+	}
+	return queue.SendBack(ctx, pool, queue.PlanID(remote, c.plan), id)
 }

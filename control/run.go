@@ -37,10 +37,15 @@ type RunInfo struct {
 	Units []dispatch.UnitResult `json:"units,omitempty"`
 	// Error is why the last run stopped early ("" when it ran to its end).
 	Error string `json:"error,omitempty"`
+	// Onto is the branch of a land (StartLand), "" for a run of the
+	// pending tasks; Landing is the ended land's outcome.
+	Onto    string            `json:"onto,omitempty"`
+	Landing *dispatch.Landing `json:"landing,omitempty"`
 }
 
 type activeRun struct {
 	started time.Time
+	onto    string // the branch of a land, "" for a run
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -63,13 +68,32 @@ type StartOptions struct {
 // Escalations of tasks with on_exhausted "ask" become Questions (see
 // Answer); progress goes to the subscribers (Subscribe).
 func (c *Control) Start(ctx context.Context, so StartOptions) error {
+	var sum dispatch.Summary
+	return c.begin(ctx, "", func(ctx context.Context) (*Prepared, error) {
+		return c.prepare(ctx, PrepareOptions{RetryFailed: so.RetryFailed})
+	}, func(ctx context.Context, p *Prepared) (RunInfo, error) {
+		var err error
+		sum, err = p.Dispatcher.Run(ctx)
+		return RunInfo{Units: sum.Units}, err
+	}, func(p *Prepared, started time.Time, err error) {
+		p.Notifier.End(sum, err, time.Since(started))
+	})
+}
+
+// begin holds the run slot, prepares with prep and, once that succeeded,
+// runs work in the background until it ends, Stop or Close; then the
+// plan is released (Prepared.Close), after is called (when not nil) and
+// the outcome becomes the last run's (Run). onto is the branch of a land,
+// "" for a run. Only prep's error is returned.
+func (c *Control) begin(ctx context.Context, onto string, prep func(context.Context) (*Prepared, error),
+	work func(context.Context, *Prepared) (RunInfo, error), after func(*Prepared, time.Time, error)) error {
 	c.mu.Lock()
 	if c.run != nil {
 		c.mu.Unlock()
 		return fmt.Errorf("%w: started here at %s; stop it first", ErrRunning, c.run.started.Format(time.TimeOnly))
 	}
 	// Hold the slot while checking, so that two Starts cannot both pass.
-	r := &activeRun{started: time.Now(), done: make(chan struct{})}
+	r := &activeRun{started: time.Now(), onto: onto, done: make(chan struct{})}
 	c.run = r
 	c.mu.Unlock()
 	release := func() {
@@ -78,7 +102,7 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 		c.mu.Unlock()
 		close(r.done)
 	}
-	p, err := c.prepare(ctx, so)
+	p, err := prep(ctx)
 	if err != nil {
 		release()
 		return err
@@ -88,13 +112,15 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 	c.mu.Lock()
 	c.live = map[string]liveState{}
 	c.mu.Unlock()
-	c.hub.publish(Event{Kind: EventRun, Run: &RunInfo{Running: true, Started: r.started}})
+	c.hub.publish(Event{Kind: EventRun, Run: &RunInfo{Running: true, Started: r.started, Onto: onto}})
 	go func() {
 		defer cancel()
-		sum, err := p.Dispatcher.Run(runCtx)
+		info, err := work(runCtx, p)
 		p.Close()
-		p.Notifier.End(sum, err, time.Since(r.started))
-		info := RunInfo{Started: r.started, Ended: time.Now(), Units: sum.Units}
+		if after != nil {
+			after(p, r.started, err)
+		}
+		info.Started, info.Ended, info.Onto = r.started, time.Now(), onto
 		if err != nil {
 			info.Error = err.Error()
 		}
@@ -114,12 +140,12 @@ func (c *Control) Start(ctx context.Context, so StartOptions) error {
 	return nil
 }
 
-// prepare sets up the run Start begins (Prepare), its Dispatcher
-// reporting to this Control and its checkpoints in the store the Control
-// reads.
-func (c *Control) prepare(ctx context.Context, so StartOptions) (*Prepared, error) {
+// prepare sets up a run or a land of the plan (Prepare with o's
+// RetryFailed and OnWorkers), its Dispatcher reporting to this Control
+// and its checkpoints in the store the Control reads.
+func (c *Control) prepare(ctx context.Context, o PrepareOptions) (*Prepared, error) {
 	p, err := Prepare(ctx, PrepareOptions{
-		File: c.o.File, Tag: c.o.Tag, Plan: c.plan, Run: c.o.Run, RetryFailed: so.RetryFailed,
+		File: c.o.File, Tag: c.o.Tag, Plan: c.plan, Run: c.o.Run, RetryFailed: o.RetryFailed, OnWorkers: o.OnWorkers,
 		Store: func(ctx context.Context) (statgraph.Checkpointer, error) {
 			_, st, err := c.reader(ctx, true)
 			return st, err
@@ -318,7 +344,7 @@ func (c *Control) Run() RunInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.run != nil {
-		return RunInfo{Running: true, Started: c.run.started}
+		return RunInfo{Running: true, Started: c.run.started, Onto: c.run.onto}
 	}
 	return c.last
 }

@@ -29,8 +29,13 @@ const MaxSpecBytes = 1 << 20
 
 // PlanOptions say what WritePlan writes.
 type PlanOptions struct {
-	// Spec is the path of the requirements document (Markdown or text).
+	// Spec is the path of the requirements document (Markdown or text);
+	// with Text set, only its name in messages ("" means "(the text
+	// sent)").
 	Spec string
+	// Text, when not "", is the requirements document itself (as the web
+	// API and MCP send it), read instead of the file Spec.
+	Text string
 	// File is the tasks file to write; "" means "tasks.json". A missing
 	// file is created; an existing one gets a new tag.
 	File string
@@ -84,7 +89,7 @@ func WritePlan(ctx context.Context, o PlanOptions) (PlanResult, error) {
 	if o.Tasks < 0 || o.Tasks > llm.MaxSpecTasks {
 		return PlanResult{}, kinded(KindInvalid, fmt.Errorf("--tasks %d: want 1 to %d, or 0 to let the model choose", o.Tasks, llm.MaxSpecTasks))
 	}
-	spec, err := readSpec(o.Spec)
+	spec, err := o.document()
 	if err != nil {
 		return PlanResult{}, kinded(KindInvalid, err)
 	}
@@ -140,6 +145,38 @@ func refusedDraft(op, what string, err error) error {
 	return fmt.Errorf("%s: the model's %s is refused, nothing was written:\n%s", op, what, strings.Join(lines, "\n"))
 }
 
+// document returns the requirements document: Text, else the file Spec.
+func (o *PlanOptions) document() (string, error) {
+	if o.Text == "" {
+		return readSpec(o.Spec)
+	}
+	if o.Spec == "" {
+		o.Spec = "(the text sent)"
+	}
+	return checkSpec(o.Spec, []byte(o.Text))
+}
+
+// PlanSpec writes a new tag of the Control's tasks file from the
+// requirements document text, as WritePlan does with the Control's model
+// (Options.Run.Model); tag "" means tasks.DefaultTag. It fails with
+// ErrRunning while a run holds the plan, and, with nothing written, for
+// a tag the file has, a document that is empty or over MaxSpecBytes, or
+// a reply of the model that is not a valid task list.
+func (c *Control) PlanSpec(ctx context.Context, text, tag string, n int) (PlanResult, error) {
+	if strings.TrimSpace(text) == "" {
+		return PlanResult{}, kinded(KindInvalid, errors.New("the requirements document is empty; send its text"))
+	}
+	res, err := WritePlan(ctx, PlanOptions{Text: text, File: c.o.File, Tag: tag, Tasks: n, Model: c.o.Run.Model})
+	if err == nil {
+		c.hub.resyncAll()
+	}
+	return res, err
+}
+
+// ReportPath is where Complexity's report of the Control's plan goes by
+// default, as statgraph complexity writes it (ComplexityReportPath).
+func (c *Control) ReportPath() string { return ComplexityReportPath(c.o.File, c.o.Tag) }
+
 // readSpec reads the requirements document at path, within MaxSpecBytes.
 func readSpec(path string) (string, error) {
 	if path == "" {
@@ -154,6 +191,11 @@ func readSpec(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("requirements document: %w", err)
 	}
+	return checkSpec(path, data)
+}
+
+// checkSpec checks the requirements document data, named path.
+func checkSpec(path string, data []byte) (string, error) {
 	n := len(data)
 	switch {
 	case n > MaxSpecBytes:

@@ -216,6 +216,11 @@ func allPlaced(deps []string, placed map[string]bool, ids []string) bool {
 	return true
 }
 
+// maxLandMoves is how many times landUnit merges a unit again because the
+// target moved between its merge and the swap, before it leaves the unit
+// waiting for the next land.
+const maxLandMoves = 4
+
 // landUnit lands unit id, or says why not. It returns an error only when
 // Land must stop (ctx done). prior is the unit's record so far.
 func (d *Dispatcher) landUnit(ctx context.Context, plan Plan, onto, id string, deps []string, state map[string]string, prior LandRecord) (LandRecord, bool, error) {
@@ -252,8 +257,11 @@ func (d *Dispatcher) landUnit(ctx context.Context, plan Plan, onto, id string, d
 			return prior, false, nil // nothing moved since it failed: the same merge would fail again
 		}
 		rec, moved, err := d.landAttempt(ctx, plan, onto, id, branch, tip, target)
-		if err != nil || !moved || try >= 3 {
+		if err != nil || !moved {
 			return rec, rec.State == LandLanded, err
+		}
+		if try >= maxLandMoves-1 {
+			return LandRecord{State: LandWaiting, Reason: fmt.Sprintf("%s moved %d times while its merge was checked (someone is committing on it); run statgraph land again once it is quiet", onto, maxLandMoves)}, false, nil
 		}
 		// The target moved between the merge and the swap: merge again
 		// from its new tip.

@@ -104,6 +104,20 @@ func inputSchema[In any]() *jsonschema.Schema {
 	return s
 }
 
+// outputSchema infers Out's schema as the SDK would, except that a
+// json.RawMessage (a complexity report's taskId: a number or a string, as
+// task-master writes it) may hold any JSON value, not only the array of
+// bytes its Go type says.
+func outputSchema[Out any]() *jsonschema.Schema {
+	s, err := jsonschema.For[Out](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {},
+	}})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(Out), err))
+	}
+	return s
+}
+
 // checkID refuses an id that cannot name a task: tasks.json validation
 // applies the same rule, and ids become directory and branch names, so an
 // id with "..", a slash or a NUL is refused here before anything looks it

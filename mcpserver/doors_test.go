@@ -30,7 +30,10 @@ func TestToolAnnotationsSayWhatEachToolDoes(t *testing.T) {
 	wants := map[string]want{
 		"list_tasks": ro, "get_task": ro, "status": ro, "history": ro,
 		"add_task": steer, "run_pending": steer, "answer_escalation": steer, "review_task": steer,
+		"land":           steer,
 		"pick_candidate": change, "reset_failed": change,
+		"merge_queue":    ro,
+		"plan_from_spec": {openWorld: true}, "expand_task": {openWorld: true}, "analyze_complexity": {openWorld: true},
 		"stop_run": {},
 	}
 	cs := connect(t, control.Options{File: controltest.NewPlan(t, controltest.AskPlan)})

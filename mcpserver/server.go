@@ -13,7 +13,8 @@ import (
 const instructions = `This server steers one statgraph plan (a tasks.json run through planner -> executor -> verifier with retries).
 list_tasks and status show where the tasks are; get_task and history show a task's attempts, feedback and diff.
 add_task appends a task (validated like tasks.json). run_pending starts a run of the pending tasks in the server's process and returns at once: poll status or get_task for progress, stop_run stops it gracefully.
-A task with on_exhausted "ask" that used its retries waits for answer_escalation (retry, skip or abort). reset_failed sends failed or blocked tasks back to pending.`
+A task with on_exhausted "ask" that used its retries waits for answer_escalation (retry, skip or abort); so does a plan waiting for approval (approve, edit or reject). reset_failed sends failed or blocked tasks back to pending.
+land lands the done tasks on a branch, each merge checked; merge_queue shows where each stands. plan_from_spec, expand_task and analyze_complexity ask the model about the task list itself.`
 
 // New returns an MCP server whose tools read and steer the plan ctl has
 // open. version is reported to clients as the server's version. The server
@@ -47,7 +48,7 @@ func New(ctl *control.Control, version string) *mcp.Server {
 		Description: "Start a run of the pending tasks in the server's process and return at once. Progress: status, get_task. Refused while a run (this server's or a terminal's) holds the plan."},
 		h.runPending)
 	add(s, &mcp.Tool{Name: "stop_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no},
-		Description: "Stop the run run_pending started, gracefully: no task starts, running tasks stop at their next step and are left interrupted, to continue on the next run."},
+		Description: "Stop the run run_pending (or the land land) started, gracefully: no task starts, running tasks stop at their next step and are left interrupted, to continue on the next run."},
 		h.stopRun)
 	add(s, &mcp.Tool{Name: "status", Annotations: ro,
 		Description: "Counts of tasks by status, whether a run is going, and the running tasks with their node and attempt."},
@@ -67,12 +68,15 @@ func New(ctl *control.Control, version string) *mcp.Server {
 	add(s, &mcp.Tool{Name: "reset_failed", Annotations: change,
 		Description: "Send failed or blocked tasks (all, or the ids given) back to pending, with the tasks blocked only by them, so the next run takes them up; their history stays."},
 		h.resetFailed)
+	addSpecTools(s, h)
 	return s
 }
 
-// add adds tool t with handler h and the input schema of In.
+// add adds tool t with handler h and the input and output schemas of In
+// and Out.
 func add[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
 	t.InputSchema = inputSchema[In]()
+	t.OutputSchema = outputSchema[Out]()
 	mcp.AddTool(s, t, h)
 }
 

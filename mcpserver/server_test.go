@@ -18,7 +18,7 @@ import (
 	"github.com/statgraph/statgraph/tasks"
 )
 
-var toolNames = []string{"add_task", "answer_escalation", "get_task", "history", "list_tasks", "pick_candidate", "reset_failed", "review_task", "run_pending", "status", "stop_run"}
+var toolNames = []string{"add_task", "analyze_complexity", "answer_escalation", "expand_task", "get_task", "history", "land", "list_tasks", "merge_queue", "pick_candidate", "plan_from_spec", "reset_failed", "review_task", "run_pending", "status", "stop_run"}
 
 // Every tool is listed with an input and an output schema; the fields
 // with a fixed set of values declare it, so the assistant sees the

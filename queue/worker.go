@@ -364,7 +364,8 @@ func (w *Worker) refuseEnv(ctx context.Context, a UnitArgs, token uuid.UUID, t t
 
 // takeOver returns the branch the unit's workspace starts from when this
 // worker takes over a run another machine began: wip, when the remote has
-// the commit of the run's last attempt there. When it does not (the other
+// the commit of the run's last attempt there, or the unit's published
+// branch when that is the commit (a done unit sent back for review). When it does not (the other
 // worker died before pushing it), the unit's checkpoints are deleted, so
 // that it starts over rather than continue on a workspace without that
 // attempt. "" when there is nothing to take over. store is the plan's
@@ -388,6 +389,17 @@ func (w *Worker) takeOver(ctx context.Context, m *mirror, store statgraph.Checkp
 	if got == commit {
 		w.logf("unit %s: continues from its checkpoint on the commit %s of its last attempt", unit, commit[:min(12, len(commit))])
 		return wip, nil
+	}
+	// A done unit sent back with review comments (statgraph review,
+	// queue.SendBack) has an unfinished thread again, and its last
+	// attempt is its published branch.
+	published := plan.Branch(unit)
+	if got, err = m.remoteCommit(ctx, published); err != nil {
+		return "", err
+	}
+	if got == commit {
+		w.logf("unit %s: sent back; continues from its published branch at %s", unit, commit[:min(12, len(commit))])
+		return published, nil
 	}
 	w.logf("unit %s: its last attempt's commit %s is not on the remote; the unit starts over", unit, commit[:min(12, len(commit))])
 	_, err = store.Delete(ctx, plan.Thread(unit), 0)

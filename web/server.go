@@ -45,6 +45,11 @@ func Handler(c *control.Control, token string) http.Handler {
 	mux.HandleFunc("POST /api/tasks/{id}/answer", s.answer)
 	mux.HandleFunc("POST /api/tasks/{id}/review", s.review)
 	mux.HandleFunc("POST /api/tasks/{id}/pick", s.pick)
+	mux.HandleFunc("POST /api/tasks/{id}/expand", s.expand)
+	mux.HandleFunc("GET /api/land", s.landQueues)
+	mux.HandleFunc("POST /api/land", s.land)
+	mux.HandleFunc("POST /api/plan", s.planSpec)
+	mux.HandleFunc("POST /api/complexity", s.complexity)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/run", s.runInfo)
 	mux.HandleFunc("GET /api/workers", s.workers)
@@ -55,7 +60,7 @@ func Handler(c *control.Control, token string) http.Handler {
 	// Other methods on the API's paths get 405, other paths 404.
 	paths := http.NewServeMux()
 	for _, p := range []string{"/api/tasks", "/api/tasks/{id}", "/api/tasks/{id}/diff", "/api/tasks/{id}/answer", "/api/tasks/{id}/pick",
-		"/api/tasks/{id}/review", "/api/events", "/api/run", "/api/workers", "/api/stop", "/api/reset", "/api/graph.svg"} {
+		"/api/tasks/{id}/review", "/api/tasks/{id}/expand", "/api/land", "/api/plan", "/api/complexity", "/api/events", "/api/run", "/api/workers", "/api/stop", "/api/reset", "/api/graph.svg"} {
 		paths.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "method %s is not allowed on %s; see docs/web-and-mcp.md", r.Method, r.URL.Path)
 		})
@@ -483,10 +488,15 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // decode reads a small JSON body into v, refusing unknown fields, trailing
-// data and bodies over maxSmallBody; on failure it answers and returns
+// data and bodies over maxSmallBody (decodeUpTo: over its limit); on failure it answers and returns
 // false. An empty body counts as {}.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSmallBody))
+	return decodeUpTo(w, r, v, maxSmallBody)
+}
+
+// decodeUpTo is decode with a cap of limit bytes.
+func decodeUpTo(w http.ResponseWriter, r *http.Request, v any, limit int64) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		writeErr(w, err)
 		return false

@@ -100,7 +100,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// still says how each task stands.
 		fmt.Fprintf(stderr, "warning: phases and tokens not shown: %v\n", err)
 	}
-	queues, err := landQueues(ctl.Plan())
+	queues, err := control.LandQueuesOf(ctl.Plan(), units)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	for _, u := range units {
 		row := statusJSON{ID: u.ID, Title: u.Title, Status: u.Status, Reason: u.Reason, ParkedUntil: u.ParkedUntil, Phase: u.Phase,
-			Attempts: u.Attempt, MaxAttempts: u.MaxAttempts, Tokens: u.Tokens, Usage: u.Usage, CostUSD: u.CostUSD, Land: queues.of(u.ID, u.Status)}
+			Attempts: u.Attempt, MaxAttempts: u.MaxAttempts, Tokens: u.Tokens, Usage: u.Usage, CostUSD: u.CostUSD, Land: landOf(queues, u.ID)}
 		if *asJSON {
 			if err := enc.Encode(row); err != nil {
 				return err
@@ -130,7 +130,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err // --json lists workers only when asked with --queue: its readers take each line for a task
 	}
 	if !*asJSON {
-		if err := queues.print(stdout, units); err != nil {
+		if err := printLandQueues(stdout, queues); err != nil {
 			return err
 		}
 	}

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"text/tabwriter"
 
@@ -41,10 +39,11 @@ func cmdLand(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitUsage, usageError{err.Error()}
 	}
 	ro.Log = stderr
-	// Land checks its own sandbox (Dispatcher.Land); the setup checks of
-	// a run are about the tasks still to run, which land does not run.
-	prep, err := control.Prepare(ctx, control.PrepareOptions{File: file, Tag: c.tag, Plan: plan, StorePath: store, Run: ro, OnWorkers: true,
-		Load: func(file, tag string) (*tasks.File, error) { return load(file, tag, stderr) }})
+	prep, err := control.PrepareLand(ctx, control.PrepareOptions{File: file, Tag: c.tag, Plan: plan, StorePath: store, Run: ro,
+		Load: func(file, tag string) (*tasks.File, error) { return load(file, tag, stderr) }}, *onto)
+	if errors.Is(err, dispatch.ErrOntoCheckedOut) {
+		return exitUsage, usageError{err.Error()}
+	}
 	if err != nil {
 		return exitCode(err), err
 	}
@@ -104,52 +103,32 @@ func printLanding(w io.Writer, l dispatch.Landing) {
 	}
 }
 
-// landQueueView is what status shows of the plan's merge queues: target
-// branch -> unit -> record.
-type landQueueView map[string]map[string]dispatch.LandRecord
-
-// landQueues reads the records of every branch land ran onto.
-func landQueues(plan dispatch.Plan) (landQueueView, error) {
-	targets, err := dispatch.LandTargets(plan)
-	if err != nil {
-		return nil, err
-	}
-	v := landQueueView{}
-	for _, t := range targets {
-		if v[t], err = dispatch.ReadLanding(plan, t); err != nil {
-			return nil, err
+// landOf maps each queue of qs to where done unit id stands in it; nil
+// for a unit in none.
+func landOf(qs []control.LandQueue, id string) map[string]landJSON {
+	var out map[string]landJSON
+	for _, q := range qs {
+		for _, e := range q.Tasks {
+			if e.ID == id {
+				if out == nil {
+					out = map[string]landJSON{}
+				}
+				out[q.Onto] = landJSON{State: e.State, Reason: e.Reason}
+			}
 		}
-	}
-	return v, nil
-}
-
-// of returns where done unit id stands in each queue: its record, or
-// waiting when land has not reached it.
-func (v landQueueView) of(id, status string) map[string]landJSON {
-	if len(v) == 0 || status != tasks.StatusDone {
-		return nil
-	}
-	out := map[string]landJSON{}
-	for t, recs := range v {
-		r, ok := recs[id]
-		if !ok {
-			r.State = dispatch.LandWaiting
-		}
-		out[t] = landJSON{State: r.State, Reason: r.Reason}
 	}
 	return out
 }
 
-// print writes one table per queue: each done task's state in it.
-func (v landQueueView) print(w io.Writer, units []control.TaskInfo) error {
-	for _, t := range slices.Sorted(maps.Keys(v)) {
-		fmt.Fprintf(w, "\nland onto %s:\n", t)
+// printLandQueues writes one table per queue: each done task's state in
+// it.
+func printLandQueues(w io.Writer, qs []control.LandQueue) error {
+	for _, q := range qs {
+		fmt.Fprintf(w, "\nland onto %s:\n", q.Onto)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TASK\tLAND\tNOTE")
-		for _, u := range units {
-			if st := v.of(u.ID, u.Status); st != nil {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", printable.String(u.ID), st[t].State, clip(st[t].Reason, 80))
-			}
+		for _, e := range q.Tasks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", printable.String(e.ID), e.State, clip(e.Reason, 80))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

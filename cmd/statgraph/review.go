@@ -32,6 +32,7 @@ func cmdReview(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	file := fs.String("file", "tasks.json", "the tasks file")
 	repo := fs.String("repo", "", "git repository the tasks change (default: the tasks file's directory)")
 	store := fs.String("store", "", "run store (default: the plan's, under $STATGRAPH_HOME)")
+	queueURL := fs.String("queue", "", queueReadUsage)
 	var cs comments
 	fs.Var(&cs, "comment", "a review comment as file:line:text (or file:12-14:text for a range); repeat it for each comment")
 	ids, err := parse(fs, args, 1)
@@ -44,7 +45,7 @@ func cmdReview(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := load(*file, *tag, stderr); err != nil {
 		return err
 	}
-	c, err := control.Open(control.Options{File: *file, Tag: *tag, Repo: *repo, Store: *store})
+	c, err := control.Open(control.Options{File: *file, Tag: *tag, Repo: *repo, Store: *store, Queue: *queueURL})
 	if err != nil {
 		return usageError{err.Error()}
 	}

@@ -48,6 +48,7 @@ async function loadAll() {
     renderBoard();
     renderSpend();
     highlightGraph();
+    loadLand();
     if (state.selected) loadDetail(state.selected);
   } catch (err) {
     message(err.message, true);
@@ -79,9 +80,11 @@ function setRun(run) {
   state.run = run || { running: false };
   const s = document.getElementById("run-state");
   s.dataset.running = String(!!state.run.running);
-  s.textContent = state.run.running ? "run going on" : state.run.error ? "last run stopped: " + state.run.error : "idle";
+  const what = state.run.onto ? "land onto " + state.run.onto : "run";
+  s.textContent = state.run.running ? what + " going on" : state.run.error ? "last " + what + " stopped: " + state.run.error : "idle";
   document.getElementById("stop").disabled = !state.run.running;
   document.getElementById("start").disabled = !!state.run.running;
+  document.getElementById("land-start").disabled = !!state.run.running;
 }
 
 function renderBoard() {
