@@ -22,7 +22,7 @@ func (p LLMPlanner) Plan(ctx context.Context, s TaskState) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	plan, _, err := p.Client.Plan(ctx, s.Task.Info(), view, p.Budget)
+	plan, _, err := p.Client.Plan(ctx, s.info(), view, p.Budget)
 	return plan, err
 }
 
@@ -59,7 +59,7 @@ func (e LLMExecutor) ExecuteLog(ctx context.Context, s TaskState) (summary, log 
 
 func execRequest(s TaskState, maxTurns int) llm.ExecRequest {
 	return llm.ExecRequest{
-		Task: s.Task.Info(), Plan: s.Plan,
+		Task: s.info(), Plan: s.Plan,
 		Attempt: s.RetryCount + 1, MaxAttempts: s.maxRetries(),
 		Feedback: s.Verification.Feedback, MaxTurns: maxTurns,
 	}
@@ -116,7 +116,7 @@ func (r ReviewVerifier) Verify(ctx context.Context, s TaskState) (verifier.Verif
 	if strings.TrimSpace(diff) == "" {
 		return v, nil
 	}
-	rev, _, err := r.Client.Review(ctx, s.Task.Info(), s.Plan, diff, r.Budget)
+	rev, _, err := r.Client.Review(ctx, s.info(), s.Plan, diff, r.Budget)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return v, err

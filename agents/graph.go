@@ -86,6 +86,13 @@ type Config struct {
 	Name string
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// LessonNamespace, with a graph compiled WithStore, is where the
+	// orchestrator keeps and reads the repository's lessons (see
+	// Lessons; LessonNamespace(repo)); nil keeps none.
+	LessonNamespace []string
+	// CheckNames are the names of the task's checks ("tests", "lint",
+	// ...), which make a lesson about a check relevant to the task.
+	CheckNames []string
 }
 
 // Escalation is the payload of the interrupt raised when a task with
@@ -182,6 +189,11 @@ func (o *orchestrator) plan(ctx context.Context, s TaskState) (TaskState, error)
 	if s.MaxRetries <= 0 {
 		s.MaxRetries = DefaultMaxRetries
 	}
+	lessons, err := o.pickLessons(ctx, s)
+	if err != nil {
+		return s, fmt.Errorf("plan task %s: %w", s.Task.ID, err)
+	}
+	s.Lessons = lessons
 	if o.cfg.Planner == nil {
 		return s, nil
 	}
@@ -265,6 +277,7 @@ func (o *orchestrator) verify(ctx context.Context, s TaskState) (TaskState, erro
 		a.Passed, a.Errors, a.Feedback = passed, errs, v.Feedback
 		a.Usage, a.Tokens = a.Usage.Plus(spent), s.Tokens
 	}
+	o.learn(ctx, &s, v)
 	if passed {
 		s.Phase = PhaseDone
 	}

@@ -45,6 +45,14 @@ func (t Task) Info() llm.TaskInfo {
 	return llm.TaskInfo{ID: t.ID, Title: t.Title, Description: t.Description, Details: t.Details, TestStrategy: t.TestStrategy}
 }
 
+// info returns the task in the terms of the llm package, with the lessons
+// picked for it.
+func (s TaskState) info() llm.TaskInfo {
+	ti := s.Task.Info()
+	ti.Lessons = s.Lessons
+	return ti
+}
+
 // Plan is the planner's answer.
 type Plan = llm.Plan
 
@@ -100,6 +108,10 @@ type TaskState struct {
 	Decision string `json:"decision,omitempty"`
 	// Cancelled is why the task was cancelled (Phase PhaseCancelled).
 	Cancelled string `json:"cancelled,omitempty"`
+	// Lessons are the notes learned from earlier tasks in the repository
+	// that the planner node picked for this task (see Lessons); the
+	// planner's and executor's prompts show them.
+	Lessons []string `json:"lessons,omitempty"`
 	// Selection, on a best-of-N task's own thread, records its candidates
 	// and the choice among them; the rest of the state is the winner's.
 	Selection *Selection `json:"selection,omitempty"`

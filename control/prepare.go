@@ -146,6 +146,16 @@ func prepareLocked(ctx context.Context, o PrepareOptions, load func(string, stri
 		return nil, err
 	}
 	p.Dispatcher = o.Run.Dispatcher(f, o.Plan.Repo, st)
+	if o.Store == nil {
+		// A run here keeps the repository's lessons beside its run store.
+		lessons, err := OpenLessons(ctx)
+		if err != nil {
+			return nil, errors.Join(err, p.closeStore())
+		}
+		p.Dispatcher.Lessons = lessons
+		closeStore := p.close
+		p.close = func() error { return errors.Join(lessons.Close(), closeStore()) }
+	}
 	p.Notifier = NewNotifier(o.Run.Notify, f.Defaults.Notify, o.File, o.Run.Log)
 	return p, nil
 }
@@ -158,6 +168,14 @@ func (p *Prepared) Close() error {
 		err = p.close()
 	}
 	return errors.Join(err, p.lock.Unlock())
+}
+
+// closeStore closes the run store Prepare opened, if it did.
+func (p *Prepared) closeStore() error {
+	if p.close == nil {
+		return nil
+	}
+	return p.close()
 }
 
 // openSQLite opens, creating it and its directory, the SQLite run store

@@ -13,6 +13,7 @@ import (
 	"github.com/statgraph/statgraph/agents/llm"
 	"github.com/statgraph/statgraph/statgraph"
 	"github.com/statgraph/statgraph/statgraph/gate"
+	"github.com/statgraph/statgraph/statgraph/store"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -41,6 +42,10 @@ type Dispatcher struct {
 	StateDir string
 	// Checkpointer stores the runs' checkpoints (the run store). Required.
 	Checkpointer statgraph.Checkpointer
+	// Lessons is the long-term store where tasks keep and read what they
+	// learned about the repository (agents.Lessons), under
+	// agents.LessonNamespace(Repo); nil keeps no lessons.
+	Lessons store.Store
 	// Jobs is how many units run at once; 0 means the number of CPUs.
 	Jobs int
 	// Model is the model configuration; a task's "model" overrides

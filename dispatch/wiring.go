@@ -56,6 +56,14 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan, s s
 	case s.k > 0:
 		cfg.Name = fmt.Sprintf("task %s: candidate %d", s.id, s.k)
 	}
+	opts := []statgraph.CompileOption{statgraph.WithCheckpointer(d.Checkpointer)}
+	if d.Lessons != nil {
+		opts = append(opts, statgraph.WithStore(d.Lessons))
+		cfg.LessonNamespace = agents.LessonNamespace(plan.Repo)
+		for _, c := range checks {
+			cfg.CheckNames = append(cfg.CheckNames, c.Name)
+		}
+	}
 	model := d.Model
 	if t.Model != "" {
 		model.Model = t.Model
@@ -101,7 +109,7 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan, s s
 		}
 		cfg.Verifier = agents.ReviewVerifier{Checks: cfg.Verifier, Client: client, Workspace: ws, Budget: budget}
 	}
-	g, err := agents.NewGraph(cfg, statgraph.WithCheckpointer(d.Checkpointer))
+	g, err := agents.NewGraph(cfg, opts...)
 	return g, budget, err
 }
 

@@ -74,7 +74,7 @@ func TestSendStreamsEachTasksUpdate(t *testing.T) {
 func comboGraph(t *testing.T, kind string, calls *counter, cp statgraph.Checkpointer) *statgraph.Graph[st] {
 	body := func(ctx context.Context, s st) (st, error) {
 		calls.inc("work:" + strconv.Itoa(s.N))
-		statgraph.CustomWriter[string](ctx)("working")
+		statgraph.RuntimeOf(ctx).Write("working")
 		entry := "work:" + strconv.Itoa(s.N)
 		if s.N == 2 && (kind == "interrupt" || kind == "subgraph-interrupt") {
 			answer, err := statgraph.Interrupt[string](ctx, "item 2?")

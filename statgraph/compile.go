@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/statgraph/store"
 )
 
 // defaultStepLimit is the number of super-steps a run may take unless
@@ -68,6 +70,7 @@ type CompileOption func(*compileConfig)
 
 type compileConfig struct {
 	checkpointer Checkpointer
+	store        store.Store
 	before       []string
 	after        []string
 }
@@ -76,6 +79,14 @@ type compileConfig struct {
 // makes runs resumable (WithThread), interruptible and inspectable (History).
 func WithCheckpointer(cp Checkpointer) CompileOption {
 	return func(c *compileConfig) { c.checkpointer = cp }
+}
+
+// WithStore gives the graph's nodes and routers s, their long-term store,
+// through RuntimeOf(ctx).Store (LangGraph's compile(store=...)): what they
+// keep there outlives threads and runs, unlike the checkpointed state. The
+// graph's subgraphs compiled without a store of their own use it too.
+func WithStore(s store.Store) CompileOption {
+	return func(c *compileConfig) { c.store = s }
 }
 
 // WithInterruptBefore pauses a run before any of nodes runs. WithResume

@@ -106,5 +106,5 @@
 // readable tree of the run, one line per event. When nobody listens, events
 // cost nothing. WithEvents picks the kinds a Stream yields, among them the
 // opt-in EventNodeUpdate (each node's own update) and EventCustom (values a
-// node writes with CustomWriter: progress, tokens).
+// node writes with RuntimeOf(ctx).Write: progress, tokens).
 package statgraph

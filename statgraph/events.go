@@ -26,7 +26,7 @@ const (
 	// Opt-in kinds, produced only when a Stream asks for them with
 	// WithEvents (see there).
 	EventNodeUpdate EventKind = "node_update" // one node's own update, before the merge: Node, State (the update)
-	EventCustom     EventKind = "custom"      // a value written from inside a node with CustomWriter: Node, Custom
+	EventCustom     EventKind = "custom"      // a value written from inside a node with Runtime.Write: Node, Custom
 )
 
 // Event is one thing that happened during a run, as delivered by Stream and

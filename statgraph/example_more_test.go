@@ -62,7 +62,7 @@ type Counter struct{ N int }
 func ExampleWithEvents() {
 	g, _ := statgraph.New[Counter]().
 		AddNode("count", func(ctx context.Context, c Counter) (Counter, error) {
-			progress := statgraph.CustomWriter[string](ctx)
+			progress := statgraph.RuntimeOf(ctx).Write
 			for i := 1; i <= 2; i++ {
 				progress(fmt.Sprintf("%d/2", i))
 			}

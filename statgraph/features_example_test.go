@@ -154,5 +154,5 @@ func ExampleRuntimeOf() {
 	// Output:
 	// attempt 1, 2 steps left after this one
 	// attempt 2, 2 steps left after this one
-	// <nil> {0 0 <nil>}
+	// <nil> {0 0 <nil> <nil> <nil>}
 }

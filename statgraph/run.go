@@ -108,7 +108,7 @@ type slotEvents[S any] struct {
 }
 
 func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
-	r := &run[S]{g: g, cfg: runConfig{trace: g.trace}}
+	r := &run[S]{g: g, cfg: runConfig{trace: g.trace, store: g.cfg.store}}
 	for _, o := range opts {
 		o(&r.cfg)
 	}

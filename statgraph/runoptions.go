@@ -3,6 +3,8 @@ package statgraph
 import (
 	"context"
 	"io"
+
+	"github.com/statgraph/statgraph/statgraph/store"
 )
 
 // RunOption configures one Invoke, Stream or UpdateState call.
@@ -24,6 +26,9 @@ type runConfig struct {
 	sub bool
 	cp  Checkpointer
 	ns  string
+	// store is the run's long-term store: the graph's (WithStore), else,
+	// in a subgraph's run, its parent's.
+	store store.Store
 	// durability says when checkpoints are written (durability.go).
 	durability Durability
 	// hook is called around each node attempt (nodehook.go); nil: none.

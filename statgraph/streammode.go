@@ -1,7 +1,6 @@
 package statgraph
 
 import (
-	"context"
 	"slices"
 )
 
@@ -12,7 +11,7 @@ import (
 //   - values: EventUpdate, the state after each step's merge;
 //   - updates: EventNodeUpdate, each node's own update before the merge
 //     (for a node restored from a pending write too);
-//   - custom: EventCustom, values a node writes with CustomWriter
+//   - custom: EventCustom, values a node writes with RuntimeOf(ctx).Write
 //     (progress, tokens);
 //   - debug: every lifecycle kind, which is what Stream yields without
 //     this option (or with no kinds given).
@@ -29,29 +28,8 @@ func WithEvents(kinds ...EventKind) RunOption {
 	return func(c *runConfig) { c.kinds = kinds }
 }
 
-// CustomWriter returns a function that streams values of type T from inside
-// a running node, each as an EventCustom whose Custom field holds the value
-// (type-assert it back to T). Outside a node, or when the run's Stream did
-// not ask for EventCustom with WithEvents, it returns a function that does
-// nothing.
-//
-// Call the writer only from the node's own goroutine and before the node
-// returns. A node running alone in its step has its values yielded at once;
-// in a step where several nodes run in parallel they are yielded at the
-// step's barrier, before the node's EventNodeEnd.
-func CustomWriter[T any](ctx context.Context) func(T) {
-	info, ok := ctx.Value(infoKey{}).(*nodeInfo)
-	if !ok || info.sink == nil || !slices.Contains(info.cfg.kinds, EventCustom) {
-		return func(T) {}
-	}
-	sink, node, step := info.sink, info.node, info.step
-	return func(v T) {
-		sink(Event[none]{Kind: EventCustom, Node: node, Step: step, Custom: v})
-	}
-}
-
 // none is the state type of events forwarded across a type boundary (from
-// a subgraph, or written by CustomWriter).
+// a subgraph, or written with Runtime.Write).
 type none = struct{}
 
 // forward yields ev now when the node runs alone in its step, or holds it

@@ -19,12 +19,12 @@ func mergeTally(cur, up tally) tally {
 }
 
 // streamFixture: a fans out to b and c (parallel), then d; b and d write
-// progress values with CustomWriter.
+// progress values with RuntimeOf(ctx).Write.
 func streamFixture(t *testing.T) *Graph[tally] {
 	t.Helper()
 	progress := func(name string, n int) func(context.Context, tally) (tally, error) {
 		return func(ctx context.Context, _ tally) (tally, error) {
-			w := CustomWriter[string](ctx)
+			w := RuntimeOf(ctx).Write
 			for i := 1; i <= n; i++ {
 				w(fmt.Sprintf("%s %d/%d", name, i, n))
 			}

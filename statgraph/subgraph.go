@@ -87,6 +87,9 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 	defer cancel()
 	r := child.newRun(nil)
 	r.cfg.sub, r.cfg.cp, r.cfg.kinds, r.cfg.durability, r.cfg.hook, r.cfg.maxConc = true, parent.cp, parent.kinds, parent.durability, parent.hook, parent.maxConc
+	if r.cfg.store == nil {
+		r.cfg.store = parent.store
+	}
 	r.cfg.ns = info.node
 	if parent.ns != "" {
 		r.cfg.ns = parent.ns + nsSep + info.node

@@ -23,6 +23,9 @@ type Plan struct {
 // tasks.json (TestStrategy is its testStrategy).
 type TaskInfo struct {
 	ID, Title, Description, Details, TestStrategy string
+	// Lessons are notes learned from earlier tasks in the repository,
+	// shown after the task's fields.
+	Lessons []string
 }
 
 const plannerSystemPrompt = `You are the planner of an autonomous coding agent. Given a task and a view of the repository, write a short, concrete plan for another agent that will edit the files.
@@ -83,6 +86,12 @@ func writeTask(b *strings.Builder, task TaskInfo) {
 	} {
 		if t := strings.TrimSpace(f.text); t != "" {
 			fmt.Fprintf(b, "\n%s:\n%s\n", f.name, t)
+		}
+	}
+	if len(task.Lessons) > 0 {
+		b.WriteString("\nLessons from earlier tasks in this repository:\n")
+		for _, l := range task.Lessons {
+			fmt.Fprintf(b, "- %s\n", l)
 		}
 	}
 }

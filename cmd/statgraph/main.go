@@ -108,6 +108,8 @@ Usage:
   statgraph status [--tag T] [--store F] [--repo DIR] [--queue URL] [--json] [tasks.json]
   statgraph history [--file tasks.json] [--tag T] [--store F] [--repo DIR] [--queue URL] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
+  statgraph lessons [--repo DIR] [list | add [--files P] [--checks C] TEXT | rm KEY...]
+                                               what runs learned about the repository, shown to later tasks
   statgraph review [--file tasks.json] [--tag T] [--repo DIR] [--store F] --comment file:line:text... <task-id>
                                                send a done task back with comments on its diff
   statgraph pick [--file tasks.json] [--tag T] [--store F] [--repo DIR] <task-id> <k>   make candidate k a best-of-N task's winner
@@ -179,6 +181,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdHistory(ctx, rest, stdout, stderr)
 	case "reset":
 		err = cmdReset(rest, stdout, stderr)
+	case "lessons":
+		err = cmdLessons(ctx, rest, stdout, stderr)
 	case "review":
 		err = cmdReview(ctx, rest, stdout, stderr)
 	case "pick":
