@@ -84,29 +84,25 @@ func commitLargeFile(t *testing.T, dir string) {
 	fmt.Printf("workspace=%s\ncommit=%s\n", w.Dir(), h)
 }
 
-// TestCommitScrubsSecretAcrossChunks: a 16 MiB file, more than the
-// scrubber holds at once, with forms of the key (as it is, hex, base64...)
-// planted across each MiB boundary in lines of text, and back to back in
-// one line of 10 MiB, which the scrubber must cut. The committed blob is exactly the file scrubbed whole,
-// holds no form of the key, is git's blob for those bytes, and the file is
-// reported as scrubbed. With no overlap kept between the scrubber's
-// segments the forms across the cuts in the long line are left in.
+// TestCommitScrubsSecretAcrossChunks: a 3 MiB file, more than the
+// scrubber takes at once, dense with a secret of a dozen lines (a
+// credential file's value) and a key's forms, so that nearly every line
+// start the scrubber could cut at is inside the secret. The committed blob is
+// exactly the file scrubbed whole, holds no form of either, is git's blob
+// for those bytes, and the file is reported as scrubbed. With no overlap
+// kept between the scrubber's segments, secrets across the cuts are left
+// in.
 func TestCommitScrubsSecretAcrossChunks(t *testing.T) {
 	const key = "sk-stream-canary-8f2e41d0"
+	pem := "-----BEGIN STREAM KEY-----\n" + strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n", 10) + "-----END STREAM KEY-----"
 	secret.Register("STATGRAPH_WORKSPACE_STREAM_KEY", key)
+	secret.Register("STATGRAPH_WORKSPACE_STREAM_PEM", pem)
 	src := newSource(t)
 	w := prepare(t, Options{Source: src, TaskID: "chunks"})
 	var b strings.Builder
 	forms := secret.Forms(key)
-	for i := 0; b.Len() < 16<<20; i++ {
-		switch {
-		case b.Len() > 4<<20 && b.Len() < 14<<20:
-			b.WriteString(forms[i%len(forms)] + "z") // one long line, dense with forms
-		case b.Len()%(1<<20) > 1<<20-100:
-			b.WriteString(forms[i%len(forms)] + " ")
-		default:
-			fmt.Fprintf(&b, "line %d of the log, nothing in it\n", i)
-		}
+	for i := 0; b.Len() < 3<<20; i++ {
+		fmt.Fprintf(&b, "line %d %s\n%s\n", i, forms[i%len(forms)], pem)
 	}
 	content := b.String()
 	require.NoError(t, os.WriteFile(filepath.Join(w.Dir(), "log.txt"), []byte(content), 0o644))
@@ -120,10 +116,11 @@ func TestCommitScrubsSecretAcrossChunks(t *testing.T) {
 	committed, want := string(out), secret.Scrub(content)
 	require.Equal(t, len(want), len(committed), "the committed blob's size")
 	assert.True(t, committed == want, "the committed blob is the file scrubbed whole")
+	assert.NotContains(t, committed, pem)
 	for _, f := range forms {
 		assert.NotContains(t, committed, f)
 	}
 	scrubbed := filepath.Join(t.TempDir(), "scrubbed")
-	require.NoError(t, os.WriteFile(scrubbed, []byte(secret.Scrub(content)), 0o644))
+	require.NoError(t, os.WriteFile(scrubbed, []byte(want), 0o644))
 	assert.Equal(t, gitRun(t, w.Dir(), "hash-object", scrubbed), gitRun(t, w.Dir(), "rev-parse", h+":log.txt"))
 }
