@@ -23,9 +23,11 @@ import (
 // ctime, inode, mode) changed since the workspace last looked at them, or
 // that were racy then, and writes only the objects the repository lacks
 // (the changed blobs and the trees along their paths), so a commit of an
-// unchanged tree costs one lstat per file. The index is rewritten when the
-// recorded tree differs from the one it holds, so git status in the
-// workspace stays clean.
+// unchanged tree costs one lstat per file. A file over 1 MiB is hashed,
+// scrubbed and written as a stream, so Commit holds a few MiB of it
+// whatever its size. The index is rewritten when the recorded tree
+// differs from the one it holds, so git status in the workspace stays
+// clean.
 //
 // Commit refuses (ErrRefused, naming the path) a working tree or a commit
 // an agent made on the branch itself that holds what git refuses to check

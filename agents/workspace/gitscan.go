@@ -73,6 +73,9 @@ type gitScan struct {
 	// pending holds the objects the store lacks, in the order made, until
 	// write stores them together.
 	pending []plumbing.EncodedObject
+	// streams holds the blobs of files hashed as streams that the store
+	// lacks; write stores them from the files, before pending.
+	streams []*fileBlob
 	queued  map[plumbing.Hash]bool
 	written bool // write succeeded
 	// newFiles and newBytes count the files the scan records that differ
@@ -232,7 +235,9 @@ func (s *gitScan) file(abs, rel string, fi fs.FileInfo) (*fileEntry, error) {
 			}
 		}
 		if !e.stored {
-			if err := s.store(plumbing.BlobObject, data, e.blob); err != nil {
+			if e.stream != nil {
+				s.storeStream(e.stream)
+			} else if err := s.store(plumbing.BlobObject, data, e.blob); err != nil {
 				return nil, err
 			}
 			e.stored = true
@@ -320,6 +325,14 @@ func (s *gitScan) store(t plumbing.ObjectType, data []byte, h plumbing.Hash) err
 	return nil
 }
 
+// storeStream queues the blob of f unless the store already has it.
+func (s *gitScan) storeStream(f *fileBlob) {
+	if !s.queued[f.hash] && s.w.repo.Storer.HasEncodedObject(f.hash) != nil {
+		s.queued[f.hash] = true
+		s.streams = append(s.streams, f)
+	}
+}
+
 // storeObject queues o unless the store already has it.
 func (s *gitScan) storeObject(o plumbing.EncodedObject) error {
 	if !s.queued[o.Hash()] && s.w.repo.Storer.HasEncodedObject(o.Hash()) != nil {
@@ -333,20 +346,30 @@ func (s *gitScan) queue(o plumbing.EncodedObject) {
 	s.pending = append(s.pending, o)
 }
 
-// write stores the queued objects and extra: one as a loose object, more
-// as one new pack (two new files instead of one or two per object, which
-// is most of the cost of a commit). On failure the workspace's caches are
+// write stores the queued objects and extra: the blobs of files hashed
+// as streams as loose objects written from the files, then one object as
+// a loose object, more as one new pack (two new files instead of one or
+// two per object, which is most of the cost of a commit). On failure the workspace's caches are
 // dropped, since they name objects that were not written.
 func (s *gitScan) write(extra ...plumbing.EncodedObject) error {
 	for _, o := range extra {
 		s.storeObject(o)
 	}
-	err := writeObjects(s.w.repo.Storer, s.pending)
+	objects := filepath.Join(s.w.dir, git.GitDirName, "objects")
+	var err error
+	for _, f := range s.streams {
+		if err = f.writeLoose(objects); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = writeObjects(s.w.repo.Storer, s.pending)
+	}
 	if err != nil {
 		s.w.scan = scanState{}
 		return fmt.Errorf("workspace: write objects in %s: %w", s.w.dir, err)
 	}
-	s.pending, s.queued, s.written = nil, map[plumbing.Hash]bool{}, true
+	s.pending, s.streams, s.queued, s.written = nil, nil, map[plumbing.Hash]bool{}, true
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -33,6 +34,9 @@ type fileEntry struct {
 	committed plumbing.Hash
 	// stored says the blob is known to be in the workspace's object store.
 	stored bool
+	// stream is set when the file was hashed as a stream (see
+	// streamAbove): its blob is written from the file, not from memory.
+	stream *fileBlob
 	// racy says the file's content was last changed (mtime) in the same
 	// tick of the file system's clock as the scan that hashed it began, or
 	// later, so it may have changed again since without its stat changing:
@@ -70,10 +74,13 @@ func (c *statCache) lookup(rel string, fi fs.FileInfo) *fileEntry {
 // hashed, and so committed, with it replaced by secret.Marker; the file on
 // disk is left as it is.
 //
-// A file of more than max bytes is never read whole: its SHA-256 is taken
-// as it streams by, for TreeHash, and its entry has no blob and is not
-// stored (Commit refuses such a file before it calls hash). A file that
-// grew past max since its lstat is an error naming it.
+// A file of more than streamAbove bytes is never read whole: it is
+// hashed and scrubbed as a stream, returned with no data and an entry
+// whose stream field says how to write its blob (.gitmodules excepted,
+// which Commit parses). A file of more than max bytes gets only its
+// SHA-256, for TreeHash, and its entry has no blob and is not stored
+// (Commit refuses such a file before it calls hash). A file that grew past
+// max since its lstat is an error naming it.
 func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp, max int64) (*fileEntry, []byte, error) {
 	c.reads++
 	var data []byte
@@ -85,6 +92,9 @@ func (c *statCache) hash(abs, rel string, fi fs.FileInfo, stamp, max int64) (*fi
 		data = []byte(target)
 	} else if fi.Size() > max {
 		return c.streamed(abs, rel, fi, stamp)
+	} else if fi.Size() > streamAbove && !isGitmodules(path.Base(rel)) {
+		e, err := c.hashStream(abs, rel, fi, stamp, max)
+		return e, nil, err
 	} else {
 		b, err := readAtMost(abs, rel, max)
 		if err != nil {

@@ -20,6 +20,9 @@
 //   - any of the encoded forms wrapped over several lines, as base64, openssl
 //     and xxd -p print them.
 //
+// [Set.NewStream] does the same for a stream of any length (a file being
+// committed) holding a few MiB of it at a time.
+//
 // Values shorter than [MinLen] bytes are kept for Lookup but never
 // scrubbed: replacing every "1234" in every output would destroy it and
 // protect nothing. Values of names ending in _URL (OPENAI_BASE_URL) are

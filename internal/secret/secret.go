@@ -2,6 +2,7 @@ package secret
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"io"
@@ -28,12 +29,6 @@ var (
 	// forms holds the current patterns; Scrub reads it without locking.
 	forms atomic.Pointer[patterns]
 )
-
-// patterns is an immutable set of strings to replace, longest first.
-type patterns struct {
-	list []string
-	min  int // length of the shortest pattern
-}
 
 // Register records value under name for [Lookup] and adds it to the set
 // [Scrub] removes, unless it is shorter than [MinLen] or name ends in
@@ -64,18 +59,20 @@ func addLocked(value string) {
 	}
 	known[value] = true
 	var list []string
+	seen := map[string]bool{}
 	if p := forms.Load(); p != nil {
 		list = slices.Clone(p.list)
+		for _, f := range list {
+			seen[f] = true
+		}
 	}
 	for _, f := range Forms(value) {
-		if !slices.Contains(list, f) {
+		if !seen[f] {
+			seen[f] = true
 			list = append(list, f)
 		}
 	}
-	// Longest first, so a form is replaced whole before a shorter form
-	// that overlaps it.
-	slices.SortStableFunc(list, func(a, b string) int { return len(b) - len(a) })
-	forms.Store(&patterns{list: list, min: len(list[len(list)-1])})
+	forms.Store(newPatterns(list))
 }
 
 // Lookup returns the value registered under name or, when none is, the
@@ -120,47 +117,79 @@ func Environ() []string {
 func Active() bool { return forms.Load() != nil }
 
 // Scrub returns s with every form of every registered secret replaced by
-// [Marker], also where a tool wrapped an encoded form over several lines
-// (the wrapped lines are then joined into one). With no secret registered,
-// or s shorter than the shortest form, it returns s at once; otherwise it
-// costs one substring search of s per form (about a dozen per secret) and
-// one pass over its lines, and allocates only when something is replaced.
-// It is safe for concurrent use.
-func Scrub(s string) string {
-	p := forms.Load()
+// [Marker] (forms that overlap, by one Marker), also where a tool wrapped
+// an encoded form over several lines (the wrapped lines are then joined
+// into one). With no secret registered, or s shorter than the shortest
+// form, it returns s at once; otherwise it costs one pass over s for all
+// forms of all secrets (see patterns) and one pass over its lines, and
+// allocates only when something is replaced. It is safe for concurrent
+// use.
+func Scrub(s string) string { return scrubWith(forms.Load(), s) }
+
+// scrubWith is Scrub with the patterns p (nil: none).
+func scrubWith(p *patterns, s string) string {
 	if p == nil || len(s) < p.min {
 		return s
 	}
-	s = p.replace(s)
-	runs := wrappedRuns(s)
-	for i := len(runs) - 1; i >= 0; i-- {
-		r := runs[i]
-		joined := strings.ReplaceAll(strings.ReplaceAll(s[r[0]:r[1]], "\r", ""), "\n", "")
-		if clean := p.replace(joined); clean != joined {
-			s = s[:r[0]] + clean + s[r[1]:]
-		}
+	sp := spans(p, s)
+	for _, r := range wrappedRuns(s) {
+		sp = append(sp, joinedSpans(p, s[r[0]:r[1]], r[0])...)
 	}
-	return s
+	return replaceSpans(s, sp)
 }
 
-// replace replaces every pattern in s.
-func (p *patterns) replace(s string) string {
-	for _, f := range p.list {
-		if strings.Contains(s, f) {
-			s = strings.ReplaceAll(s, f, Marker)
+// joinedSpans returns the spans of s (a run of wrapped lines starting at
+// offset off of the text) that forms cover once the run's line breaks are
+// removed, line breaks inside a form included, as offsets of the text.
+func joinedSpans(p *patterns, run string, off int) [][2]int {
+	joined := make([]byte, 0, len(run))
+	type line struct{ raw, joined int } // where a line starts in run and in joined
+	var lines []line
+	for i := 0; i < len(run); {
+		lines = append(lines, line{i, len(joined)})
+		end := strings.IndexByte(run[i:], '\n')
+		if end < 0 {
+			end = len(run) - i
 		}
+		joined = append(joined, strings.TrimSuffix(run[i:i+end], "\r")...)
+		i += end + 1
 	}
-	return s
+	raw := func(j int) int { // the offset in run of joined[j]
+		k, _ := slices.BinarySearchFunc(lines, j, func(l line, j int) int { return cmp.Compare(l.joined, j+1) })
+		l := lines[k-1]
+		return l.raw + j - l.joined
+	}
+	var out [][2]int
+	for _, m := range spans(p, joined) {
+		out = append(out, [2]int{off + raw(m[0]), off + raw(m[1]-1) + 1})
+	}
+	return out
 }
 
-// contains reports whether s holds a pattern.
-func (p *patterns) contains(s []byte) bool {
-	for _, f := range p.list {
-		if bytes.Contains(s, []byte(f)) {
-			return true
-		}
+// replaceSpans returns s with the union of the spans sp replaced by
+// Marker, one Marker per stretch of overlapping spans.
+func replaceSpans(s string, sp [][2]int) string {
+	if len(sp) == 0 {
+		return s
 	}
-	return false
+	slices.SortFunc(sp, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
+	var b strings.Builder
+	b.Grow(len(s))
+	at := 0
+	for _, r := range sp {
+		if r[1] <= at {
+			continue
+		}
+		if r[0] < at {
+			r[0] = at
+		} else {
+			b.WriteString(s[at:r[0]])
+			b.WriteString(Marker)
+		}
+		at = r[1]
+	}
+	b.WriteString(s[at:])
+	return b.String()
 }
 
 // ScrubBytes is [Scrub] for a byte slice. It returns b itself when nothing
