@@ -49,6 +49,7 @@ type cacheEntry[S any] struct {
 	key     string
 	out     S
 	gotos   []string // where an AddCommandNode's command went, replayed on a hit
+	sends   any      // the Sends of the same command, replayed on a hit
 	expires time.Time
 }
 
@@ -85,7 +86,7 @@ func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 					if info.extra == nil {
 						info.extra = &taskExtra{}
 					}
-					info.extra.gotos, info.extra.cached = e.gotos, true
+					info.extra.gotos, info.extra.sends, info.extra.cached = e.gotos, e.sends, true
 				}
 				return e.out, nil
 			}
@@ -97,11 +98,10 @@ func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 		}
 		out, err := fn(ctx, s)
 		if err == nil && k != "" {
-			var gotos []string
+			e := cacheEntry[S]{key: k, out: out, expires: cacheNow().Add(ttl)}
 			if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok && info.extra != nil {
-				gotos = info.extra.gotos
+				e.gotos, e.sends = info.extra.gotos, info.extra.sends
 			}
-			e := cacheEntry[S]{key: k, out: out, gotos: gotos, expires: cacheNow().Add(ttl)}
 			mu.Lock()
 			if el, ok := entries[k]; ok { // a parallel miss stored it first
 				el.Value = e

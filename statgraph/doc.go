@@ -41,7 +41,7 @@
 // choose several destinations. AddSends fans out over a list known only at
 // run time: each Send runs a node on its own input, and the updates merge in
 // send order (map-reduce). AddCommandNode adds a node that returns a Command:
-// its update together with where to go next. A node can read
+// its update together with where to go next, Sends included. A node can read
 // RuntimeOf(ctx).RemainingSteps to wrap up before the step limit. All of it
 // is saved with the checkpoints, so a resumed run keeps waiting, sending and
 // going where it was.
