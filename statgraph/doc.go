@@ -95,7 +95,9 @@
 // back. The child checkpoints under a namespace of the parent's thread; an
 // interrupt inside it pauses the parent, WithResume through the parent resumes
 // it, and its events reach the parent's stream. WithCache caches a node's
-// update for a TTL, keyed by a function of its input or by the encoded input.
+// update for a TTL, keyed by a function of its input or by the encoded input,
+// in a store of package statgraph/cache's Cache seam (bounded in memory, or
+// SQLite in package checkpoint/sqlite) that can be cleared.
 //
 // # Observing a run
 //

@@ -2,6 +2,7 @@ package statgraph_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,39 @@ func TestLibraryImportsNothingOfTheModule(t *testing.T) {
 	}
 	if len(bad) > 0 {
 		t.Errorf("the library imports %d packages of the module outside statgraph/ (only internal/clock is allowed):\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+}
+
+// TestLibraryCoreImports: package statgraph itself imports of the module
+// only internal/clock and statgraph/cache, and statgraph/cache (the node
+// cache's seam, which the library's signatures name) only the standard
+// library, so that the core builds without any driver.
+func TestLibraryCoreImports(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list the packages' imports: %v", err)
+	}
+	const module = "github.com/statgraph/statgraph/"
+	for pkg, allowed := range map[string][]string{
+		".":       {module + "internal/clock", module + "statgraph/cache"},
+		"./cache": nil,
+	} {
+		out, err := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		self, err := exec.Command(goTool, "list", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		var bad []string
+		for _, p := range strings.Fields(string(out)) {
+			if p != strings.TrimSpace(string(self)) && !slices.Contains(allowed, p) {
+				bad = append(bad, p)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("package %s imports %s; only the standard library and %v are allowed", pkg, strings.Join(bad, ", "), allowed)
+		}
 	}
 }

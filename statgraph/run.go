@@ -148,7 +148,10 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 	r.frontier, r.next = ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
 	r.slots = make([]slot[S], 1, min(n, 8))
 
-	err := r.checkLimits()
+	var err error
+	if r.cfg.nodeConc != nil {
+		err = r.checkLimits()
+	}
 	if err == nil {
 		err = r.open(ctx, input, resume)
 	}
