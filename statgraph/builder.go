@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/statgraph/cache"
 )
 
 // Start and End are the names of the graph's virtual entry and exit. Edges
@@ -183,15 +185,16 @@ func (b *Builder[S]) SetCodec(c Codec[S]) *Builder[S] {
 type NodeOption func(*nodeConfig)
 
 type nodeConfig struct {
-	retry    []RetryPolicy // WithRetry, in the order given
-	timeout  time.Duration
-	fallback string        // WithFallback
-	sub      childGraph    // the child graph of a subgraph node (AddSubgraph)
-	cacheTTL time.Duration // WithCache
-	cacheKey any           // WithCache: a func(S) string, checked by checkCache; nil without WithCache
-	gotos    []string      // declared destinations (WithDestinations, AddCommandNode)
-	command  bool          // set by AddCommandNode
-	deferred bool          // WithDefer
+	retry       []RetryPolicy // WithRetry, in the order given
+	timeout     time.Duration
+	fallback    string        // WithFallback
+	sub         childGraph    // the child graph of a subgraph node (AddSubgraph)
+	cacheTTL    time.Duration // WithCache
+	cacheKey    any           // WithCache: a func(S) string, checked by checkCache; nil without WithCache
+	cacheStores []cache.Cache // WithCache's store, at most one (checkCache); none: the node's own memory cache
+	gotos       []string      // declared destinations (WithDestinations, AddCommandNode)
+	command     bool          // set by AddCommandNode
+	deferred    bool          // WithDefer
 }
 
 // WithRetry retries the node on error according to p. Given several times,

@@ -1,10 +1,12 @@
 package statgraph
 
 import (
-	"container/list"
 	"context"
-	"sync"
+	"encoding/binary"
+	"errors"
 	"time"
+
+	"github.com/statgraph/statgraph/statgraph/cache"
 )
 
 // WithCache caches the node's update by its input for ttl (LangGraph's
@@ -14,19 +16,24 @@ import (
 // must not change the state. A nil key (write WithCache[S](ttl, nil)) keys
 // by the state encoded with the graph's codec. A key of "" is not cached.
 // Only successful updates are cached; errors and interrupts are not. A zero
-// ttl caches nothing; a negative one, or a key for another type than the
-// graph's state type S, is reported by Compile.
+// ttl caches nothing; a negative one, a key for another type than the
+// graph's state type S, or more than one store, is reported by Compile.
 //
-// The cache belongs to the compiled graph: it is shared by all its runs and
-// threads, lives in memory (nothing survives the process), and is safe for
-// concurrent use. It holds at most 4,096 entries per node: beyond that the
-// least recently used is dropped, so that a long-lived graph keyed by
-// ever-new inputs does not grow without bound. Expired entries are dropped
-// when their key is looked up again, or as the least recently used. A cache hit still reports EventNodeStart and EventNodeEnd, the
-// latter with Cached set (LangGraph's "cached" metadata); on an
-// AddCommandNode node it goes where the cached command went.
-func WithCache[S any](ttl time.Duration, key func(s S) string) NodeOption {
-	return func(c *nodeConfig) { c.cacheTTL, c.cacheKey = ttl, key }
+// The entries are kept in store, under the node's name as namespace: a
+// cache.Memory bounded as the caller needs, or the SQLite cache of package
+// checkpoint/sqlite, which outlives the process (graphs sharing a store
+// share the entries of their nodes of the same name, so a graph compiled
+// again finds its entries). Clear the store to forget them. Without a
+// store the node has a cache.Memory of its own, holding its 4,096 most
+// recently used entries for the life of the compiled graph. Updates are
+// stored encoded with the graph's codec; a store's error, or an entry
+// that does not decode, makes the node run as on a miss.
+//
+// A cache hit still reports EventNodeStart and EventNodeEnd, the latter
+// with Cached set (LangGraph's "cached" metadata); on an AddCommandNode
+// node it goes where the cached command went, Sends included.
+func WithCache[S any](ttl time.Duration, key func(s S) string, store ...cache.Cache) NodeOption {
+	return func(c *nodeConfig) { c.cacheTTL, c.cacheKey, c.cacheStores = ttl, key, store }
 }
 
 // checkCache checks a plain node's cache options.
@@ -37,29 +44,27 @@ func (b *Builder[S]) checkCache(ns *nodeSpec[S]) {
 	if _, ok := ns.cfg.cacheKey.(func(S) string); !ok && ns.cfg.cacheKey != nil {
 		b.problem("AddNode(%q): WithCache's key takes the graph's state: a func(%T) string, not a %T", ns.name, *new(S), ns.cfg.cacheKey)
 	}
+	if len(ns.cfg.cacheStores) > 1 {
+		b.problem("AddNode(%q): WithCache: %d stores given; give at most one", ns.name, len(ns.cfg.cacheStores))
+	}
 }
 
-// cacheNow is the cache's clock; tests replace it.
+// cacheNow is the clock of the nodes' own memory caches; tests replace it.
 var cacheNow = time.Now
 
-// cacheCap is the number of entries a node's cache holds; tests lower it.
-var cacheCap = 4096
+// cacheCap is the number of entries a node's own memory cache holds; tests
+// lower it.
+var cacheCap = cache.DefaultEntries
 
-type cacheEntry[S any] struct {
-	key     string
-	out     S
-	gotos   []string // where an AddCommandNode's command went, replayed on a hit
-	expires time.Time
-}
-
-// cached wraps the function of node ns in its cache. codec, when the node
-// has no key function, encodes the key (nil means JSON).
+// cached wraps the function of node ns in its cache. codec encodes the
+// key, when the node has no key function, and the entries (nil means
+// JSON).
 func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
+	if codec == nil {
+		codec = newJSONCodec[S]()
+	}
 	key, _ := ns.cfg.cacheKey.(func(S) string)
 	if key == nil {
-		if codec == nil {
-			codec = newJSONCodec[S]()
-		}
 		key = func(s S) string {
 			b, err := codec.Marshal(s)
 			if err != nil {
@@ -68,52 +73,120 @@ func cached[S any](ns *nodeSpec[S], codec Codec[S]) nodeFunc[S] {
 			return string(b)
 		}
 	}
-	fn, ttl := ns.fn, ns.cfg.cacheTTL
-	var mu sync.Mutex                     // guards entries and lru
-	entries := map[string]*list.Element{} // key -> element of lru holding a cacheEntry
-	lru := list.New()                     // most recently used first
+	var store cache.Cache = &cache.Memory{MaxEntries: cacheCap, Now: func() time.Time { return cacheNow() }}
+	if len(ns.cfg.cacheStores) > 0 {
+		store = ns.cfg.cacheStores[0]
+	}
+	fn, ttl, name := ns.fn, ns.cfg.cacheTTL, ns.name
 	return func(ctx context.Context, s S) (S, error) {
 		k := key(s)
+		info, _ := ctx.Value(infoKey{}).(*nodeInfo)
 		if k != "" {
-			mu.Lock()
-			el, ok := entries[k]
-			if ok && cacheNow().Before(el.Value.(cacheEntry[S]).expires) {
-				lru.MoveToFront(el)
-				e := el.Value.(cacheEntry[S])
-				mu.Unlock()
-				if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
-					if info.extra == nil {
-						info.extra = &taskExtra{}
+			if b, ok, err := store.Get(ctx, name, k); err == nil && ok {
+				if out, gotos, sends, err := decodeEntry(codec, b); err == nil {
+					if info != nil {
+						if info.extra == nil {
+							info.extra = &taskExtra{}
+						}
+						info.extra.gotos, info.extra.cached = gotos, true
+						if len(sends) > 0 {
+							info.extra.sends = sends
+						}
 					}
-					info.extra.gotos, info.extra.cached = e.gotos, true
+					return out, nil
 				}
-				return e.out, nil
 			}
-			if ok {
-				lru.Remove(el)
-				delete(entries, k)
-			}
-			mu.Unlock()
 		}
 		out, err := fn(ctx, s)
 		if err == nil && k != "" {
 			var gotos []string
-			if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok && info.extra != nil {
+			var sends []Send[S]
+			if info != nil && info.extra != nil {
 				gotos = info.extra.gotos
+				sends, _ = info.extra.sends.([]Send[S])
 			}
-			e := cacheEntry[S]{key: k, out: out, gotos: gotos, expires: cacheNow().Add(ttl)}
-			mu.Lock()
-			if el, ok := entries[k]; ok { // a parallel miss stored it first
-				el.Value = e
-				lru.MoveToFront(el)
-			} else {
-				entries[k] = lru.PushFront(e)
+			if b, err := encodeEntry(codec, out, gotos, sends); err == nil {
+				_ = store.Set(ctx, name, k, b, ttl) // not kept: the next run misses
 			}
-			for lru.Len() > cacheCap {
-				delete(entries, lru.Remove(lru.Back()).(cacheEntry[S]).key)
-			}
-			mu.Unlock()
 		}
 		return out, err
 	}
+}
+
+// cacheFormat is the first byte of an encoded cache entry.
+const cacheFormat = 1
+
+// encodeEntry encodes a cached update with its command's Goto and Sends:
+// the format byte, then length-prefixed fields (uvarint lengths and
+// counts): the update, the Goto's names, and each Send's node and input.
+func encodeEntry[S any](codec Codec[S], out S, gotos []string, sends []Send[S]) ([]byte, error) {
+	u, err := codec.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	b := append([]byte{cacheFormat}, binary.AppendUvarint(nil, uint64(len(u)))...)
+	b = append(b, u...)
+	b = binary.AppendUvarint(b, uint64(len(gotos)))
+	for _, g := range gotos {
+		b = append(binary.AppendUvarint(b, uint64(len(g))), g...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(sends)))
+	for _, s := range sends {
+		in, err := codec.Marshal(s.Input)
+		if err != nil {
+			return nil, err
+		}
+		b = append(binary.AppendUvarint(b, uint64(len(s.To))), s.To...)
+		b = append(binary.AppendUvarint(b, uint64(len(in))), in...)
+	}
+	return b, nil
+}
+
+var errBadEntry = errors.New("statgraph: malformed cache entry")
+
+// decodeEntry decodes an entry written by encodeEntry.
+func decodeEntry[S any](codec Codec[S], b []byte) (out S, gotos []string, sends []Send[S], err error) {
+	if len(b) == 0 || b[0] != cacheFormat {
+		return out, nil, nil, errBadEntry
+	}
+	b = b[1:]
+	field := func() []byte {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			err = errBadEntry
+			return nil
+		}
+		f := b[k : k+int(n)]
+		b = b[k+int(n):]
+		return f
+	}
+	count := func() int {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)) {
+			err = errBadEntry
+			return 0
+		}
+		b = b[k:]
+		return int(n)
+	}
+	u := field()
+	for range count() {
+		gotos = append(gotos, string(field()))
+	}
+	for range count() {
+		to, in := string(field()), field()
+		if err != nil {
+			break
+		}
+		v, derr := codec.Unmarshal(in)
+		if derr != nil {
+			return out, nil, nil, derr
+		}
+		sends = append(sends, Send[S]{To: to, Input: v})
+	}
+	if err != nil {
+		return out, nil, nil, err
+	}
+	out, err = codec.Unmarshal(u)
+	return out, gotos, sends, err
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/statgraph/statgraph/statgraph/cache"
 )
 
 type query struct {
@@ -167,5 +169,62 @@ func TestNodeCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	// a stays (used again before c came), b is evicted by c and runs again.
 	if calls["a"] != 1 || calls["b"] != 2 || calls["c"] != 1 {
 		t.Fatalf("node runs by key: %v; want a 1, b 2, c 1", calls)
+	}
+}
+
+// Issue 23: the cache is a seam. Two graphs compiled with one store share
+// their nodes' entries (a graph compiled again finds them); the store's
+// bound evicts the least recently used across runs; Clear forgets; a hit
+// on a command node replays the command's Sends too.
+func TestNodeCacheStoreSharedBoundedAndCleared(t *testing.T) {
+	store := &cache.Memory{MaxEntries: 2}
+	calls := map[string]int{}
+	compile := func() *Graph[query] {
+		g, err := New[query]().SetReducer(func(cur, u query) query { cur.Answer += u.Answer; return cur }).
+			AddCommandNode("answer", func(_ context.Context, s query) (Command[query], error) {
+				calls[s.Q]++
+				return Command[query]{Update: query{Answer: strings.ToUpper(s.Q)}, Sends: []Send[query]{{To: "echo", Input: query{Q: s.Q}}}}, nil
+			}, []string{"echo"}, WithCache(time.Hour, func(s query) string { return s.Q }, store)).
+			AddNode("echo", func(_ context.Context, s query) (query, error) { return query{Answer: "+" + s.Q}, nil }).
+			AddEdge(Start, "answer").AddEdge("answer", End).AddEdge("echo", End).Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	ask := func(g *Graph[query], q string) {
+		t.Helper()
+		s, err := g.Invoke(context.Background(), query{Q: q})
+		if want := strings.ToUpper(q) + "+" + q; err != nil || s.Answer != want {
+			t.Fatalf("ask %q: %+v, %v; want answer %q", q, s, err, want)
+		}
+	}
+	first, second := compile(), compile()
+	ask(first, "a")
+	ask(second, "a") // the entry first stored
+	ask(second, "b")
+	ask(first, "a") // a is now more recent than b
+	ask(first, "c") // evicts b
+	ask(second, "b")
+	if calls["a"] != 1 || calls["b"] != 2 || calls["c"] != 1 {
+		t.Fatalf("node runs by key: %v; want a 1, b 2, c 1", calls)
+	}
+	if err := store.Clear(context.Background(), "answer"); err != nil {
+		t.Fatal(err)
+	}
+	ask(first, "a")
+	if calls["a"] != 2 {
+		t.Fatalf("a ran %d times after Clear; want 2", calls["a"])
+	}
+}
+
+// TestNodeCacheTwoStoresRefused: WithCache takes at most one store.
+func TestNodeCacheTwoStoresRefused(t *testing.T) {
+	_, err := New[query]().
+		AddNode("x", func(_ context.Context, s query) (query, error) { return s, nil },
+			WithCache[query](time.Minute, nil, &cache.Memory{}, &cache.Memory{})).
+		AddEdge(Start, "x").AddEdge("x", End).Compile()
+	if err == nil || !strings.Contains(err.Error(), `AddNode("x"): WithCache: 2 stores given; give at most one`) {
+		t.Fatalf("got %v; want the two stores refused", err)
 	}
 }

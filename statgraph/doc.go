@@ -41,7 +41,7 @@
 // choose several destinations. AddSends fans out over a list known only at
 // run time: each Send runs a node on its own input, and the updates merge in
 // send order (map-reduce). AddCommandNode adds a node that returns a Command:
-// its update together with where to go next. A node can read
+// its update together with where to go next, Sends included. A node can read
 // RuntimeOf(ctx).RemainingSteps to wrap up before the step limit. All of it
 // is saved with the checkpoints, so a resumed run keeps waiting, sending and
 // going where it was.
@@ -95,7 +95,9 @@
 // back. The child checkpoints under a namespace of the parent's thread; an
 // interrupt inside it pauses the parent, WithResume through the parent resumes
 // it, and its events reach the parent's stream. WithCache caches a node's
-// update for a TTL, keyed by a function of its input or by the encoded input.
+// update for a TTL, keyed by a function of its input or by the encoded input,
+// in a store of package statgraph/cache's Cache seam (bounded in memory, or
+// SQLite in package checkpoint/sqlite) that can be cleared.
 //
 // # Observing a run
 //

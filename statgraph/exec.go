@@ -32,6 +32,7 @@ type nodeInfo struct {
 // slot stays small.
 type taskExtra struct {
 	gotos   []string // a command node's Goto, or a subgraph node's from ToParent
+	sends   any      // the []Send[S] of the same Command; nil when it sent none
 	cached  bool     // the attempt's update came from the node's cache
 	failure error    // for a WithFallback handler: the error handled (fallback.go)
 }
@@ -43,6 +44,14 @@ func (info *nodeInfo) task() string {
 		return info.node
 	}
 	return info.node + "[" + strconv.Itoa(info.seq) + "]"
+}
+
+// sendList returns the Sends a command node returned (a []Send[S]), if any.
+func (info *nodeInfo) sendList() any {
+	if info.extra == nil {
+		return nil
+	}
+	return info.extra.sends
 }
 
 // gotoList returns the Goto a command node returned, if any.
@@ -94,7 +103,7 @@ func (r *run[S]) exec(sl *slot[S], n *node[S]) {
 	for attempt := 1; ; attempt++ {
 		info.attempt, info.calls, info.raised = attempt, 0, nil
 		if info.extra != nil {
-			info.extra.gotos, info.extra.cached = nil, false
+			info.extra.gotos, info.extra.sends, info.extra.cached = nil, nil, false
 		}
 		if r.emit != nil && !r.startAttempt(sl, n, attempt) {
 			return

@@ -2,6 +2,7 @@ package statgraph_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,27 +32,41 @@ func TestLibraryImportsNothingOfTheModule(t *testing.T) {
 	}
 }
 
-// TestStoreImportsOnlyTheStandardLibrary: package statgraph imports
-// statgraph/store (the type of Runtime.Store), so the store package, and
-// with it the library, stays free of any dependency: it imports the
-// standard library only. Its database implementations live beside the
-// checkpointers.
-func TestStoreImportsOnlyTheStandardLibrary(t *testing.T) {
+// TestLibraryCoreImports: package statgraph itself imports of the module
+// only internal/clock and the standard-library-only sub-packages its
+// signatures name (statgraph/cache, the node cache's seam;
+// statgraph/store, the type of Runtime.Store; statgraph/drain, the drain
+// request), and those import only the standard library, so that the core
+// builds without any driver. Their database implementations live beside
+// the checkpointers.
+func TestLibraryCoreImports(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to list the packages' imports: %v", err)
 	}
-	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./store").Output()
-	if err != nil {
-		t.Fatalf("go list -deps ./store: %v", err)
-	}
-	var bad []string
-	for _, p := range strings.Fields(string(out)) {
-		if p != "github.com/statgraph/statgraph/statgraph/store" {
-			bad = append(bad, p)
+	const module = "github.com/statgraph/statgraph/"
+	for pkg, allowed := range map[string][]string{
+		".":       {module + "internal/clock", module + "statgraph/cache", module + "statgraph/store", module + "statgraph/drain"},
+		"./cache": nil,
+		"./store": nil,
+		"./drain": nil,
+	} {
+		out, err := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
 		}
-	}
-	if len(bad) > 0 {
-		t.Errorf("statgraph/store imports %d packages outside the standard library; it must import none:\n%s", len(bad), strings.Join(bad, "\n"))
+		self, err := exec.Command(goTool, "list", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		var bad []string
+		for _, p := range strings.Fields(string(out)) {
+			if p != strings.TrimSpace(string(self)) && !slices.Contains(allowed, p) {
+				bad = append(bad, p)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("package %s imports %s; only the standard library and %v are allowed", pkg, strings.Join(bad, ", "), allowed)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -17,8 +18,9 @@ import (
 //   - in the parent, c.Update becomes the subgraph node's update, merged
 //     through the parent's reducer (AddSubgraph's out is not called);
 //   - the parent runs every node of c.Goto next, besides the subgraph node's
-//     own edges. The subgraph node declares them with WithDestinations; a
-//     name outside them ends the run with an error naming it and the declared ones.
+//     own edges, and queues c.Sends for its next step. The subgraph node
+//     declares their nodes with WithDestinations; a name outside them ends
+//     the run with an error naming it and the declared ones.
 //
 // P must be the state type of the graph the subgraph node belongs to (the
 // immediate parent); another type fails the parent's node with an error
@@ -67,16 +69,23 @@ func takeHandoff[P any](ctx context.Context, name string, declared bool, err err
 		return update, true, fmt.Errorf("statgraph: a node inside subgraph node %q returned ToParent with a Command[%s], but the parent graph's state is %s; give ToParent the state type of the graph that holds the subgraph node",
 			name, h.parentState(), typeName[P]())
 	}
-	if len(hp.cmd.Goto) > 0 {
+	if len(hp.cmd.Goto) > 0 || len(hp.cmd.Sends) > 0 {
 		if !declared {
+			to := hp.cmd.Goto
+			for _, s := range hp.cmd.Sends {
+				to = append(slices.Clip(to), s.To)
+			}
 			return update, true, fmt.Errorf("statgraph: a node inside subgraph node %q handed off to %s with ToParent, but the node declares no destinations; add WithDestinations(%q) to AddSubgraph(%q)",
-				name, strings.Join(hp.cmd.Goto, ", "), hp.cmd.Goto[0], name)
+				name, strings.Join(to, ", "), to[0], name)
 		}
 		if info, ok := ctx.Value(infoKey{}).(*nodeInfo); ok {
 			if info.extra == nil {
 				info.extra = &taskExtra{}
 			}
 			info.extra.gotos = hp.cmd.Goto
+			if len(hp.cmd.Sends) > 0 {
+				info.extra.sends = hp.cmd.Sends
+			}
 		}
 	}
 	return hp.cmd.Update, true, nil

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/statgraph/statgraph/statgraph/drain"
@@ -82,6 +81,7 @@ type run[S any] struct {
 	paused    bool              // the last checkpoint saved holds the frontier's pause
 	pending   []PendingWrite    // updates of nodes already done in the current step
 	rctx      nodeCtx           // the context routers and fan-outs run with (routerCtx)
+	limits    []int             // per node: WithMaxConcurrency's bound of its tasks, 0 for none; nil when no node is bound
 }
 
 // slot holds one node's run within a step.
@@ -111,6 +111,14 @@ func (g *Graph[S]) newRun(opts []RunOption) *run[S] {
 	r := &run[S]{g: g, cfg: runConfig{trace: g.trace, store: g.cfg.store}}
 	for _, o := range opts {
 		o(&r.cfg)
+	}
+	for name, n := range r.cfg.nodeConc {
+		if i, ok := g.byName[name]; ok && n > 0 {
+			if r.limits == nil {
+				r.limits = make([]int, len(g.nodes))
+			}
+			r.limits[i] = n
+		}
 	}
 	if r.cfg.stepLimit <= 0 {
 		r.cfg.stepLimit = defaultStepLimit
@@ -144,14 +152,21 @@ func (r *run[S]) start(ctx context.Context, input S, resume *resumeArg) (S, erro
 	r.frontier, r.next = ints[2*n:2*n:3*n], ints[3*n:3*n:4*n]
 	r.slots = make([]slot[S], 1, min(n, 8))
 
-	if err := r.open(ctx, input, resume); err != nil {
+	var err error
+	if r.cfg.nodeConc != nil {
+		err = r.checkLimits()
+	}
+	if err == nil {
+		err = r.open(ctx, input, resume)
+	}
+	if err != nil {
 		var zero S
 		if r.emit != nil {
 			r.emit(Event[S]{Kind: EventRunEnd, Err: err, Thread: r.cfg.thread})
 		}
 		return zero, err
 	}
-	err := r.loop()
+	err = r.loop()
 	if r.saver != nil {
 		err = r.settle(err)
 	}
@@ -308,7 +323,9 @@ func (r *run[S]) superstep() error {
 			}
 		}
 		put = r.putsWrites()
-		if m := r.cfg.maxConc; m > 0 && m < k {
+		if m := r.cfg.maxConc; r.limits != nil {
+			r.execLimited(m, put)
+		} else if m > 0 && m < k {
 			r.execBounded(m, put)
 		} else {
 			var wg sync.WaitGroup
@@ -487,31 +504,4 @@ func (r *run[S]) add(t int) {
 	}
 	r.seen[t] = r.step + 1
 	r.next = append(r.next, t)
-}
-
-// execBounded runs the step's tasks that are not done on m goroutines (the
-// caller's among them), each taking the next task in slot order until none
-// is left (WithMaxConcurrency).
-func (r *run[S]) execBounded(m int, put bool) {
-	var next atomic.Int64
-	work := func() {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(r.slots) {
-				return
-			}
-			if sl := &r.slots[i]; !sl.done {
-				r.exec(sl, r.taskNode(i))
-				if put {
-					r.putWrite(i)
-				}
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	for range m - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
 }

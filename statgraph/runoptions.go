@@ -13,7 +13,8 @@ type RunOption func(*runConfig)
 type runConfig struct {
 	thread    string
 	stepLimit int
-	maxConc   int // WithMaxConcurrency; 0: no bound
+	maxConc   int            // WithMaxConcurrency without nodes; 0: no bound
+	nodeConc  map[string]int // WithMaxConcurrency with nodes: node -> bound; nil: none
 	trace     io.Writer
 	from      int64 // checkpoint to replay from; 0 = latest
 	// kinds lists the event kinds a Stream yields; nil means the default
@@ -82,7 +83,27 @@ func WithStepLimit(n int) RunOption { return func(c *runConfig) { c.stepLimit = 
 // while the parent's node waits for it). EventNodeStart is emitted for
 // every task when the step starts, not when a goroutine takes it. Without
 // it, or with n <= 0, every task of a step runs at once.
-func WithMaxConcurrency(n int) RunOption { return func(c *runConfig) { c.maxConc = n } }
+//
+// Given nodes, it bounds each of them instead: at most n tasks of each
+// named node run at once (a node calling a rate-limited model), while the
+// step's other tasks run beside them; a step bound given too applies as
+// well, and the step starts no more goroutines than can run at once. Such
+// a bound is the graph's own: a subgraph's nodes are not bound by it. A
+// name that is not a node of the graph fails the run before it starts.
+func WithMaxConcurrency(n int, nodes ...string) RunOption {
+	return func(c *runConfig) {
+		if len(nodes) == 0 {
+			c.maxConc = n
+			return
+		}
+		if c.nodeConc == nil {
+			c.nodeConc = map[string]int{}
+		}
+		for _, name := range nodes {
+			c.nodeConc[name] = n
+		}
+	}
+}
 
 // WithTrace writes a readable trace of the run to w, one line per event (the
 // format STATGRAPH_TRACE=1 prints to stderr).

@@ -17,7 +17,11 @@ type Send[S any] struct {
 
 // AddSends makes fan choose, after source runs, any number of tasks for the
 // next super-step, each a node with its own input (map-reduce over a list
-// known only at run time; LangGraph's Send). The tasks run in parallel with
+// known only at run time; LangGraph's Send). fan is a router: it runs
+// after source's step on the merged state, like LangGraph's conditional
+// edge returning Sends, and the node may have an AddConditionalEdges or
+// AddRoutes router too (a path function returning names and Sends). A
+// command node sends with Command.Sends instead. The tasks run in parallel with
 // the step's other nodes; their updates are merged through the reducer in
 // the order fan returned them, after the updates of the step's plain
 // nodes, so the result does not depend on which task finished first. Every

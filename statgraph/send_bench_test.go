@@ -2,7 +2,9 @@ package statgraph_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/statgraph/statgraph/statgraph"
@@ -78,4 +80,42 @@ func BenchmarkW4(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*w4Items), "ns/item")
 	})
+}
+
+// BenchmarkSendsBound runs W4's 1,000 Sends without a bound, with
+// WithMaxConcurrency(8) for the step and with WithMaxConcurrency(8, "map")
+// for the map node, reporting the peak number of goroutines seen by a task
+// (goroutines-peak) beside time and allocations.
+func BenchmarkSendsBound(b *testing.B) {
+	items := make([]int, w4Items)
+	for i := range items {
+		items[i] = i
+	}
+	for _, c := range []struct {
+		name string
+		opts []statgraph.RunOption
+	}{
+		{"unbounded", nil},
+		{"max8", []statgraph.RunOption{statgraph.WithMaxConcurrency(8)}},
+		{"node8", []statgraph.RunOption{statgraph.WithMaxConcurrency(8, "map")}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var peak atomic.Int64
+			hook := statgraph.WithNodeHook(func(ctx context.Context, node string, step, attempt int) (context.Context, func(error)) {
+				n := int64(runtime.NumGoroutine())
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				return ctx, func(error) {}
+			})
+			opts := append([]statgraph.RunOption{hook}, c.opts...)
+			g := mustCompile(b, w4())
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := g.Invoke(context.Background(), w4State{Items: items}, opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(peak.Load()), "goroutines-peak")
+		})
+	}
 }

@@ -155,7 +155,11 @@ func (r *run[S]) slotWrites(i int, keep bool) ([]PendingWrite, error) {
 		pw.Update = b
 	}
 	out := []PendingWrite{pw}
-	if gw, ok := r.gotoWrite(i); ok {
+	gw, ok, err := r.gotoWrite(i)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		out = append(out, gw)
 	}
 	return out, nil

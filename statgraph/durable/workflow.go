@@ -94,7 +94,7 @@ func (w *Workflow[In, Out]) Resume(ctx context.Context, thread string, value any
 
 // Stream is Invoke as a stream of the graph's events (statgraph's Stream):
 // the entrypoint node's start and end, its checkpoints and pauses, and the
-// values the entrypoint writes with statgraph.CustomWriter (a task's ctx
+// values the entrypoint writes with statgraph.RuntimeOf(ctx).Write (a task's ctx
 // is that of its own graph, whose events are not streamed). Breaking out
 // of the loop cancels the run. Pass statgraph.WithResume among opts to
 // stream a resumed run.
