@@ -366,3 +366,49 @@ func TestDrainStartsNoNewTask(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskTimeoutAndStream: a task with WithTimeout is cancelled at its
+// deadline and its call fails with the task named, and the workflow's
+// Stream shows the entrypoint node's run, the value it writes and its end
+// with the task's error.
+func TestTaskTimeoutAndStream(t *testing.T) {
+	slow := durable.NewTask("slow", func(ctx context.Context, s string) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}, durable.WithTimeout(20*time.Millisecond))
+	w, err := durable.New("timeout", statgraph.NewMemoryCheckpointer(true), func(ctx context.Context, s string) (string, error) {
+		statgraph.RuntimeOf(ctx).Write("calling slow")
+		return slow.Do(ctx, s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []statgraph.EventKind
+	var wrote []any
+	var runErr error
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // not the task's deadline: a run that ignored it ends here
+	defer cancel()
+	start := time.Now()
+	for ev, err := range w.Stream(ctx, "t", "hi", statgraph.WithEvents(statgraph.EventNodeStart, statgraph.EventCustom, statgraph.EventNodeEnd)) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		kinds = append(kinds, ev.Kind)
+		if ev.Kind == statgraph.EventCustom {
+			wrote = append(wrote, ev.Custom)
+		}
+	}
+	if !errors.Is(runErr, context.DeadlineExceeded) || !strings.Contains(runErr.Error(), `node "slow"`) {
+		t.Fatalf("the run's error is %v; want the task's deadline, naming it", runErr)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the run took %v; the task's 20ms deadline did not end it", took)
+	}
+	if len(kinds) == 0 || kinds[0] != statgraph.EventNodeStart {
+		t.Errorf("events %v; want the entrypoint node's start first", kinds)
+	}
+	if len(wrote) != 1 || wrote[0] != "calling slow" {
+		t.Errorf("custom values %v; want the entrypoint's one write", wrote)
+	}
+}
