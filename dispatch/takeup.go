@@ -21,6 +21,9 @@ import (
 //     up with the thread's outcome, nothing run again;
 //   - when the branch is missing and the workspace is there, the
 //     workspace is published (republish) and the unit taken up;
+//   - when the branch is behind the workspace's work (an ancestor of it:
+//     a branch the user made at the base, or a publish that failed), the
+//     workspace is published and the unit taken up;
 //   - when the branch holds something else, the unit ends interrupted with
 //     a reason naming the branch, its commit and what to do, and the
 //     branch is left alone.
@@ -68,7 +71,10 @@ func (d *Dispatcher) takeUp(ctx context.Context, plan Plan, id, status string) (
 		if d.republish(ctx, plan, id) == "" {
 			return res, o, false
 		}
-	case pub.Tip() != last.Commit && (last.Tree == "" || pub.Tree() != last.Tree):
+	case pub.Tip() != last.Commit && (last.Tree == "" || pub.Tree() != last.Tree) &&
+		// A branch behind the work (made by the user at the base, or
+		// left by a publish that failed) moves forward to it.
+		!(hasWorkspace && d.republish(ctx, plan, id) != ""):
 		o = tasks.Outcome{Status: tasks.StatusInterrupted,
 			Reason: fmt.Sprintf("its last run ended %s at commit %s but was stopped before recording it, and its branch %s in %s is now at %s, which holds other work; "+
 				"rename or delete that branch and run statgraph resume (the task then runs again)", state.Phase, last.Commit, branch, plan.Repo, pub.Tip()),

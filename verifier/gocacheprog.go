@@ -43,8 +43,18 @@ func BuildGoCacheProg(ctx context.Context, dir string) (string, error) {
 		}
 	}
 	tmp := filepath.Join(src, name)
-	res, err := Run(ctx, Command{Argv: []string{"go", "build", "-o", tmp, "."}, Dir: src, Timeout: 5 * time.Minute,
-		Env: []string{"GOFLAGS=", "GOWORK=off", "GO111MODULE=on", "CGO_ENABLED=0", "GOTOOLCHAIN=local"}})
+	// The go command writes telemetry counters under the user's config
+	// directory; pointed at the build directory they go with it, and the
+	// user's go env file is named by its own path.
+	env := []string{"GOFLAGS=", "GOWORK=off", "GO111MODULE=on", "CGO_ENABLED=0", "GOTOOLCHAIN=local",
+		"XDG_CONFIG_HOME=" + filepath.Join(src, "config"), "GOENV=off"}
+	if file := goEnvFile(); file != "" {
+		env[len(env)-1] = "GOENV=" + file
+	}
+	if cache := userGoCache(); cache != "" {
+		env = append(env, "GOCACHE="+cache)
+	}
+	res, err := Run(ctx, Command{Argv: []string{"go", "build", "-o", tmp, "."}, Dir: src, Timeout: 5 * time.Minute, Env: env})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("go build exited with %d: %s", res.ExitCode, strings.TrimSpace(res.Output))
 	}
@@ -57,21 +67,27 @@ func BuildGoCacheProg(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// fastGoCacheProg is BuildGoCacheProg's program under the user's cache
-// directory, built at most once per process ("" when it could not be).
+// fastGoCacheProg is BuildGoCacheProg's program under $STATGRAPH_HOME/bin
+// when STATGRAPH_HOME is set, else under the user's cache directory, built
+// at most once per process ("" when it could not be).
 var fastGoCacheProg func() string
 
 func init() { fastGoCacheProg = sync.OnceValue(buildFastGoCacheProg) }
 
 // buildFastGoCacheProg builds fastGoCacheProg's program.
 func buildFastGoCacheProg() string {
-	base, err := os.UserCacheDir()
-	if err != nil || !filepath.IsAbs(base) {
+	dir := ""
+	if home := os.Getenv("STATGRAPH_HOME"); home != "" {
+		dir = filepath.Join(home, "bin") // statgraph's state root, when one is named
+	} else if base, err := os.UserCacheDir(); err == nil {
+		dir = filepath.Join(base, "statgraph")
+	}
+	if !filepath.IsAbs(dir) {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := BuildGoCacheProg(ctx, filepath.Join(base, "statgraph"))
+	bin, err := BuildGoCacheProg(ctx, dir)
 	if err != nil {
 		return ""
 	}
