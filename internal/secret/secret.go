@@ -143,10 +143,7 @@ func scrubWith(p *patterns, s string) string {
 // removed, line breaks inside a form included, as offsets of the text.
 func joinedSpans(p *patterns, run string, off int) [][2]int {
 	joined := make([]byte, 0, len(run))
-	type line struct{ raw, joined int } // where a line starts in run and in joined
-	var lines []line
 	for i := 0; i < len(run); {
-		lines = append(lines, line{i, len(joined)})
 		end := strings.IndexByte(run[i:], '\n')
 		if end < 0 {
 			end = len(run) - i
@@ -154,13 +151,28 @@ func joinedSpans(p *patterns, run string, off int) [][2]int {
 		joined = append(joined, strings.TrimSuffix(run[i:i+end], "\r")...)
 		i += end + 1
 	}
+	found := spans(p, joined)
+	if len(found) == 0 {
+		return nil // the usual case: no line index is needed
+	}
+	type line struct{ raw, joined int } // where a line starts in run and in joined
+	lines := make([]line, 0, strings.Count(run, "\n")+1)
+	for i, j := 0, 0; i < len(run); {
+		lines = append(lines, line{i, j})
+		end := strings.IndexByte(run[i:], '\n')
+		if end < 0 {
+			end = len(run) - i
+		}
+		j += len(strings.TrimSuffix(run[i:i+end], "\r"))
+		i += end + 1
+	}
 	raw := func(j int) int { // the offset in run of joined[j]
 		k, _ := slices.BinarySearchFunc(lines, j, func(l line, j int) int { return cmp.Compare(l.joined, j+1) })
 		l := lines[k-1]
 		return l.raw + j - l.joined
 	}
-	var out [][2]int
-	for _, m := range spans(p, joined) {
+	out := make([][2]int, 0, len(found))
+	for _, m := range found {
 		out = append(out, [2]int{off + raw(m[0]), off + raw(m[1]-1) + 1})
 	}
 	return out
