@@ -246,3 +246,32 @@ func Canonical(field string, v any) (text []byte, decoded any, err error) {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), decoded, nil
 }
+
+// Row is an item as a database store writes it: the namespace's text
+// (NamespaceText), the value's JSON (EncodeValue), and times in Unix
+// nanoseconds; Expires is 0 for an item without a TTL.
+type Row struct {
+	NS, Key, Value    string
+	Now, Expires, TTL int64
+}
+
+// RowOf checks it (namespace, key, value) and returns it as the Row a Put
+// at now writes.
+func RowOf(it Item, now time.Time) (Row, error) {
+	ns, err := NamespaceText(it.Namespace)
+	if err != nil {
+		return Row{}, err
+	}
+	if err := CheckKey(it.Key); err != nil {
+		return Row{}, err
+	}
+	val, err := EncodeValue(it.Value)
+	if err != nil {
+		return Row{}, err
+	}
+	r := Row{NS: ns, Key: it.Key, Value: string(val), Now: now.UnixNano(), TTL: int64(max(it.TTL, 0))}
+	if r.TTL > 0 {
+		r.Expires = r.Now + r.TTL
+	}
+	return r, nil
+}

@@ -100,23 +100,13 @@ func (s *ItemStore) wrap(op string, err error) error {
 
 // Put implements store.Store.
 func (s *ItemStore) Put(ctx context.Context, it store.Item) error {
-	ns, err := store.NamespaceText(it.Namespace)
+	r, err := store.RowOf(it, s.now())
 	if err != nil {
 		return err
 	}
-	if err := store.CheckKey(it.Key); err != nil {
-		return err
-	}
-	val, err := store.EncodeValue(it.Value)
-	if err != nil {
-		return err
-	}
-	now := s.now().UnixNano()
-	ttl := max(it.TTL, 0)
-	var expires *int64
-	if ttl > 0 {
-		e := now + int64(ttl)
-		expires = &e
+	var expires *int64 // NULL: no TTL
+	if r.Expires != 0 {
+		expires = &r.Expires
 	}
 	_, err = s.pool.Exec(ctx, `INSERT INTO `+s.table+` AS t (ns, key, value, created, updated, expires, ttl)
 		VALUES ($1, $2, $3::jsonb, $4, $4, $5, $6)
@@ -124,7 +114,7 @@ func (s *ItemStore) Put(ctx context.Context, it store.Item) error {
 			expires = excluded.expires, ttl = excluded.ttl,
 			created = CASE WHEN t.expires IS NOT NULL AND t.expires <= excluded.updated
 				THEN excluded.created ELSE t.created END`,
-		ns, it.Key, string(val), now, expires, int64(ttl))
+		r.NS, r.Key, r.Value, r.Now, expires, r.TTL)
 	return s.wrap("put", err)
 }
 

@@ -89,22 +89,13 @@ func (s *ItemStore) wrap(op string, err error) error {
 
 // Put implements store.Store.
 func (s *ItemStore) Put(ctx context.Context, it store.Item) error {
-	ns, err := store.NamespaceText(it.Namespace)
+	r, err := store.RowOf(it, s.now())
 	if err != nil {
 		return err
 	}
-	if err := store.CheckKey(it.Key); err != nil {
-		return err
-	}
-	val, err := store.EncodeValue(it.Value)
-	if err != nil {
-		return err
-	}
-	now := s.now().UnixNano()
-	ttl := max(it.TTL, 0)
-	var expires any
-	if ttl > 0 {
-		expires = now + int64(ttl)
+	var expires any // NULL: no TTL
+	if r.Expires != 0 {
+		expires = r.Expires
 	}
 	_, err = s.writer.ExecContext(ctx, `INSERT INTO store_items (ns, key, value, created, updated, expires, ttl)
 		VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
@@ -112,7 +103,7 @@ func (s *ItemStore) Put(ctx context.Context, it store.Item) error {
 			expires = excluded.expires, ttl = excluded.ttl,
 			created = CASE WHEN store_items.expires IS NOT NULL AND store_items.expires <= excluded.updated
 				THEN excluded.created ELSE store_items.created END`,
-		ns, it.Key, string(val), now, expires, int64(ttl))
+		r.NS, r.Key, r.Value, r.Now, expires, r.TTL)
 	return s.wrap("put", err)
 }
 
