@@ -175,7 +175,7 @@ func TestChatRetriesTimeouts(t *testing.T) {
 	slow := llmtest.Text("too late", 5)
 	slow.Delay = 5 * time.Second
 	f := llmtest.NewServer(t, slow, llmtest.Text("ok", 5))
-	c, sleeps := newTestClient(t, f, func(cfg *Config) { cfg.Timeout = 50 * time.Millisecond })
+	c, sleeps := newTestClient(t, f, func(cfg *Config) { cfg.Timeout = time.Second }) // long enough for "ok" on a loaded machine
 	start := time.Now()
 	resp, err := c.Chat(t.Context(), userRequest("hi"), nil)
 	require.NoError(t, err)
@@ -207,7 +207,7 @@ func TestChatStopsWaitingWhenContextEnds(t *testing.T) {
 	limited.Header = map[string]string{"Retry-After": "20"}
 	f := llmtest.NewServer(t, limited)
 	c, _ := newTestClient(t, f, func(cfg *Config) { cfg.Sleep = nil })
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second) // the 429 arrives first, even under load
 	defer cancel()
 	start := time.Now()
 	_, err := c.Chat(ctx, userRequest("hi"), nil)
