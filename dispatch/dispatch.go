@@ -98,7 +98,9 @@ type Dispatcher struct {
 	// GoCacheProg is the program (and first arguments) serving
 	// gocacheprog.Serve (see verifier.Sandbox.GoCacheProg), so that sandboxed go commands reuse the user's
 	// build cache read-only (see verifier.Sandbox); nil gives each unit a
-	// fresh build cache of its own.
+	// fresh build cache of its own. The small program built in the state
+	// root's bin (verifier.GoCacheProgram) serves in its place when the
+	// build succeeds.
 	GoCacheProg []string
 	// SandboxProbe is the program (and first arguments) serving
 	// verifier.ServeSandboxProbe (statgraph's hidden sandbox-probe
@@ -112,7 +114,9 @@ type Dispatcher struct {
 	// checks and agent CLIs under Landlock and carrying the allowlisting
 	// proxy to those whose network allows hosts (verifier.Sandbox.Helper).
 	// Nil: no Landlock layer, and such a check or agent fails to start,
-	// saying that it is missing.
+	// saying that it is missing. The small program built in the state
+	// root's bin (verifier.SandboxInitProgram) serves in its place when
+	// the build succeeds.
 	SandboxHelper []string
 	// KeepWorkspaces keeps a unit's workspace after it ends; by default it
 	// is removed once its branch is published (an interrupted unit's is

@@ -144,7 +144,8 @@ func (d *Dispatcher) checkSandbox() error {
 			}
 			return nil
 		}
-		return probeSandbox(d.SandboxProbe, d.SandboxHelper)
+		helper, _ := d.programs()
+		return probeSandbox(d.SandboxProbe, helper)
 	}
 	if d.Log != nil {
 		fmt.Fprintln(d.Log, "warning: --no-sandbox: checks and agent CLIs run unprotected: they can write anywhere you can "+
@@ -204,6 +205,7 @@ func (d *Dispatcher) sandbox(t tasks.Task, wsDir string, plan Plan) *verifier.Sa
 		return nil
 	}
 	home, _ := os.UserHomeDir()
+	helper, goCacheProg := d.programs()
 	paths := func(list []string) []string {
 		out := make([]string, 0, len(list))
 		for _, p := range list {
@@ -218,14 +220,27 @@ func (d *Dispatcher) sandbox(t tasks.Task, wsDir string, plan Plan) *verifier.Sa
 		CacheDir:   plan.CacheDir(t.ID),
 		Network:    t.Sandbox.NetworkOn(),
 		AllowHosts: slices.Clone(t.Sandbox.Hosts),
-		Helper:     d.SandboxHelper,
+		Helper:     helper,
 		Limits: proc.Limits{Procs: t.Limits.Processes, MemoryBytes: int64(t.Limits.MemoryBytes),
 			TmpBytes: int64(t.Limits.TmpBytes), OpenFiles: t.Limits.OpenFiles},
 
-		GoCacheProg:   d.GoCacheProg,
+		GoCacheProg:   goCacheProg,
 		GoCacheLayers: d.goCacheLayers(plan, t.ID),
 		Root:          plan.Repo,
 	}
+}
+
+// programs returns the sandbox's sandbox-init program and cache program:
+// the small ones built in statgraph's state root (workspace.BinDir) from
+// the source statgraph embeds, else SandboxHelper and GoCacheProg
+// (statgraph's own binary). Each is built at most once per process.
+func (d *Dispatcher) programs() (helper, goCacheProg []string) {
+	bin, err := workspace.BinDir()
+	if err != nil {
+		return d.SandboxHelper, d.GoCacheProg
+	}
+	helper, _ = verifier.SandboxInitProgram(bin, d.SandboxHelper) // statgraph's own serves when it cannot be built
+	return helper, verifier.GoCacheProgram(bin, d.GoCacheProg)
 }
 
 // noteOpenNetwork writes to Log, once, which of the units that may run

@@ -86,7 +86,7 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	b.ReportMetric(median(ds), "overhead-ms")
 }
 
-// BenchmarkSandboxStartup runs `true` three ways in turn, so that load
+// BenchmarkSandboxStartup runs `true` each of these ways in turn, so that load
 // from other processes hits all alike, and reports each one's median wall
 // time and median CPU time (this process's and its waited-for children's:
 // bwrap and everything in the sandbox):
@@ -97,8 +97,11 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 //   - bounded: Run with a Sandbox as now (--block-fd, proc.Confine's
 //     cgroups and rlimits, the seccomp filter, a sized /tmp), no Helper;
 //   - helper: the same through Helper (this test binary as sandbox-init,
-//     as statgraph runs checks) without the Landlock layer;
-//   - landlock: the same with it, as statgraph runs checks.
+//     as statgraph's own binary serves it) without the Landlock layer;
+//   - landlock: the same with it, as statgraph ran checks before the
+//     small program;
+//   - small: the same through the small sandbox-init program
+//     (SandboxInitProgram), as statgraph runs checks.
 //
 // The CPU time of what runs inside bwrap's PID namespace (the helper,
 // the command) is not counted: bwrap does not wait for that namespace's
@@ -116,6 +119,10 @@ func BenchmarkSandboxStartup(b *testing.B) {
 		b.Fatal(err)
 	}
 	helper := []string{self, "sandbox-init"}
+	small, err := SandboxInitProgram(b.TempDir(), helper)
+	if err != nil {
+		b.Fatal(err)
+	}
 	old := []string{bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session", "--unshare-net",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "--", "true"}
 	variants := []struct {
@@ -127,6 +134,7 @@ func BenchmarkSandboxStartup(b *testing.B) {
 		{"bounded", Command{Argv: []string{"true"}, Dir: ws, Sandbox: &Sandbox{Workspace: ws}}},
 		{"helper", Command{Argv: []string{"true"}, Dir: ws, Sandbox: &Sandbox{Workspace: ws, Helper: helper, noLandlock: true}}},
 		{"landlock", Command{Argv: []string{"true"}, Dir: ws, Sandbox: &Sandbox{Workspace: ws, Helper: helper}}},
+		{"small", Command{Argv: []string{"true"}, Dir: ws, Sandbox: &Sandbox{Workspace: ws, Helper: small}}},
 	}
 	wall := make([][]time.Duration, len(variants))
 	cpu := make([][]time.Duration, len(variants))

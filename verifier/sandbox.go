@@ -105,8 +105,10 @@ type Sandbox struct {
 	// what the sandbox shows read-only is readable, only the workspace,
 	// /tmp, CacheDir and the home writable; no abstract unix socket or
 	// signal reaches outside), and with AllowHosts it carries the proxy
-	// into the sandbox's network namespace. Nil: no Landlock layer, and
-	// AllowHosts cannot be used.
+	// into the sandbox's network namespace. Callers name
+	// SandboxInitProgram's: the small program BuildSandboxInit builds,
+	// which starts faster than statgraph's own binary. Nil: no Landlock
+	// layer, and AllowHosts cannot be used.
 	Helper []string
 	// Limits bounds the command's processes, memory, /tmp, file size and
 	// open files; the zero value means proc's defaults.
@@ -124,10 +126,9 @@ type Sandbox struct {
 	// order. With it, and when the user has a build cache, go commands in
 	// the sandbox reuse the user's cache read-only and write only
 	// CacheDir's; without it a task's first build compiles everything, the
-	// standard library included. The program BuildGoCacheProg builds (once
-	// per process, under the user's cache directory) is named instead when
-	// the build succeeds, since it starts faster; GoCacheProg is the
-	// fallback.
+	// standard library included. Callers name GoCacheProgram's: the small
+	// program BuildGoCacheProg builds, which starts faster than statgraph's
+	// own binary.
 	GoCacheProg []string
 	// GoCacheLayers lists read-only build caches searched, in order, after
 	// CacheDir's and before the user's: the caches of the tasks this one
@@ -405,7 +406,7 @@ func (s *Sandbox) cacheEnv(cache string) ([]string, []string) {
 		lowers = append(lowers, lower)
 	}
 	if len(lowers) > 0 && len(s.GoCacheProg) > 0 && filepath.IsAbs(s.GoCacheProg[0]) {
-		prog := goCacheProgram(s.GoCacheProg)
+		prog := s.GoCacheProg
 		args := slices.Concat(prog, []string{filepath.Join(cache, "go-build")}, lowers)
 		for i, a := range args {
 			if strings.ContainsAny(a, " \t\n'\"") {

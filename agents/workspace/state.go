@@ -33,6 +33,19 @@ func StateRoot() (string, error) {
 	return filepath.Join(home, ".local", "state", "statgraph"), nil
 }
 
+// BinDir returns the directory where statgraph builds the small programs
+// its sandbox starts for every command and every go command in it
+// (verifier.SandboxInitProgram, verifier.GoCacheProgram): StateRoot's
+// bin, so that statgraph writes nothing outside its state root. Like
+// StateRoot it creates nothing and fails only when StateRoot does.
+func BinDir() (string, error) {
+	root, err := StateRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin"), nil
+}
+
 // KeyedName returns a short name for a directory or a branch that is
 // readable and unique for key: a slug of label (letters, digits, '-' and
 // '_', starting with a letter or digit, at most 24 characters; "plan" if

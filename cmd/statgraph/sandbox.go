@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/verifier"
 )
@@ -43,7 +46,12 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if probe == nil {
 		return exitUsage, fmt.Errorf("cannot find statgraph's own executable to probe the sandbox with")
 	}
-	probes, err := verifier.CheckSandbox(ctx, probe, selfProgram(sandboxInitCmd))
+	// The probe runs through the sandbox-init program checks get.
+	helper, small := selfProgram(sandboxInitCmd), errors.New("statgraph's state root is unknown")
+	if bin, err := workspace.BinDir(); err == nil {
+		helper, small = verifier.SandboxInitProgram(bin, helper)
+	}
+	probes, err := verifier.CheckSandbox(ctx, probe, helper)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -60,7 +68,7 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, verdict, detail)
 	}
 	fmt.Fprintln(tw, "\nLAYER\tENFORCED BY\tNOTE")
-	for _, l := range layers() {
+	for _, l := range append(layers(), initLayer(helper, small)) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", l[0], l[1], l[2])
 	}
 	fmt.Fprintln(tw, "\nBOUND\tENFORCED BY\tNOTE")
@@ -78,6 +86,20 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	}
 	fmt.Fprintf(stdout, "\nall %d probes held\n", len(probes))
 	return exitOK, nil
+}
+
+// initLayer returns, for `statgraph sandbox check`, the row saying which
+// program runs inside each sandbox before the command (helper, as
+// verifier.SandboxInitProgram chose it) and, when statgraph's own binary
+// serves, why the small one could not be built (small).
+func initLayer(helper []string, small error) [3]string {
+	switch {
+	case len(helper) == 0:
+		return [3]string{"sandbox-init", "none", "statgraph cannot find its own executable: no Landlock layer"}
+	case small == nil:
+		return [3]string{"sandbox-init", "small program " + filepath.Base(helper[0]), "built from statgraph's source in " + filepath.Dir(helper[0])}
+	}
+	return [3]string{"sandbox-init", "statgraph's own binary", "slower to start; the small program could not be built: " + small.Error()}
 }
 
 // layers returns, for `statgraph sandbox check`, each layer of the

@@ -7,12 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/statgraph/statgraph/internal/hostrule"
 )
 
 // The bridge runs inside a sandbox's own network namespace, as the parent
@@ -24,23 +20,6 @@ import (
 // listens on that same port inside and tunnels each connection there with
 // CONNECT, so a program told to use http://127.0.0.1:8080 (a local model
 // server) reaches it without knowing about proxies.
-
-// loopbackMirrors returns the rules of allow that name a loopback address
-// (or localhost) with a port, as host:port.
-func loopbackMirrors(allow []string) []string {
-	var out []string
-	for _, s := range allow {
-		r, err := hostrule.Parse(s)
-		if err != nil || !r.Literal || r.Port == 0 {
-			continue
-		}
-		if ip, err := netip.ParseAddr(r.Host); err == nil && !ip.IsLoopback() {
-			continue
-		}
-		out = append(out, net.JoinHostPort(r.Host, strconv.Itoa(r.Port)))
-	}
-	return out
-}
 
 // ProxyVars returns the environment that points HTTP clients at a proxy
 // listening at addr (host:port): both spellings of HTTP_PROXY, HTTPS_PROXY

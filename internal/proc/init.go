@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"slices"
 	"syscall"
 )
 
@@ -29,28 +28,6 @@ type Init struct {
 	// Allow is the proxy's allowlist; the bridge mirrors its loopback
 	// endpoints (see loopbackMirrors).
 	Allow []string
-}
-
-// Args returns the arguments, after the helper program's own, that make
-// RunInit do in and then run argv.
-func (in Init) Args(argv []string) []string {
-	var args []string
-	if in.Landlock {
-		args = append(args, "--landlock")
-		for _, p := range in.Read {
-			args = append(args, "--read", p)
-		}
-		for _, p := range in.Write {
-			args = append(args, "--write", p)
-		}
-	}
-	if in.Proxy != "" {
-		args = append(args, "--proxy", in.Proxy)
-		for _, m := range loopbackMirrors(in.Allow) {
-			args = append(args, "--mirror", m)
-		}
-	}
-	return slices.Concat(args, []string{"--"}, argv)
 }
 
 // RunInit does what args (made by Init.Args) say and returns the
