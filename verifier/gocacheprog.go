@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"github.com/statgraph/statgraph/internal/gocacheprog"
 )
 
@@ -21,8 +23,11 @@ import (
 // binary's name holds a hash of its source, so a later statgraph builds
 // its own; an existing one is reused. The build runs outside the sandbox
 // with the user's go toolchain and build cache, in a temporary directory
-// under dir, and is renamed into place complete. It fails when there is
-// no go command or the build fails; callers then use their own binary.
+// under dir, and is renamed into place complete, so a build killed at any
+// moment leaves no program at its name; the build directories such a
+// build leaves are removed by the next call (see sweepBuildDirs). It fails
+// when there is no go command or the build fails; callers then use their
+// own binary.
 func BuildGoCacheProg(ctx context.Context, dir string) (string, error) {
 	files, name := gocacheprog.Source()
 	bin := filepath.Join(dir, name)
@@ -32,7 +37,8 @@ func BuildGoCacheProg(ctx context.Context, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("verifier: build the go cache program: %w", err)
 	}
-	src, err := os.MkdirTemp(dir, ".build-*")
+	sweepBuildDirs(dir)
+	src, err := os.MkdirTemp(dir, buildDirPrefix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return "", fmt.Errorf("verifier: build the go cache program: %w", err)
 	}
@@ -54,7 +60,7 @@ func BuildGoCacheProg(ctx context.Context, dir string) (string, error) {
 	if cache := userGoCache(); cache != "" {
 		env = append(env, "GOCACHE="+cache)
 	}
-	res, err := Run(ctx, Command{Argv: []string{"go", "build", "-o", tmp, "."}, Dir: src, Timeout: 5 * time.Minute, Env: env})
+	res, err := Run(ctx, Command{Argv: []string{"go", "build", "-o", tmp, "."}, Dir: src, Timeout: buildTimeout, Env: env})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("go build exited with %d: %s", res.ExitCode, strings.TrimSpace(res.Output))
 	}
@@ -66,6 +72,40 @@ func BuildGoCacheProg(ctx context.Context, dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// buildDirPrefix starts the names of BuildGoCacheProg's build directories:
+// .build-<pid>-<random>.
+const buildDirPrefix = ".build-"
+
+// sweepBuildDirs removes the build directories in dir that a build killed
+// before it ended left (a kill -9, a crash): those named by a pid no
+// longer alive, and those named without one (an older statgraph's) once
+// they are older than a build may take. Failures are ignored: a directory
+// left behind costs only disk.
+func sweepBuildDirs(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), buildDirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		if pid, err := strconv.Atoi(pidText); err == nil {
+			if fsutil.ProcessAlive(pid) {
+				continue
+			}
+		} else if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < 2*buildTimeout {
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// buildTimeout bounds the cache program's go build.
+const buildTimeout = 5 * time.Minute
 
 // fastGoCacheProg is BuildGoCacheProg's program under $STATGRAPH_HOME/bin
 // when STATGRAPH_HOME is set, else under the user's cache directory, built
@@ -85,7 +125,7 @@ func buildFastGoCacheProg() string {
 	if !filepath.IsAbs(dir) {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
 	bin, err := BuildGoCacheProg(ctx, dir)
 	if err != nil {
