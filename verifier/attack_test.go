@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +82,9 @@ func serveLine(t *testing.T, network, addr string) string {
 
 // attackRows sets up what the attacks aim at — credentials in a home of
 // the test's own (HOME is pointed at it), a user repository, a path and an
-// abstract unix socket, a loopback listener — and returns the rows.
+// abstract unix socket, a loopback listener, and the PostgreSQL server of
+// STATGRAPH_TEST_POSTGRES when it listens on loopback — and returns the
+// rows.
 func attackRows(t *testing.T, home string) []attack {
 	t.Helper()
 	creds := map[string]string{
@@ -124,6 +127,15 @@ func attackRows(t *testing.T, home string) []attack {
 		attack{"abstract unix socket", "unix:" + abstract, false},
 		attack{"host loopback listener", "tcp:" + tcp, false},
 	)
+	if pg := os.Getenv("STATGRAPH_TEST_POSTGRES"); pg != "" {
+		// The queue's database on the host's loopback (CI has one):
+		// the way a check reached the worker fleet's tables with ~/.pgpass.
+		u, err := url.Parse(pg)
+		require.NoError(t, err)
+		if h, _, _ := net.SplitHostPort(u.Host); net.ParseIP(h).IsLoopback() {
+			rows = append(rows, attack{"host Postgres", "dial:" + u.Host, true})
+		}
+	}
 	if os.Getuid() == 0 {
 		// Root's own home, whatever HOME says.
 		canary := fmt.Sprintf("/root/.statgraph-attack-%d", os.Getpid())

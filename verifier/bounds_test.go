@@ -242,7 +242,9 @@ func TestSeccompDeniesAttacks(t *testing.T) {
 
 // TestBoundsAsUnprivilegedUser runs the bounds and seccomp tests again as
 // user 65534 (a copy of the test binary under setpriv): cgroup v1 is not
-// writable for it, so RLIMIT_NPROC must bound the processes.
+// writable for it, so RLIMIT_NPROC must bound the processes, a real fork
+// bomb's included. (The memory bound needs a cgroup: TestBoundsMemory is
+// root's.)
 func TestBoundsAsUnprivilegedUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("already unprivileged: the tests above ran as this user")
@@ -250,7 +252,7 @@ func TestBoundsAsUnprivilegedUser(t *testing.T) {
 	requireSandbox(t)
 	probe, err := builtProbe()
 	require.NoError(t, err)
-	tests := []string{"TestBoundsProcesses", "TestBoundsTmp", "TestBoundsFileSize", "TestSeccompDeniesAttacks"}
+	tests := []string{"TestBoundsProcesses", "TestBoundsForkBomb", "TestBoundsTmp", "TestBoundsFileSize", "TestSeccompDeniesAttacks"}
 	asuser.RunTests(t, "^("+strings.Join(tests, "|")+")$", tests, probeEnv+"="+probe, "TMPDIR=/tmp")
 }
 

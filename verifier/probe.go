@@ -43,8 +43,10 @@ type Probe struct {
 // is its target (a path, an address). It returns what the attack got, or
 // the error that stopped it. The kinds: "caps" (the effective capability
 // set), "uid0", "read", "write", "remount" and "umount" (of a mount point),
-// "userns" (a nested user namespace), "unix" and "tcp" (a connection), and
-// "environ" (a process whose environment holds arg).
+// "userns" (a nested user namespace), "unix" and "tcp" (a connection and
+// the line the server sends), "dial" (a TCP connection alone, for servers
+// that wait for the client, as PostgreSQL does) and "environ" (a process
+// whose environment holds arg).
 func ProbeAttack(kind, arg string) (string, error) {
 	switch kind {
 	case "caps":
@@ -77,6 +79,13 @@ func ProbeAttack(kind, arg string) (string, error) {
 		return "unmounted " + arg, syscall.Unmount(arg, syscall.MNT_DETACH)
 	case "userns":
 		return "made a user namespace", syscall.Unshare(syscall.CLONE_NEWUSER)
+	case "dial":
+		c, err := net.DialTimeout("tcp", arg, 2*time.Second)
+		if err != nil {
+			return "", err
+		}
+		c.Close()
+		return "connected to " + arg, nil
 	case "unix", "tcp":
 		c, err := net.DialTimeout(kind, arg, 2*time.Second)
 		if err != nil {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/fsutil"
 	"github.com/statgraph/statgraph/internal/gocacheprog"
 	"github.com/statgraph/statgraph/internal/proc"
 )
@@ -68,7 +70,8 @@ func buildProgram(ctx context.Context, dir, what string, files map[string][]byte
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("verifier: build %s: %w", what, err)
 	}
-	src, err := os.MkdirTemp(dir, ".build-*")
+	sweepBuildDirs(dir)
+	src, err := os.MkdirTemp(dir, buildDirPrefix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return "", fmt.Errorf("verifier: build %s: %w", what, err)
 	}
@@ -91,7 +94,7 @@ func buildProgram(ctx context.Context, dir, what string, files map[string][]byte
 	if cache := userGoCache(); cache != "" {
 		base[6] = "GOCACHE=" + cache
 	}
-	res, err := Run(ctx, Command{Argv: []string{"go", "build", "-o", tmp, "."}, Dir: src, Timeout: 5 * time.Minute, Env: append(base, env...)})
+	res, err := Run(ctx, Command{Argv: []string{"go", "build", "-o", tmp, "."}, Dir: src, Timeout: buildTimeout, Env: append(base, env...)})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("go build exited with %d: %s", res.ExitCode, strings.TrimSpace(res.Output))
 	}
@@ -104,6 +107,40 @@ func buildProgram(ctx context.Context, dir, what string, files map[string][]byte
 	return bin, nil
 }
 
+// buildDirPrefix starts the names of buildProgram's build directories:
+// .build-<pid>-<random>.
+const buildDirPrefix = ".build-"
+
+// buildTimeout bounds one program's go build.
+const buildTimeout = 5 * time.Minute
+
+// sweepBuildDirs removes the build directories in dir that a build killed
+// before it ended left (a kill -9, a crash): those named by a pid no
+// longer alive, and those named without one (an older statgraph's) once
+// they are older than a build may take. Failures are ignored: a directory
+// left behind costs only disk.
+func sweepBuildDirs(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), buildDirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		if pid, err := strconv.Atoi(pidText); err == nil {
+			if fsutil.ProcessAlive(pid) {
+				continue
+			}
+		} else if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < 2*buildTimeout {
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
 // built holds each program's build, at most one per program and
 // directory in a process: "<program>\x00<dir>" -> func() (string, error).
 var built sync.Map
@@ -112,7 +149,7 @@ var built sync.Map
 // process (with its own deadline, whoever asks first).
 func buildOnce(program, dir string, build func(context.Context, string) (string, error)) (string, error) {
 	once, _ := built.LoadOrStore(program+"\x00"+dir, sync.OnceValues(func() (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 		defer cancel()
 		return build(ctx, dir)
 	}))
