@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +70,13 @@ type CommandExecutor struct {
 	// *llm.LimitError saying until when, so the task is parked rather
 	// than failed. Nil means the agent's limit messages are not known.
 	Limit LimitFunc
+	// LiveLimit, for an agent whose CLI does not exit on its provider's
+	// limit (it retries on, or waits quietly), recognises the limit in a
+	// line of its output while it runs: the agent is stopped at once and
+	// Execute returns a *llm.LimitError, whose reset Limit reads from the
+	// output so far (none: the dispatcher's default wait). Nil means the
+	// limit is read only once the agent exits.
+	LiveLimit LiveLimitFunc
 	// Price, when set, prices the tokens of an agent that reports no cost
 	// of its own (the price of the model it is known to use); nil leaves
 	// them unpriced, their cost unknown. A cost the agent reports wins.
@@ -233,7 +241,19 @@ func (c CommandExecutor) run(ctx context.Context, s TaskState, argv []string, te
 	ctx, end := obs.Start(ctx, "agent "+filepath.Base(argv[0]),
 		obs.String("process.executable.name", filepath.Base(argv[0])),
 		obs.String("statgraph.task.id", s.Task.ID), obs.Int("statgraph.attempt", n))
-	res, err := verifier.Run(ctx, cmd)
+	runCtx, watch := ctx, (*liveWatch)(nil)
+	if c.LiveLimit != nil {
+		var stop context.CancelCauseFunc
+		runCtx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		watch = &liveWatch{match: c.LiveLimit, stop: func() { stop(errLiveLimit) }}
+		if cmd.Tee != nil {
+			cmd.Tee = io.MultiWriter(cmd.Tee, watch)
+		} else {
+			cmd.Tee = watch
+		}
+	}
+	res, err := verifier.Run(runCtx, cmd)
 	done := []obs.Attr{obs.Int("process.exit.code", res.ExitCode), obs.Bool("statgraph.agent.timed_out", res.TimedOut),
 		obs.Int("statgraph.agent.duration_ms", int(res.Duration.Milliseconds()))}
 	final := ""
@@ -249,6 +269,9 @@ func (c CommandExecutor) run(ctx context.Context, s TaskState, argv []string, te
 		}
 	}
 	end(err, done...)
+	if watch != nil && watch.line != "" && ctx.Err() == nil {
+		return "", res, c.liveLimit(argv[0], watch.line, res.Output+"\n"+lines.String())
+	}
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return "", res, &InfraError{Reason: fmt.Sprintf("agent CLI %s cannot be started: install it or put it on PATH, or fix executor in tasks.json", argv[0]) +
@@ -263,7 +286,7 @@ func (c CommandExecutor) run(ctx context.Context, s TaskState, argv []string, te
 		return fmt.Sprintf("%s timed out after %s", argv[0], timeout), res, nil
 	case res.ExitCode != 0:
 		if line := billingLine(res.Output); line != "" {
-			return "", res, &InfraError{Reason: fmt.Sprintf("agent CLI %s: the account has no credit or quota left (%s); no reset will come: add credit or raise the limit in the provider's billing settings, then run statgraph resume", argv[0], line), Err: llm.ErrQuota}
+			return "", res, quotaError(argv[0], line)
 		}
 		if c.Limit != nil {
 			if until, reason, ok := c.Limit(res.Output+"\n"+lines.String(), time.Now()); ok {

@@ -1,10 +1,13 @@
 package agents
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/statgraph/statgraph/agents/llm"
 )
 
 // LimitFunc reads an agent CLI's output, after a run that exited non-zero,
@@ -50,8 +53,9 @@ type LimitFunc func(output string, now time.Time) (until time.Time, reason strin
 //     minutes of retries;
 //   - codex: "exceeded retry limit, last status: 429";
 //   - gemini and qwen: "status 429" with "RESOURCE_EXHAUSTED" (gemini-cli
-//     retried on when recorded: the line counts only if it exits);
-//   - opencode: "429 Too Many Requests".
+//     retries on and does not exit: its preset's LiveLimit stops it);
+//   - opencode: "429 Too Many Requests" (opencode retries on: its
+//     preset's LiveLimit stops it, see livelimit.go).
 //
 // A duration is a sequence of numbers with units: Go's ("1.5s", "20ms",
 // "6m0s") or words ("2 hours", "4 days 13 hours 12 minutes", "30
@@ -308,4 +312,10 @@ func billingLine(out string) string {
 		}
 	}
 	return ""
+}
+
+// quotaError is the error of agent CLI program whose output line says the
+// account has no credit or quota left: the run stops.
+func quotaError(program, line string) error {
+	return &InfraError{Reason: fmt.Sprintf("agent CLI %s: the account has no credit or quota left (%s); no reset will come: add credit or raise the limit in the provider's billing settings, then run statgraph resume", program, line), Err: llm.ErrQuota}
 }

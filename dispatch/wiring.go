@@ -82,7 +82,15 @@ func (d *Dispatcher) graph(t tasks.Task, ws *workspace.Workspace, plan Plan, s s
 			return nil, nil, err
 		}
 		client = c
-		cfg.Planner = agents.LLMPlanner{Client: c, Workdir: workdir, Budget: budget}
+		// A task whose executor is an agent CLI gets no model plan: the CLI
+		// plans its own work, with its own model, and a planner call would
+		// spend the run's model (maybe another provider's) on a plan nobody
+		// reads but the CLI's prompt. Unless the task asks a person to
+		// approve a plan first (approve_plan): then the plan is what they
+		// approve, and the CLI gets it.
+		if t.Executor.IsLLM() || (t.ApprovePlan != nil && *t.ApprovePlan) {
+			cfg.Planner = agents.LLMPlanner{Client: c, Workdir: workdir, Budget: budget}
+		}
 	}
 	if t.Executor.IsLLM() {
 		if client == nil {

@@ -93,6 +93,10 @@ func (r *Runner) RunUnit(ctx context.Context, plan dispatch.Plan, id string, dep
 		if err := r.enqueue(ctx, plan, pid, id, gen); err != nil {
 			return dispatch.Ran{}, err
 		}
+	default: // enqueued by an earlier coordinator: it runs under this run's limits
+		if err := r.adopt(ctx, pid, id, gen); err != nil {
+			return dispatch.Ran{}, err
+		}
 	}
 	for {
 		res, err := r.wait(ctx, pid, id, gen)

@@ -271,7 +271,10 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 		}
 		pushed, wipPushed = head, true
 	}
-	ur, r, err := d.RunOne(ctx, a.Unit)
+	ur, r, took, err := w.takeUp(ctx, m, d, a, wip)
+	if err == nil && !took {
+		ur, r, err = d.RunOne(ctx, a.Unit)
+	}
 	if err != nil {
 		return err
 	}

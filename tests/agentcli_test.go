@@ -109,7 +109,7 @@ var presetCases = map[string]presetCase{
 		tokens: "55", span: [2]int64{50, 5},
 	},
 	"opencode": {
-		argv: []string{"run", "--format", "json", "PROMPT"},
+		argv: []string{"run", "--format", "json", "--print-logs", "--log-level", "WARN", "PROMPT"},
 		env:  []string{"OPENCODE_CONFIG=/cfg/opencode.json", "OPENAI_API_KEY=ok-1"}, noEnv: []string{"CODEX_HOME", "AIDER_MODEL"},
 		output: `{"type":"text","part":{"type":"text","text":"opencode made it"}}
 {"type":"step_finish","part":{"type":"step-finish","tokens":{"input":60,"output":6,"total":66}}}`,
