@@ -114,13 +114,23 @@ func CheckPlan(plan dispatch.Plan) error {
 // model and its key, the agent CLIs). Its errors say what to do; it
 // changes nothing.
 func (o RunOptions) Check(ctx context.Context, f *tasks.File, repo string) error {
-	if !o.NoSandbox {
-		if err := verifier.SandboxAvailable(); err != nil {
-			return fmt.Errorf("statgraph refuses to run checks without a sandbox; nothing was changed: %w", err)
-		}
+	if err := checkSandbox(o.NoSandbox); err != nil {
+		return err
 	}
 	if err := dispatch.Preflight(ctx, f, repo, o.Model, nil); err != nil {
 		return kinded(KindRefused, fmt.Errorf("%s cannot run; nothing was changed:\n%w", f.Path, err))
+	}
+	return nil
+}
+
+// checkSandbox is Check's first step, which a worker takes too
+// (PrepareWorker): unless noSandbox, that checks can be sandboxed here.
+func checkSandbox(noSandbox bool) error {
+	if noSandbox {
+		return nil
+	}
+	if err := verifier.SandboxAvailable(); err != nil {
+		return fmt.Errorf("statgraph refuses to run checks without a sandbox; nothing was changed: %w", err)
 	}
 	return nil
 }

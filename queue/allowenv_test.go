@@ -47,7 +47,9 @@ func TestWorkerPassesOnlyItsAllowEnv(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	w := &Worker{Pool: pool, ID: uuid.New(), Root: t.TempDir(), Checkpointer: st, AllowEnv: []string{"MY_AGENT_VAR"},
-		Configure: func(d *dispatch.Dispatcher) { d.NoSandbox = true }}
+		Prepare: func(_ context.Context, u UnitSetup) (*dispatch.Dispatcher, error) {
+			return &dispatch.Dispatcher{File: u.File, Repo: u.Plan.Repo, Checkpointer: u.Checkpointer, NoSandbox: true}, nil
+		}}
 	client, err := w.Start(ctx, 1, time.Minute)
 	require.NoError(t, err)
 	defer client.StopAndCancel(context.WithoutCancel(ctx))

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -9,8 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/statgraph/statgraph/internal/pgtest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/pgtest"
 )
 
 // statements is a pgx tracer that records each statement a pool's
@@ -148,11 +150,35 @@ func TestMigrateWaitsWithoutHoldingAConnection(t *testing.T) {
 	pool := openTest0(t, db)
 	done := make(chan error, 1)
 	go func() { done <- Migrate(context.Background(), pool) }()
-	time.Sleep(time.Second)
-	var waiting int
-	require.NoError(t, holder.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid() AND (wait_event_type = 'Lock' OR state LIKE 'idle in transaction%')`).Scan(&waiting))
-	require.Zero(t, waiting, "connections of the waiting Migrate inside a transaction")
+	// Sample the server's connections until Migrate has tried for the lock
+	// and then given its connection back (idle, out of any transaction):
+	// no sample may show a connection waiting for the lock, and one held
+	// in a transaction while Migrate waits is never seen idle. The
+	// holder's transaction keeps one snapshot of the statistics unless
+	// told to drop it.
+	tried := false
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "Migrate did not try for the lock and give its connection back within 30s (tried: %v)", tried)
+		_, err := holder.Exec(context.Background(), `SELECT pg_stat_clear_snapshot()`)
+		require.NoError(t, err)
+		rows, err := holder.Query(context.Background(), `SELECT coalesce(state, ''), coalesce(wait_event_type, ''), query FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+		require.NoError(t, err)
+		var states []string
+		for rows.Next() {
+			var state, wait, query string
+			require.NoError(t, rows.Scan(&state, &wait, &query))
+			require.NotEqual(t, "Lock", wait, "a connection of the waiting Migrate waits for the lock: %q", query)
+			if strings.Contains(query, "pg_try_advisory_xact_lock") {
+				tried = true
+			}
+			states = append(states, state)
+		}
+		require.NoError(t, rows.Err())
+		if tried && len(states) > 0 && !slices.ContainsFunc(states, func(s string) bool { return s != "idle" }) {
+			break
+		}
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("Migrate returned while another held the lock: %v", err)

@@ -58,10 +58,14 @@ type Worker struct {
 	// is refused: it ends failed with a reason naming the entries, without
 	// running (see refuseEnv).
 	AllowEnv []string
-	// Configure sets the dispatcher's other settings of this worker (model,
-	// sandbox, GoCacheProg, Log) before a unit runs; nil keeps the
-	// defaults. The dispatcher's AllowEnv is the Worker's.
-	Configure func(*dispatch.Dispatcher)
+	// Prepare makes the Dispatcher that runs a unit, with this worker's
+	// settings (model, sandbox, GoCacheProg, Log): control.PrepareWorker's
+	// checks the unit's plan as control.Prepare checks a run's and makes
+	// the Dispatcher as a run's is made. nil makes one with the defaults.
+	// The worker then sets the Dispatcher's AllowEnv (the Worker's), the
+	// unit's Limits, where its workspace starts and the reports that push
+	// its work in progress.
+	Prepare func(ctx context.Context, u UnitSetup) (*dispatch.Dispatcher, error)
 	// Log receives one line per unit taken, finished or refused; nil
 	// discards them.
 	Log io.Writer
@@ -79,6 +83,24 @@ type Worker struct {
 	files   fileCache
 	lease   time.Duration
 	beat    heartbeat
+}
+
+// UnitSetup is what a worker has of a unit when it makes the unit's
+// Dispatcher (Worker.Prepare): the tasks file its job names, the plan in
+// the worker's mirror of the remote (Plan.Repo), and the unit's view of
+// the worker's Checkpointer (see Scoped).
+type UnitSetup struct {
+	File         *tasks.File
+	Plan         dispatch.Plan
+	Checkpointer statgraph.Checkpointer
+}
+
+// prepare makes the Dispatcher that runs the unit u (see Prepare).
+func (w *Worker) prepare(ctx context.Context, u UnitSetup) (*dispatch.Dispatcher, error) {
+	if w.Prepare != nil {
+		return w.Prepare(ctx, u)
+	}
+	return &dispatch.Dispatcher{File: u.File, Repo: u.Plan.Repo, Checkpointer: u.Checkpointer, Log: w.Log}, nil
 }
 
 type unitWorker struct {
@@ -231,9 +253,9 @@ func (w *Worker) attempt(ctx context.Context, a UnitArgs, attempt int, token uui
 			return err
 		}
 	}
-	d := &dispatch.Dispatcher{File: f, Repo: m.dir, Checkpointer: store, Log: w.Log}
-	if w.Configure != nil {
-		w.Configure(d)
+	d, err := w.prepare(ctx, UnitSetup{File: f, Plan: plan, Checkpointer: store})
+	if err != nil {
+		return err
 	}
 	d.AllowEnv = w.AllowEnv
 	a.Limits.apply(d, w.Pool)

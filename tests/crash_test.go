@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -68,9 +69,9 @@ func TestKillAndResume(t *testing.T) {
 			require.Error(t, err, "statgraph was killed\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 			atKill := effectLines(t, log)
 			running := atKill[len(atKill)-1]
-			// Let the orphaned step finish its sleep so it cannot interleave
-			// with the resumed run's log lines.
-			time.Sleep(300 * time.Millisecond)
+			// Let the orphaned step finish (its shell names the log) so it
+			// cannot interleave with the resumed run's log lines.
+			waitProcessesGone(t, log, time.Minute)
 
 			r := statgraph(t, dir, "resume", noSandbox, "-j", "1", "tasks.json")
 			assert.Equal(t, 1, r.code, "resume ends like the uninterrupted run\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
@@ -144,4 +145,26 @@ func pollJSON(t *testing.T, path string) func() (reads int, bad []string) {
 	}
 	t.Cleanup(func() { done() })
 	return done
+}
+
+// waitProcessesGone waits until no process whose command line contains
+// needle is left, failing the test after timeout.
+func waitProcessesGone(t testing.TB, needle string, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(10 * time.Millisecond) {
+		var left []string
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && strings.Contains(string(b), needle) {
+				left = append(left, e.Name())
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v naming %s still run after %s", left, needle, timeout)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/internal/browsertest"
 	"github.com/statgraph/statgraph/web"
 )
@@ -23,8 +24,8 @@ import (
 // runs.
 func TestPlanRejectedInBrowser(t *testing.T) {
 	t.Parallel()
-	m := newSteerModel(t)
-	repo := newRepo(t, map[string]string{"tasks.json": approvalTasks})
+	m := controltest.NewSteerModel(t)
+	repo := newRepo(t, map[string]string{"tasks.json": controltest.ApprovalPlan})
 	file := filepath.Join(repo, "tasks.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -44,7 +45,7 @@ func TestPlanRejectedInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(box+` textarea.plan-text`))), "the plan shows on the card")
 	plan, err := chromedp.Run(b, chromedp.Value(chromedp.CSS(box+` textarea.plan-text`)))
 	require.NoError(t, err)
-	assert.Contains(t, plan, modelPlan)
+	assert.Contains(t, plan, controltest.SteerPlan)
 	require.NoError(t, chromedp.Do(b,
 		chromedp.SendKeys(chromedp.CSS(box+` input.reject-reason`), "not this quarter"),
 		chromedp.Click(chromedp.CSS(box+` button[data-answer="reject"]`))), "reject from the page")
@@ -52,6 +53,6 @@ func TestPlanRejectedInBrowser(t *testing.T) {
 	task := readTasks(t, file)["1"]
 	assert.Equal(t, "cancelled", task.Status, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Equal(t, "plan rejected by the operator: not this quarter", task.StatusReason)
-	assert.Empty(t, m.executorPrompts(), "a rejected plan is never executed")
+	assert.Empty(t, m.ExecutorPrompts(), "a rejected plan is never executed")
 	require.NoError(t, chromedp.Do(b, chromedp.WaitVisible(chromedp.CSS(`#board .card[data-id="1"][data-status="cancelled"]`))), "the board shows it cancelled")
 }

@@ -2,98 +2,27 @@ package tests
 
 import (
 	"context"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
-// steerModel is the scripted model of the steering tests: the planner
-// gets a plan whose summary is modelPlan, and each executor turn writes
-// "attempt <n>" to out.txt and finishes. Requests are recorded by the
-// server (Requests).
-type steerModel struct {
-	*llmtest.Server
-	mu     sync.Mutex
-	writes int
-}
-
-const modelPlan = "the model's plan: write out.txt"
-
-func newSteerModel(t testing.TB) *steerModel {
-	m := &steerModel{Server: llmtest.NewServer(t)}
-	m.SetFallback(func(req openai.ChatCompletionRequest) llmtest.Reply {
-		if len(req.Tools) == 0 {
-			return llmtest.Text(`{"summary":"`+modelPlan+`","steps":["write it"],"files":["out.txt"],"test_strategy":"grep"}`, 7)
-		}
-		if req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool {
-			return llmtest.ToolCalls(3, llmtest.Finish("wrote out.txt"))
-		}
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.writes++
-		return llmtest.ToolCalls(11, llmtest.WriteFile("out.txt", fmt.Sprintf("attempt %d\n", m.writes)))
-	})
-	return m
-}
-
-func (m *steerModel) env() []string {
-	return []string{"STATGRAPH_MODEL=" + llmtest.Model, "OPENAI_BASE_URL=" + m.BaseURL()}
-}
-
-// executorPrompts returns the first user message of each executor call
-// (a request with tools whose last message is not a tool result): the
-// prompt with the plan and the feedback.
-func (m *steerModel) executorPrompts() []string {
-	var out []string
-	for _, r := range m.Requests() {
-		if len(r.Tools) == 0 || r.Messages[len(r.Messages)-1].Role == openai.ChatMessageRoleTool {
-			continue
-		}
-		for _, msg := range r.Messages {
-			if msg.Role == openai.ChatMessageRoleUser {
-				out = append(out, msg.Content)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// plannerCalls counts the planner's requests.
-func (m *steerModel) plannerCalls() int {
-	n := 0
-	for _, r := range m.Requests() {
-		if len(r.Tools) == 0 {
-			n++
-		}
-	}
-	return n
-}
-
-const approvalTasks = `{"tasks": [
-  {"id": 1, "title": "write out", "approve_plan": true, "test_cmd": "grep -q attempt out.txt"}
-]}
-`
-
 // startRun starts the binary's run (or resume) in repo with the model's
 // environment and no terminal, and returns a channel of its end.
-func startRun(ctx context.Context, t *testing.T, repo string, m *steerModel, args ...string) (*exec.Cmd, <-chan result) {
+func startRun(ctx context.Context, t *testing.T, repo string, m *controltest.SteerModel, args ...string) (*exec.Cmd, <-chan result) {
 	t.Helper()
 	cmd, stdout, stderr := command(ctx, repo, args...)
-	cmd.Env = childEnv(m.env()...)
+	cmd.Env = childEnv(m.Env()...)
 	require.NoError(t, cmd.Start())
 	done := make(chan result, 1)
 	go func() {
@@ -152,15 +81,15 @@ func TestPlanApproval(t *testing.T) {
 		status string
 		plan   string // the plan summary the executor's prompt must hold
 	}{
-		{reply: gate.Reply{Answer: gate.AnswerApprove}, status: "done", plan: modelPlan},
+		{reply: gate.Reply{Answer: gate.AnswerApprove}, status: "done", plan: controltest.SteerPlan},
 		{reply: gate.Reply{Answer: gate.AnswerEdit, Text: `{"summary": "the person's plan: write out.txt twice", "steps": ["write it carefully"]}`},
 			status: "done", plan: "the person's plan: write out.txt twice"},
 		{reply: gate.Reply{Answer: gate.AnswerReject, Text: "we do not want out.txt"}, status: "cancelled"},
 	} {
 		t.Run(string(tc.reply.Answer), func(t *testing.T) {
 			t.Parallel()
-			m := newSteerModel(t)
-			repo := newRepo(t, map[string]string{"tasks.json": approvalTasks})
+			m := controltest.NewSteerModel(t)
+			repo := newRepo(t, map[string]string{"tasks.json": controltest.ApprovalPlan})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			_, done := startRun(ctx, t, repo, m, "run", noSandbox, "--wait-for-answers", "tasks.json")
@@ -170,8 +99,8 @@ func TestPlanApproval(t *testing.T) {
 			q := waitQuestion(t, c, "1", done)
 			assert.Equal(t, gate.KindApproval, q.Kind)
 			assert.Equal(t, []string{"approve", "edit", "reject"}, q.Choices)
-			assert.Contains(t, q.Proposal, modelPlan)
-			assert.Empty(t, m.executorPrompts(), "nothing is executed before the plan is approved")
+			assert.Contains(t, q.Proposal, controltest.SteerPlan)
+			assert.Empty(t, m.ExecutorPrompts(), "nothing is executed before the plan is approved")
 
 			require.ErrorIs(t, c.Reply("1", gate.Reply{Answer: gate.AnswerEdit, Text: `{"summary": `}), control.ErrBadAnswer, "a plan that does not parse is refused")
 			require.ErrorIs(t, c.Reply("1", gate.Reply{Answer: gate.AnswerRetry}), control.ErrBadAnswer, "an answer of the other kind is refused")
@@ -179,8 +108,8 @@ func TestPlanApproval(t *testing.T) {
 			r := ended(t, done)
 			task := readTasks(t, filepath.Join(repo, "tasks.json"))["1"]
 			assert.Equal(t, tc.status, task.Status, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-			assert.Equal(t, 1, m.plannerCalls())
-			prompts := m.executorPrompts()
+			assert.Equal(t, 1, m.PlannerCalls())
+			prompts := m.ExecutorPrompts()
 			if tc.plan == "" {
 				assert.Empty(t, prompts, "a rejected plan is never executed")
 				assert.Equal(t, "plan rejected by the operator: we do not want out.txt", task.StatusReason)
@@ -188,8 +117,8 @@ func TestPlanApproval(t *testing.T) {
 			}
 			require.Len(t, prompts, 1)
 			assert.Contains(t, prompts[0], tc.plan)
-			if tc.plan != modelPlan {
-				assert.NotContains(t, prompts[0], modelPlan, "the edited plan replaces the model's")
+			if tc.plan != controltest.SteerPlan {
+				assert.NotContains(t, prompts[0], controltest.SteerPlan, "the edited plan replaces the model's")
 			}
 			assert.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 		})
@@ -202,8 +131,8 @@ func TestPlanApproval(t *testing.T) {
 // again without planning again, and the answer given then runs the task.
 func TestPlanApprovalWaitsAndSurvivesKill(t *testing.T) {
 	t.Parallel()
-	m := newSteerModel(t)
-	repo := newRepo(t, map[string]string{"tasks.json": approvalTasks})
+	m := controltest.NewSteerModel(t)
+	repo := newRepo(t, map[string]string{"tasks.json": controltest.ApprovalPlan})
 	file := filepath.Join(repo, "tasks.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -226,13 +155,13 @@ func TestPlanApprovalWaitsAndSurvivesKill(t *testing.T) {
 
 	_, done = startRun(ctx, t, repo, m, "resume", noSandbox, "--wait-for-answers", "tasks.json")
 	q := waitQuestion(t, c, "1", done)
-	assert.Contains(t, q.Proposal, modelPlan)
+	assert.Contains(t, q.Proposal, controltest.SteerPlan)
 	require.NoError(t, c.Reply("1", gate.Reply{Answer: gate.AnswerApprove}))
 	r = ended(t, done)
 	assert.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Equal(t, "done", readTasks(t, file)["1"].Status)
-	assert.Equal(t, 1, m.plannerCalls(), "the plan was made once, before the first pause")
-	assert.Len(t, m.executorPrompts(), 1)
+	assert.Equal(t, 1, m.PlannerCalls(), "the plan was made once, before the first pause")
+	assert.Len(t, m.ExecutorPrompts(), 1)
 }
 
 // reviewTasks is one task the steering model passes at once.
@@ -242,14 +171,14 @@ const reviewTasks = `{"tasks": [
 `
 
 // doneTask runs reviewTasks to done with m and returns the repository.
-func doneTask(t *testing.T, m *steerModel) string {
+func doneTask(t *testing.T, m *controltest.SteerModel) string {
 	t.Helper()
 	repo := newRepo(t, map[string]string{"tasks.json": reviewTasks})
 	cmd, stdout, stderr := command(context.Background(), repo, "run", noSandbox, "tasks.json")
-	cmd.Env = childEnv(m.env()...)
+	cmd.Env = childEnv(m.Env()...)
 	r := wait(t, cmd.Run(), stdout, stderr)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	require.Len(t, m.executorPrompts(), 1)
+	require.Len(t, m.ExecutorPrompts(), 1)
 	return repo
 }
 
@@ -257,7 +186,7 @@ func doneTask(t *testing.T, m *steerModel) string {
 // reached the executor's next prompt as file:line: text, that the new
 // attempt started from the task's branch (its commit follows the first
 // attempt's) and that the task is done again with both attempts.
-func checkSentBack(t *testing.T, repo string, m *steerModel, want ...string) {
+func checkSentBack(t *testing.T, repo string, m *controltest.SteerModel, want ...string) {
 	t.Helper()
 	file := filepath.Join(repo, "tasks.json")
 	task := readTasks(t, file)["1"]
@@ -266,10 +195,10 @@ func checkSentBack(t *testing.T, repo string, m *steerModel, want ...string) {
 	before := gitOut(t, repo, "rev-parse", planOf(t, repo, "tasks.json", "").Branch("1"))
 
 	cmd, stdout, stderr := command(context.Background(), repo, "run", noSandbox, "tasks.json")
-	cmd.Env = childEnv(m.env()...)
+	cmd.Env = childEnv(m.Env()...)
 	r := wait(t, cmd.Run(), stdout, stderr)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	prompts := m.executorPrompts()
+	prompts := m.ExecutorPrompts()
 	require.Len(t, prompts, 2, "one new attempt")
 	for _, w := range want {
 		assert.Contains(t, prompts[1], w, "the review comment is the new attempt's feedback")
@@ -297,7 +226,7 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 // does not exist are refused with nothing changed.
 func TestReviewCLI(t *testing.T) {
 	t.Parallel()
-	m := newSteerModel(t)
+	m := controltest.NewSteerModel(t)
 	repo := doneTask(t, m)
 	r := statgraph(t, repo, "review", "1", "--comment", "out.txt")
 	assert.Equal(t, 2, r.code)
@@ -320,9 +249,9 @@ func TestReviewCLI(t *testing.T) {
 // makes the new attempt.
 func TestReviewMCP(t *testing.T) {
 	t.Parallel()
-	m := newSteerModel(t)
+	m := controltest.NewSteerModel(t)
 	repo := doneTask(t, m)
-	cs, stderr := mcpSessionEnv(t, repo, m.env(), noSandbox, filepath.Join(repo, "tasks.json"))
+	cs, stderr := mcpSessionEnv(t, repo, m.Env(), noSandbox, filepath.Join(repo, "tasks.json"))
 	defer cs.Close()
 	var got struct {
 		ID       string `json:"id"`

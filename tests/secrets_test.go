@@ -18,8 +18,8 @@ import (
 
 	"github.com/statgraph/statgraph/agents/llm/llmtest"
 	"github.com/statgraph/statgraph/internal/gittest"
+	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/internal/secret"
-	"github.com/statgraph/statgraph/verifier"
 )
 
 // probeScript is the test a hostile model writes: it reads the environment
@@ -175,7 +175,7 @@ func TestReexecDropsSecretsFromEnviron(t *testing.T) {
 		require.Contains(t, string(environ), "STATGRAPH_VISIBLE=yes", "the environ read is statgraph's")
 		for _, line := range strings.Split(string(environ), "\n") {
 			name, _, _ := strings.Cut(line, "=")
-			assert.False(t, verifier.IsSecretName(name), "statgraph's /proc/%d/environ still holds %s", pid, name)
+			assert.False(t, proc.IsSecretName(name), "statgraph's /proc/%d/environ still holds %s", pid, name)
 		}
 		assert.False(t, strings.Contains(string(environ), "canary"), "statgraph's /proc/%d/environ holds a secret's value", pid)
 	}

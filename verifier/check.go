@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
@@ -176,7 +177,7 @@ func (c Check) name() string {
 	}
 	cmd := c.Command.String()
 	if len(cmd) > 40 {
-		cmd = string(dropPartialRune([]byte(cmd[:40]))) + "…"
+		cmd = string(proc.DropPartialRune([]byte(cmd[:40]))) + "…"
 	}
 	return cmd
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // maxDiagnostics bounds how many diagnostics one output yields.
@@ -56,7 +58,7 @@ func (p *diagParser) line(line string) {
 		return
 	}
 	if len(msg) > maxLineBytes {
-		msg = string(dropPartialRune([]byte(msg[:maxLineBytes]))) + "…"
+		msg = string(proc.DropPartialRune([]byte(msg[:maxLineBytes]))) + "…"
 	}
 	d := Diagnostic{File: file, Line: ln, Col: col, Message: msg, Tool: p.tool}
 	if p.seen[d] {

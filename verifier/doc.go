@@ -7,15 +7,15 @@
 // own in agents/workspace and queue). A Command is an argv run without a
 // shell, or an explicit shell string from the operator's configuration,
 // never one built from model output. Each command runs in its own process
-// group: on timeout or cancellation the whole group gets SIGTERM and, after
+// group (proc.Group, as git's runner's): on timeout or cancellation the whole group gets SIGTERM and, after
 // a grace period, SIGKILL, and when the main process exits whatever it left
 // in its group is killed, so background jobs and grandchildren cannot
 // outlive the call or hang it by holding the output pipe. The child sees
 // only an allow-listed environment (PATH, HOME, locale, the go tool's
-// variables, ...) with anything that looks like a credential (IsSecretName)
+// variables, ...) with anything that looks like a credential (proc.IsSecretName)
 // removed unless named in AllowEnv, so the orchestrator's API keys never
 // reach code written by a model. Output is captured with a fixed memory
-// bound, keeping its head and tail and saying how many bytes were dropped
+// bound (proc.CapBuffer), keeping its head and tail and saying how many bytes were dropped
 // in between, and is scrubbed of every secret statgraph knows and its
 // encodings (package internal/secret), since a hostile test may print
 // whatever it finds.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/statgraph/gate"
 )
 
@@ -84,7 +85,7 @@ func clip(s string, n int) string {
 	if n < len("…") {
 		return ""
 	}
-	return string(dropPartialRune([]byte(s[:n-len("…")]))) + "…"
+	return string(proc.DropPartialRune([]byte(s[:n-len("…")]))) + "…"
 }
 
 // RenderFeedback renders what an agent needs to fix the failures, most useful
@@ -229,13 +230,13 @@ func headTail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	marker := dropMarker(int64(len(s)))
+	marker := proc.DropMarker(int64(len(s)))
 	avail := n - len(marker)
 	if avail <= 0 {
 		return clip(s, n)
 	}
-	h, t := trimAtLines([]byte(s[:avail/2]), []byte(s[len(s)-(avail-avail/2):]))
-	return string(h) + dropMarker(int64(len(s)-len(h)-len(t))) + string(t)
+	h, t := proc.TrimAtLines([]byte(s[:avail/2]), []byte(s[len(s)-(avail-avail/2):]))
+	return string(h) + proc.DropMarker(int64(len(s)-len(h)-len(t))) + string(t)
 }
 
 // budgetWriter writes lines until its byte budget is spent.

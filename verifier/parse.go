@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // Bounds that keep parsing memory independent of the output's size.
@@ -72,7 +74,7 @@ type lineBuf struct {
 
 func (b *lineBuf) add(s string) {
 	if len(s) > maxLineBytes {
-		s = string(dropPartialRune([]byte(s[:maxLineBytes]))) + "…"
+		s = string(proc.DropPartialRune([]byte(s[:maxLineBytes]))) + "…"
 	}
 	b.n++
 	switch {

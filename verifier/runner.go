@@ -9,10 +9,10 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/statgraph/statgraph/internal/proc"
 	"github.com/statgraph/statgraph/internal/secret"
 )
 
@@ -140,7 +140,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}
 	defer pr.Close()
 
-	env := inheritedEnv(c.AllowEnv)
+	env := proc.InheritedEnv(c.AllowEnv)
 	// For a sandboxed command: bwrap names the first process of the
 	// command's PID namespace on info, so that Run can bound it and wait
 	// for the namespace to empty; it holds that process until a byte
@@ -168,19 +168,12 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	cmd.Stdin = c.Stdin
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.ExtraFiles = bwrapFiles
-	var signalled atomic.Bool
-	var killTimer *time.Timer
-	cmd.Cancel = func() error {
-		signalled.Store(true)
-		pgid := cmd.Process.Pid
-		killTimer = time.AfterFunc(grace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-		return syscall.Kill(-pgid, syscall.SIGTERM)
-	}
-	// WaitDelay bounds Wait after cancellation: if the leader ignores SIGTERM
-	// it is killed, and a Stdin copier blocked on a stuck process is released.
-	cmd.WaitDelay = grace
+	// The group's WaitDelay bounds Wait after cancellation: if the leader
+	// ignores SIGTERM it is killed, and a Stdin copier blocked on a stuck
+	// process is released.
+	group := &proc.Group{Grace: grace, KillLeftovers: true}
+	group.Setup(cmd)
 
 	start := time.Now()
 	err = cmd.Start()
@@ -197,7 +190,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		ns = followNamespace(infoR)
 	}
 
-	out := newCapBuffer(c.maxOutput())
+	out := proc.NewCapBuffer(c.maxOutput())
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -216,13 +209,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}
 
 	_ = cmd.Wait() // The exit status is read from ProcessState below.
-	pgid := cmd.Process.Pid
-	// The group's id cannot be reused while any member lives, so this reaches
-	// only leftovers of this command: background jobs, orphaned grandchildren.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	if killTimer != nil {
-		killTimer.Stop()
-	}
+	// Leftovers of this command (background jobs, orphaned grandchildren)
+	// are killed.
+	group.End()
 	if ns != nil {
 		// A stopped bwrap leaves its namespace to be killed; the check's
 		// processes are all gone when Run returns.
@@ -240,7 +229,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		pr.Close()
 		<-copied
 	}
-	if confineErr != nil && !signalled.Load() {
+	if confineErr != nil && !group.Signalled() {
 		return Result{}, fmt.Errorf("verifier: %w: cannot bound %q before it runs: %v (bwrap's output: %q); "+
 			"`statgraph sandbox check` shows what this machine can enforce, --no-sandbox runs checks and agent CLIs unprotected",
 			ErrSandboxUnavailable, c.String(), confineErr, headTail(secret.Scrub(out.String()), 500))
@@ -252,7 +241,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		Dropped:  out.Dropped(),
 		Duration: time.Since(start),
 	}
-	if signalled.Load() {
+	if group.Signalled() {
 		if ctx.Err() != nil {
 			res.Canceled = true
 		} else {
@@ -297,7 +286,7 @@ func dirName(dir string) string {
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // copyOutput copies r into out and, until it fails, into tee.
-func copyOutput(out *capBuffer, tee io.Writer, r io.Reader) {
+func copyOutput(out *proc.CapBuffer, tee io.Writer, r io.Reader) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp

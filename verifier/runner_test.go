@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/statgraph/statgraph/internal/secret"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statgraph/statgraph/internal/proc"
+	"github.com/statgraph/statgraph/internal/secret"
 )
 
 func TestRunExitAndOutput(t *testing.T) {
@@ -193,7 +195,7 @@ func TestRunLargeOutputKeepsMemoryBounded(t *testing.T) {
 	assert.True(t, strings.HasSuffix(res.Output, "TAIL-CANARY\n"))
 	assert.Contains(t, res.Output, "bytes of output dropped")
 	assert.Contains(t, res.Output, "["+"... "+strconv.FormatInt(res.Dropped, 10)+" bytes")
-	kept := int64(len(res.Output) - len(dropMarker(res.Dropped)))
+	kept := int64(len(res.Output) - len(proc.DropMarker(res.Dropped)))
 	assert.Equal(t, int64(size+len("\nTAIL-CANARY\n")), kept+res.Dropped)
 }
 
@@ -252,54 +254,6 @@ func TestRunHidesSecretsFromChild(t *testing.T) {
 	}
 }
 
-func TestFilterEnv(t *testing.T) {
-	t.Parallel()
-	env := []string{
-		"PATH=/bin", "HOME=/root", "LC_ALL=C", "GOCACHE=/c", "GO111MODULE=on", "CGO_ENABLED=0",
-		"GOOGLE_API_KEY=x", "GOPRIVATE_TOKEN=x", "AWS_SECRET_ACCESS_KEY=x", "OPENAI_BASE_URL=x",
-		"github_token=x", "EDITOR=vim", "GOX_=x", "malformed", "=novalue",
-	}
-	got := FilterEnv(env, []string{"EDITOR"})
-	assert.Equal(t, []string{
-		"PATH=/bin", "HOME=/root", "LC_ALL=C", "GOCACHE=/c", "GO111MODULE=on", "CGO_ENABLED=0", "EDITOR=vim",
-	}, got)
-}
-
-func TestCapBuffer(t *testing.T) {
-	t.Parallel()
-	data := []byte(strings.Repeat("line of text\n", 1000))
-	for _, max := range []int{2, 3, 10, 64, 1000, len(data) - 1, len(data), len(data) + 1} {
-		for _, chunk := range []int{1, 7, 100, len(data)} {
-			t.Run(strconv.Itoa(max)+"/"+strconv.Itoa(chunk), func(t *testing.T) {
-				t.Parallel()
-				b := newCapBuffer(max)
-				for p := data; len(p) > 0; {
-					k := min(chunk, len(p))
-					n, err := b.Write(p[:k])
-					require.NoError(t, err)
-					require.Equal(t, k, n)
-					p = p[k:]
-				}
-				out := b.String()
-				if max >= len(data) {
-					assert.Equal(t, string(data), out)
-					assert.Zero(t, b.Dropped())
-					return
-				}
-				marker := dropMarker(b.Dropped())
-				head, tail, ok := strings.Cut(out, marker)
-				require.True(t, ok, "no marker in %q", out)
-				assert.True(t, bytes.HasPrefix(data, []byte(head)))
-				assert.True(t, bytes.HasSuffix(data, []byte(tail)))
-				assert.LessOrEqual(t, len(head)+len(tail), max)
-				assert.Equal(t, int64(len(data)), int64(len(head)+len(tail))+b.Dropped())
-			})
-		}
-	}
-}
-
-// TestGroupMembersSeesLiveGroup guards the helper the kill tests rely on: it
-// must find a live group, or "no process left" would prove nothing.
 func TestGroupMembersSeesLiveGroup(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command("sleep", "1000")

@@ -227,7 +227,14 @@ func SandboxAvailable() error {
 		return err
 	}
 	args = args[1:]
-	out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput()
+	// Started as Run starts a command: in a group of its own, killed whole
+	// when ctx ends, with the environment a check gets.
+	cmd := exec.CommandContext(ctx, bwrap, args...)
+	cmd.Env = proc.InheritedEnv(nil)
+	group := &proc.Group{KillLeftovers: true}
+	group.Setup(cmd)
+	out, err := cmd.CombinedOutput()
+	group.End()
 	if err == nil {
 		return nil
 	}

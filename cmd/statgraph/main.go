@@ -154,7 +154,7 @@ func main() {
 	// anything else runs: Isolate re-executes statgraph (same pid, streams
 	// and terminal) with them handed over through a pipe, so no process
 	// statgraph starts can read them from /proc/<pid>/environ.
-	if err := secret.Isolate(verifier.IsSecretName); err != nil {
+	if err := secret.Isolate(proc.IsSecretName); err != nil {
 		fmt.Fprintln(os.Stderr, "statgraph: warning:", strings.TrimPrefix(err.Error(), "secret: "))
 	}
 	code := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)

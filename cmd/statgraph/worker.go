@@ -5,12 +5,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -18,14 +16,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/statgraph/statgraph/agents/llm"
-	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/control"
-	"github.com/statgraph/statgraph/dispatch"
 	"github.com/statgraph/statgraph/queue"
-	"github.com/statgraph/statgraph/statgraph"
-	"github.com/statgraph/statgraph/statgraph/checkpoint/postgres"
 	"github.com/statgraph/statgraph/statgraph/drain"
-	"github.com/statgraph/statgraph/verifier"
 )
 
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -65,35 +58,9 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	case *lease <= 0:
 		return exitUsage, usagef("worker: --lease %s: want a positive duration such as 30m", *lease)
 	}
-	if !*noSandbox {
-		if err := verifier.SandboxAvailable(); err != nil {
-			return exitUsage, usagef("statgraph refuses to run checks without a sandbox: %v", err)
-		}
-	} else {
+	if *noSandbox {
 		fmt.Fprintln(stderr, "warning: --no-sandbox: checks and agent CLIs run unprotected: they can write anywhere this worker can, "+
 			"read its environment through /proc, leave processes running and use the network")
-	}
-	root, err := workspace.StateRoot()
-	if err != nil {
-		return exitUsage, usageError{err.Error()}
-	}
-	pool, err := queue.Open(ctx, *url)
-	if err != nil {
-		return exitFailed, err
-	}
-	defer pool.Close()
-	// The units' checkpoints go to the queue's Postgres (in the store's own
-	// schema), shared by every worker: a unit taken over continues from
-	// its last checkpoint, whichever machine takes it.
-	dir := filepath.Join(root, "worker")
-	st, err := postgres.New(ctx, pool)
-	if err != nil {
-		return exitFailed, err
-	}
-	defer st.Close()
-	reader, err := control.ReaderGraph(st)
-	if err != nil {
-		return exitFailed, err
 	}
 	mc := llm.ConfigFromEnv()
 	if *model != "" {
@@ -110,32 +77,18 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	// and checks; what is left is flushed when the worker stops.
 	tp, flush := tracingFromEnv(ctx, os.Getenv, stderr)
 	defer flush()
-	exe, _ := os.Executable()
-	w := &queue.Worker{
-		Pool: pool, ID: uuid.New(), Root: dir, Checkpointer: st, Log: stderr, AllowEnv: allow,
-		LastAttempt: func(ctx context.Context, thread string) (string, bool, error) {
-			snap, err := reader.State(ctx, thread)
-			if errors.Is(err, statgraph.ErrNoCheckpoint) {
-				return "", false, nil
-			}
-			if err != nil || len(snap.Next) == 0 {
-				return "", false, err
-			}
-			commit := ""
-			if n := len(snap.State.Attempts); n > 0 {
-				commit = snap.State.Attempts[n-1].Commit
-			}
-			return commit, true, nil
-		},
-		Configure: func(d *dispatch.Dispatcher) {
-			d.Model, d.NoSandbox, d.Tracer = mc, *noSandbox, tp
-			if exe != "" {
-				d.GoCacheProg = []string{exe, goCacheProgCmd}
-				d.SandboxProbe = []string{exe, sandboxProbeCmd}
-				d.SandboxHelper = []string{exe, sandboxInitCmd}
-			}
-		},
+	ro := control.RunOptions{Model: mc, NoSandbox: *noSandbox, AllowEnv: allow, Tracer: tp, Log: stderr}
+	if exe, _ := os.Executable(); exe != "" {
+		ro.GoCacheProg = []string{exe, goCacheProgCmd}
+		ro.SandboxProbe = []string{exe, sandboxProbeCmd}
+		ro.SandboxHelper = []string{exe, sandboxInitCmd}
 	}
+	pw, err := control.PrepareWorker(ctx, control.WorkerOptions{Queue: *url, Run: ro, Log: stderr})
+	if err != nil {
+		return exitCode(err), err
+	}
+	defer pw.Close()
+	w := pw.Worker
 	// The units' contexts carry a drain switch, flipped on SIGTERM.
 	wctx, requestDrain := drain.WithRequest(ctx)
 	client, err := w.Start(wctx, *concurrency, *lease)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -161,16 +160,17 @@ func RunGit(ctx context.Context, g Git, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = g.Dir
 	cmd.Env = GitEnviron(g.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = gitWaitDelay
-	stdout, stderr := &capped{limit: limit}, &capped{limit: maxGitStderr}
+	group := &Group{WaitDelay: gitWaitDelay, Session: true}
+	group.Setup(cmd)
+	stdout, stderr := &capped{limit: limit}, NewCapBuffer(maxGitStderr)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Run(); err != nil {
+	err = cmd.Run()
+	group.End()
+	if err != nil {
 		if ctx.Err() != nil {
 			return stdout.buf.Bytes(), ctx.Err()
 		}
-		return stdout.buf.Bytes(), &GitError{Args: args, Dir: g.Dir, Stderr: strings.TrimSpace(stderr.buf.String()), Err: err}
+		return stdout.buf.Bytes(), &GitError{Args: args, Dir: g.Dir, Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	}
 	if stdout.total > int64(limit) {
 		return stdout.buf.Bytes(), &GitOutputError{Args: args, Limit: limit, Total: stdout.total}

@@ -167,9 +167,9 @@ func repo(files map[string]string) string {
 		harness.Must("mkdir", os.MkdirAll(dir, 0o755))
 		harness.Must("write "+name, os.WriteFile(filepath.Join(dir, name), []byte(content), mode))
 	}
-	harness.Sh(dir, "git", "init", "-q")
-	harness.Sh(dir, "git", "add", "-A")
-	harness.Sh(dir, "git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "init")
+	harness.Git(dir, "init", "-q")
+	harness.Git(dir, "add", "-A")
+	harness.Git(dir, "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "init")
 	return dir
 }
 

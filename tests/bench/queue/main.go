@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/statgraph/statgraph/tests/bench/internal/harness"
 )
 
@@ -97,11 +98,11 @@ func run(bin, pg string, workers, units int, sleep time.Duration, budget int) (w
 	}
 	data, _ := json.MarshalIndent(plan, "", "  ")
 	harness.Must("write tasks.json", os.WriteFile(filepath.Join(repo, "tasks.json"), data, 0o644))
-	harness.Sh(repo, "git", "init", "-q", "-b", "main")
-	harness.Sh(repo, "git", "add", "-A")
-	harness.Sh(repo, "git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-qm", "init")
+	harness.Git(repo, "init", "-q", "-b", "main")
+	harness.Git(repo, "add", "-A")
+	harness.Git(repo, "-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-qm", "init")
 	remote := filepath.Join(tmp, "remote.git")
-	harness.Sh(tmp, "git", "clone", "-q", "--bare", repo, remote)
+	harness.Git(tmp, "clone", "-q", "--bare", repo, remote)
 	harness.Sh(tmp, bin, "migrate", "--queue", db)
 
 	var procs []*exec.Cmd

@@ -17,6 +17,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -27,6 +28,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 func main() {
@@ -76,13 +79,13 @@ func replay(bin, repo string, n int, skip []string, noSandbox bool) error {
 	}
 	start, cpu0 := time.Now(), childCPU()
 	for i, s := range steps {
-		if _, err := sh(plain, "git", "apply", fmt.Sprintf(".replay/%d.patch", i+1)); err != nil {
+		if _, err := git(plain, "apply", fmt.Sprintf(".replay/%d.patch", i+1)); err != nil {
 			return fmt.Errorf("plain loop, commit %s: %w", s.commit[:12], err)
 		}
 		if out, err := sh(plain, "sh", "-c", checkCmd(s.pkgs)); err != nil {
 			return fmt.Errorf("plain loop, checks of commit %s: %w\n%s", s.commit[:12], err, out)
 		}
-		if _, err := sh(plain, "git", "commit", "-qam", "replay "+s.commit[:12]); err != nil {
+		if _, err := git(plain, "commit", "-qam", "replay "+s.commit[:12]); err != nil {
 			return err
 		}
 	}
@@ -129,13 +132,13 @@ func checkCmd(pkgs []string) string {
 // pickCommits returns the last n first-parent commits of repo's HEAD that
 // touch Go packages outside skip, oldest first, and the parent of the first.
 func pickCommits(repo string, n int, skip []string) ([]step, string, error) {
-	out, err := sh(repo, "git", "rev-list", "--first-parent", "--no-merges", "-n", "200", "HEAD")
+	out, err := git(repo, "rev-list", "--first-parent", "--no-merges", "-n", "200", "HEAD")
 	if err != nil {
 		return nil, "", err
 	}
 	var steps []step
 	for _, c := range strings.Fields(out) {
-		files, err := sh(repo, "git", "diff-tree", "--no-commit-id", "--name-only", "-r", c)
+		files, err := git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", c)
 		if err != nil {
 			return nil, "", err
 		}
@@ -167,7 +170,7 @@ func pickCommits(repo string, n int, skip []string) ([]step, string, error) {
 		return nil, "", fmt.Errorf("no commit in the last 200 of %s touches a Go package outside %v", repo, skip)
 	}
 	slices.Reverse(steps)
-	base, err := sh(repo, "git", "rev-parse", steps[0].commit+"^")
+	base, err := git(repo, "rev-parse", steps[0].commit+"^")
 	return steps, strings.TrimSpace(base), err
 }
 
@@ -176,10 +179,10 @@ func pickCommits(repo string, n int, skip []string) ([]step, string, error) {
 // next step's, so that every patch applies) and, for a plan, a tasks.json
 // chaining the steps.
 func prepare(repo, base string, steps []step, dir string, plan bool) error {
-	if _, err := sh("", "git", "clone", "-q", "--no-checkout", repo, dir); err != nil {
+	if _, err := git("", "clone", "-q", "--no-checkout", repo, dir); err != nil {
 		return err
 	}
-	if _, err := sh(dir, "git", "checkout", "-q", "-b", "replay", base); err != nil {
+	if _, err := git(dir, "checkout", "-q", "-b", "replay", base); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".replay"), 0o755); err != nil {
@@ -196,7 +199,7 @@ func prepare(repo, base string, steps []step, dir string, plan bool) error {
 	}
 	var tasks []task
 	for i, s := range steps {
-		patch, err := sh(repo, "git", "diff", "--binary", prev, s.commit, "--", ".", ":!.replay")
+		patch, err := git(repo, "diff", "--binary", prev, s.commit, "--", ".", ":!.replay")
 		if err != nil {
 			return err
 		}
@@ -220,19 +223,25 @@ func prepare(repo, base string, steps []step, dir string, plan bool) error {
 			return err
 		}
 	}
-	if _, err := sh(dir, "git", "add", "-A"); err != nil {
+	if _, err := git(dir, "add", "-A"); err != nil {
 		return err
 	}
-	_, err := sh(dir, "git", "commit", "-qm", "replay patches")
+	_, err := git(dir, "commit", "-qm", "replay patches")
 	return err
+}
+
+// git runs git with args in dir through statgraph's one git runner
+// (proc.RunGit), as the replay's author, and returns its output.
+func git(dir string, args ...string) (string, error) {
+	out, err := proc.RunGit(context.Background(), proc.Git{Dir: dir, Env: []string{"GIT_AUTHOR_NAME=replay", "GIT_AUTHOR_EMAIL=replay@statgraph.invalid",
+		"GIT_COMMITTER_NAME=replay", "GIT_COMMITTER_EMAIL=replay@statgraph.invalid"}}, args...)
+	return string(out), err
 }
 
 // sh runs a command in dir and returns its output.
 func sh(dir string, name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=replay", "GIT_AUTHOR_EMAIL=replay@statgraph.invalid",
-		"GIT_COMMITTER_NAME=replay", "GIT_COMMITTER_EMAIL=replay@statgraph.invalid")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, out)

@@ -4,6 +4,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/statgraph/statgraph/internal/proc"
 )
 
 // Arg returns positional argument i as an int, or def when it is absent.
@@ -150,6 +153,17 @@ func Must(what string, err error) {
 	if err != nil {
 		Die(what, err)
 	}
+}
+
+// Git runs git with args in dir through statgraph's one git runner
+// (proc.RunGit: git's profile, no prompts, its own process group),
+// exiting with git's error when it fails, and returns its output.
+func Git(dir string, args ...string) string {
+	out, err := proc.RunGit(context.Background(), proc.Git{Dir: dir}, args...)
+	if err != nil {
+		Die("git", err)
+	}
+	return string(out)
 }
 
 // Sh runs name with args in dir, exiting with its output when it fails.

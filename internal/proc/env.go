@@ -1,4 +1,4 @@
-package verifier
+package proc
 
 import (
 	"os"
@@ -37,10 +37,10 @@ func FilterEnv(env []string, allow []string) []string {
 	return out
 }
 
-// inheritedEnv is the environment a child starts with: FilterEnv of the
+// InheritedEnv is the environment a child of verifier.Run starts with: FilterEnv of the
 // process environment, plus the names in allow that are not in it but that
 // secret.Lookup knows (secrets statgraph moved out of its environment).
-func inheritedEnv(allow []string) []string {
+func InheritedEnv(allow []string) []string {
 	env := FilterEnv(os.Environ(), allow)
 	for _, name := range allow {
 		if _, set := os.LookupEnv(name); set {

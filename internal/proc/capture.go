@@ -1,4 +1,4 @@
-package verifier
+package proc
 
 import (
 	"bytes"
@@ -6,12 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// capBuffer keeps the first and last bytes written to it within a fixed
+// CapBuffer keeps the first and last bytes written to it within a fixed
 // budget: a head buffer that fills first and a ring holding the most recent
 // bytes after it. Memory stays at max bytes however much is written. It is
-// not safe for concurrent use; Run writes to it from one goroutine and reads
-// it after that goroutine ends.
-type capBuffer struct {
+// not safe for concurrent use: a runner (verifier.Run, RunGit) writes to
+// it from one goroutine and reads it after that goroutine ends.
+type CapBuffer struct {
 	max   int
 	head  []byte
 	ring  []byte // allocated on the first byte that does not fit in head
@@ -20,15 +20,16 @@ type capBuffer struct {
 	total int64
 }
 
-func newCapBuffer(max int) *capBuffer {
+// NewCapBuffer returns a CapBuffer keeping at most max bytes (at least 2).
+func NewCapBuffer(max int) *CapBuffer {
 	if max < 2 {
 		max = 2
 	}
-	return &capBuffer{max: max}
+	return &CapBuffer{max: max}
 }
 
 // Write records p; it never fails.
-func (b *capBuffer) Write(p []byte) (int, error) {
+func (b *CapBuffer) Write(p []byte) (int, error) {
 	n := len(p)
 	b.total += int64(n)
 	headMax := b.max / 2
@@ -61,7 +62,7 @@ func (b *capBuffer) Write(p []byte) (int, error) {
 }
 
 // tail returns the bytes held in the ring, oldest first.
-func (b *capBuffer) tail() []byte {
+func (b *CapBuffer) tail() []byte {
 	if !b.full {
 		return b.ring[:b.pos]
 	}
@@ -71,39 +72,40 @@ func (b *capBuffer) tail() []byte {
 }
 
 // Dropped returns how many written bytes String leaves out.
-func (b *capBuffer) Dropped() int64 {
+func (b *CapBuffer) Dropped() int64 {
 	kept := int64(len(b.head) + len(b.tail()))
 	if kept == b.total {
 		return 0
 	}
-	h, t := trimAtLines(b.head, b.tail())
+	h, t := TrimAtLines(b.head, b.tail())
 	return b.total - int64(len(h)+len(t))
 }
 
 // String returns everything written when it fit, otherwise the head cut
 // after its last full line, a marker saying how many bytes were dropped, and
 // the tail starting at its first full line.
-func (b *capBuffer) String() string {
+func (b *CapBuffer) String() string {
 	t := b.tail()
 	if int64(len(b.head)+len(t)) == b.total {
 		return string(b.head) + string(t)
 	}
-	h, t := trimAtLines(b.head, t)
-	return string(h) + dropMarker(b.total-int64(len(h)+len(t))) + string(t)
+	h, t := TrimAtLines(b.head, t)
+	return string(h) + DropMarker(b.total-int64(len(h)+len(t))) + string(t)
 }
 
-func dropMarker(n int64) string {
+// DropMarker is the line CapBuffer.String puts where n bytes were left out.
+func DropMarker(n int64) string {
 	return fmt.Sprintf("\n[... %d bytes of output dropped ...]\n", n)
 }
 
-// trimAtLines cuts head after its last newline and tail after its first
+// TrimAtLines cuts head after its last newline and tail after its first
 // newline, so that neither shows a partial line; when that would lose more
 // than half of a part, it is cut at a rune boundary instead.
-func trimAtLines(head, tail []byte) ([]byte, []byte) {
+func TrimAtLines(head, tail []byte) ([]byte, []byte) {
 	if i := bytes.LastIndexByte(head, '\n'); i >= len(head)/2 {
 		head = head[:i+1]
 	} else {
-		head = dropPartialRune(head)
+		head = DropPartialRune(head)
 	}
 	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
 		tail = tail[i+1:]
@@ -115,8 +117,8 @@ func trimAtLines(head, tail []byte) ([]byte, []byte) {
 	return head, tail
 }
 
-// dropPartialRune removes an incomplete UTF-8 sequence from the end of b.
-func dropPartialRune(b []byte) []byte {
+// DropPartialRune removes an incomplete UTF-8 sequence from the end of b.
+func DropPartialRune(b []byte) []byte {
 	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
 		if utf8.RuneStart(b[i]) {
 			if !utf8.FullRune(b[i:]) {
