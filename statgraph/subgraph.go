@@ -118,6 +118,15 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 		c, err := r.start(ctx, input, nil)
 		return c, raiseFromChild(info, err)
 	}
+	if l, ok := ctx.Value(leaseKey{}).(*lease); ok {
+		// The nearest lease's chain holds the enclosing ones: wrap the
+		// store once, with it.
+		base := parent.cp
+		if lc, ok := base.(leasedCheckpointer); ok {
+			base = lc.Checkpointer
+		}
+		r.cfg.cp = leasedCheckpointer{base, l}
+	}
 	r.cfg.thread = parent.thread + nsSep + info.node + ":" + strconv.Itoa(info.count)
 	latest, err := parent.cp.Get(ctx, r.cfg.thread, 0)
 	switch {
