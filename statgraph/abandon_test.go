@@ -2,6 +2,7 @@ package statgraph_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -69,5 +70,46 @@ func TestAbandonedChildWritesNoCheckpoint(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, []string{"in", "second"}, out.Log)
 		})
+	}
+}
+
+// TestRetriedSubgraphNodeContinuesItsChild: when a subgraph node fails and
+// its retry policy runs it again, the child's run continues from its own
+// latest checkpoint, as LangGraph's run_with_retry does (it sets
+// CONFIG_KEY_RESUMING on the retry so that the subgraph resumes;
+// pregel/_retry.py, exercised by test_pregel.py's
+// test_checkpoint_recovery for a failed step run again): the child's
+// finished step ("a") is not run again, its failed node ("b") is, the
+// result holds each once (not the failed attempt's partial state), and
+// the child thread's checkpoints form one history whose last is finished.
+func TestRetriedSubgraphNodeContinuesItsChild(t *testing.T) {
+	var as, bs atomic.Int32
+	child := mustCompile(t, statgraph.New[ab]().SetReducer(abReduce).
+		AddNode("a", func(context.Context, ab) (ab, error) { as.Add(1); return ab{Log: []string{"a"}}, nil }).
+		AddNode("b", func(context.Context, ab) (ab, error) {
+			if bs.Add(1) == 1 {
+				return ab{Log: []string{"partial"}}, errors.New("b fails once")
+			}
+			return ab{Log: []string{"b"}}, nil
+		}).
+		AddEdge(statgraph.Start, "a").AddEdge("a", "b").AddEdge("b", statgraph.End))
+	cp := statgraph.NewMemoryCheckpointer(true)
+	g := mustCompile(t, statgraph.AddSubgraph(statgraph.New[ab]().SetReducer(abReduce), "sub", child,
+		func(ab) ab { return ab{} }, func(_ ab, c ab) ab { return ab{Log: c.Log} },
+		statgraph.WithRetry(statgraph.RetryPolicy{InitialInterval: time.Millisecond, MaxAttempts: 2})).
+		AddEdge(statgraph.Start, "sub").AddEdge("sub", statgraph.End),
+		statgraph.WithCheckpointer(cp))
+	ctx := context.Background()
+	out, err := g.Invoke(ctx, ab{Log: []string{"in"}}, statgraph.WithThread("t"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"in", "a", "b"}, out.Log)
+	require.EqualValues(t, 1, as.Load(), "the child's finished step ran again")
+	require.EqualValues(t, 2, bs.Load())
+	hist, err := cp.Range(ctx, "t|sub:0", 0, 0, 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, hist)
+	require.Empty(t, hist[0].Next, "the child's latest checkpoint is not finished")
+	for i := 1; i < len(hist); i++ {
+		require.Equal(t, hist[i].ID, hist[i-1].Parent, "the child's history is not one chain")
 	}
 }
