@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
@@ -74,6 +76,18 @@ func TestLessonReachesTheNextTask(t *testing.T) {
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 	assert.Contains(t, r.stdout, "retry:1")
 	assert.Contains(t, r.stdout, `check "tests" failed on attempt 1`)
+	r = statgraphEnv(t, dir, env, "lessons", "list", "--json")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+	var got struct {
+		Key, Kind, Task, Text string
+		Checks                []string
+		Learned               time.Time
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), "lessons --json printed %q", r.stdout)
+	assert.Equal(t, "retry:1", got.Key)
+	assert.Equal(t, []string{"tests"}, got.Checks)
+	assert.Contains(t, got.Text, `check "tests" failed on attempt 1`)
+	assert.False(t, got.Learned.IsZero(), "no learned time: %s", r.stdout)
 	r = statgraphEnv(t, dir, env, "lessons", "rm", "retry:1")
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 	r = statgraphEnv(t, dir, env, "lessons", "list")
