@@ -198,9 +198,13 @@ func (g *Graph[S]) snapshotOf(cp *Checkpoint, state S) Snapshot[S] {
 // UpdateState writes a new checkpoint for thread whose state is update
 // merged into the latest state (through the reducer, or replacing it when
 // the graph has none), as if node asNode had returned it: the next nodes are
-// the ones asNode's edges lead to. With asNode "" the next nodes stay as
-// they were. With asNode End nothing runs next: the thread is finished and
-// any pending interrupt dismissed. The next Invoke on the thread continues
+// the ones asNode's edges lead to, and the Sends pending from the step
+// before are replaced by those asNode's routers or Command send now (an
+// update as the agent whose answer calls no tool clears the pending Send
+// to the tool, as LangGraph's update_state does with the node it infers).
+// With asNode "" the next nodes and pending Sends stay as they were. With
+// asNode End nothing runs next: the thread is finished and any pending
+// interrupt dismissed. The next Invoke on the thread continues
 // from there. It returns the new checkpoint's id.
 //
 // With FromCheckpoint(k) among opts the update is merged into checkpoint

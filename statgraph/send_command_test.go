@@ -246,3 +246,38 @@ func TestCommandSendsSurviveAFailedSibling(t *testing.T) {
 	require.EqualValues(t, 1, calls.Load())
 	require.EqualValues(t, 1, agents.Load())
 }
+
+// TestUpdateStateClearsPendingSend mirrors the second half of
+// test_large_cases.py's test_send_react_interrupt_control (and of
+// test_send_react_interrupt): while the run is paused before the tool with
+// the agent's Send pending, an update made as the agent with an answer
+// that calls no tool clears the pending Send, so the thread has nothing
+// left to run and the tool never runs.
+func TestUpdateStateClearsPendingSend(t *testing.T) {
+	for _, control := range []bool{true, false} {
+		t.Run(map[bool]string{true: "command", false: "router"}[control], func(t *testing.T) {
+			ctx := context.Background()
+			var calls atomic.Int32
+			g := mustCompile(t, reactGraph(control, &calls, new(atomic.Int32)),
+				statgraph.WithCheckpointer(statgraph.NewMemoryCheckpointer(false)), statgraph.WithInterruptBefore("foo"))
+			for _, d := range []statgraph.Durability{statgraph.DurabilitySync, statgraph.DurabilityExit} {
+				_, err := g.Invoke(ctx, sq{Log: []string{"hello"}}, statgraph.WithThread(fmt.Sprint(d)), statgraph.WithDurability(d))
+				require.ErrorIs(t, err, statgraph.ErrInterrupted)
+				snap, err := g.State(ctx, fmt.Sprint(d))
+				require.NoError(t, err)
+				require.Equal(t, []string{"foo"}, snap.Next)
+
+				_, err = g.UpdateState(ctx, fmt.Sprint(d), sq{Log: []string{"bye now"}}, "agent")
+				require.NoError(t, err)
+				snap, err = g.State(ctx, fmt.Sprint(d))
+				require.NoError(t, err)
+				require.Empty(t, snap.Next, "the pending Send to foo is still there after the update")
+				require.Empty(t, snap.Interrupts)
+				require.Equal(t, []string{"hello", "ai", "bye now"}, snap.State.Log)
+				_, err = g.Resume(ctx, nil, statgraph.WithThread(fmt.Sprint(d)))
+				require.ErrorContains(t, err, "not interrupted")
+				require.EqualValues(t, 0, calls.Load(), "the tool ran")
+			}
+		})
+	}
+}

@@ -44,7 +44,11 @@ const nsSep = "|"
 // frame them), and so is its EventInterrupt (the parent reports the pause
 // with the interrupt's full ID). Draw's mermaid and dot drawings show the
 // child inside a box named after the node. Errors of the child are the node's errors: retries and timeouts
-// apply to the whole child run. A node of the child hands off to the
+// apply to the whole child run. A retry of the node continues the child's
+// run from its latest checkpoint, as LangGraph resumes a subgraph on retry:
+// the child's finished steps are not run again and the failed attempt's
+// partial state is not returned. An attempt abandoned at its WithTimeout
+// deadline writes nothing more into the child's thread. A node of the child hands off to the
 // parent with ToParent; the nodes it may go to are declared with
 // WithDestinations among opts.
 func AddSubgraph[P, C any](b *Builder[P], name string, child *Graph[C], in func(P) C, out func(P, C) P, opts ...NodeOption) *Builder[P] {
@@ -117,6 +121,15 @@ func runSubgraph[C any](ctx context.Context, child *Graph[C], input C) (C, error
 	if parent.cp == nil {
 		c, err := r.start(ctx, input, nil)
 		return c, raiseFromChild(info, err)
+	}
+	if l, ok := ctx.Value(leaseKey{}).(*lease); ok {
+		// The nearest lease's chain holds the enclosing ones: wrap the
+		// store once, with it.
+		base := parent.cp
+		if lc, ok := base.(leasedCheckpointer); ok {
+			base = lc.Checkpointer
+		}
+		r.cfg.cp = leasedCheckpointer{base, l}
 	}
 	r.cfg.thread = parent.thread + nsSep + info.node + ":" + strconv.Itoa(info.count)
 	latest, err := parent.cp.Get(ctx, r.cfg.thread, 0)

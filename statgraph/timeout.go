@@ -12,10 +12,12 @@ import (
 // that ignores its ctx is abandoned rather
 // than holding up the step (issue 23; LangGraph's step timeout does not
 // wait for the node either). The goroutine ends when the node returns; its
-// result is then dropped.
+// result is then dropped, and a subgraph run inside it writes no checkpoint
+// once it is abandoned (lease.go).
 func callBounded[S any](ctx context.Context, n *node[S], attempt int, in S) (S, error) {
 	ctx, cancel := context.WithTimeout(ctx, n.timeout)
 	defer cancel()
+	ctx, l := withLease(ctx)
 	type result struct {
 		out S
 		err error
@@ -51,6 +53,7 @@ func callBounded[S any](ctx context.Context, n *node[S], attempt int, in S) (S, 
 		}
 		return res.out, res.err
 	case <-grace.C:
+		l.end() // a subgraph inside writes no more checkpoints
 		var zero S
 		return zero, lateError(n, ctx.Err())
 	}

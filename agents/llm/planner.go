@@ -24,7 +24,8 @@ type Plan struct {
 type TaskInfo struct {
 	ID, Title, Description, Details, TestStrategy string
 	// Lessons are notes learned from earlier tasks in the repository,
-	// shown after the task's fields.
+	// shown after the task's fields in the planner's and executor's
+	// prompts only.
 	Lessons []string
 }
 
@@ -64,6 +65,7 @@ func (c *Client) Plan(ctx context.Context, task TaskInfo, repoView string, budge
 func plannerPrompt(task TaskInfo, repoView string) string {
 	var b strings.Builder
 	writeTask(&b, task)
+	writeLessons(&b, task)
 	b.WriteString("\n## Repository\n")
 	if repoView == "" {
 		b.WriteString("(no view of the repository)\n")
@@ -88,11 +90,19 @@ func writeTask(b *strings.Builder, task TaskInfo) {
 			fmt.Fprintf(b, "\n%s:\n%s\n", f.name, t)
 		}
 	}
-	if len(task.Lessons) > 0 {
-		b.WriteString("\nLessons from earlier tasks in this repository:\n")
-		for _, l := range task.Lessons {
-			fmt.Fprintf(b, "- %s\n", l)
-		}
+}
+
+// writeLessons writes the task's lessons after its section. Only the
+// planner's and the executor's prompts carry them: a reviewer or a judge
+// weighs the change against the task, not against what earlier tasks
+// learned.
+func writeLessons(b *strings.Builder, task TaskInfo) {
+	if len(task.Lessons) == 0 {
+		return
+	}
+	b.WriteString("\nLessons from earlier tasks in this repository:\n")
+	for _, l := range task.Lessons {
+		fmt.Fprintf(b, "- %s\n", l)
 	}
 }
 

@@ -18,6 +18,7 @@ Make the smallest change that completes the task and makes its tests pass. Read 
 func BuildExecutorPrompt(req ExecRequest) string {
 	var b strings.Builder
 	writeTask(&b, req.Task)
+	writeLessons(&b, req.Task)
 	if p := req.Plan; p.Summary != "" || len(p.Steps) > 0 {
 		b.WriteString("\n## Plan\n")
 		if p.Summary != "" {

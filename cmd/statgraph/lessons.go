@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/statgraph/statgraph/agents"
 	"github.com/statgraph/statgraph/control"
@@ -14,12 +16,13 @@ import (
 )
 
 // cmdLessons lists and edits what runs learned about a repository
-// (agents.Lessons): statgraph lessons [list], lessons add TEXT, lessons
-// rm KEY...
+// (agents.Lessons): statgraph lessons [list] [--json], lessons add TEXT,
+// lessons rm KEY...
 func cmdLessons(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("lessons", stderr)
 	repo := fs.String("repo", ".", "the git repository whose lessons to show or edit")
 	files := fs.String("files", "", "lessons add: comma-separated `paths` the lesson is about (a task mentioning one is shown it)")
+	asJSON := fs.Bool("json", false, "lessons list: print one JSON object per lesson (key, kind, task, checks, files, text, learned)")
 	checks := fs.String("checks", "", "lessons add: comma-separated check `names` the lesson is about (\"tests\", \"lint\", ...)")
 	pos, err := parse(fs, args, 1<<20)
 	if err != nil {
@@ -46,6 +49,15 @@ func cmdLessons(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		items, err := control.ListLessons(ctx, st, abs)
 		if err != nil {
 			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			for _, it := range items {
+				if err := enc.Encode(lessonJSON{Key: it.Key, Lesson: agents.LessonOf(it.Value), Learned: it.Updated.UTC()}); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 		if len(items) == 0 {
 			fmt.Fprintf(stdout, "no lessons for %s yet: runs record them when a retry fixes a failed check\n", printable.String(abs))
@@ -82,6 +94,13 @@ func cmdLessons(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	}
 	return usagef("lessons: unknown subcommand %q: use list, add or rm", sub)
+}
+
+// lessonJSON is one line of lessons --json.
+type lessonJSON struct {
+	Key string `json:"key"`
+	agents.Lesson
+	Learned time.Time `json:"learned"`
 }
 
 // list splits a comma-separated flag value, dropping empty items.

@@ -108,7 +108,7 @@ Usage:
   statgraph status [--tag T] [--store F] [--repo DIR] [--queue URL] [--json] [tasks.json]
   statgraph history [--file tasks.json] [--tag T] [--store F] [--repo DIR] [--queue URL] [--no-diff] [--json] <task-id>
   statgraph reset [--file tasks.json] [--tag T] [--repo DIR] <task-id>...   send failed or blocked tasks back to pending
-  statgraph lessons [--repo DIR] [list | add [--files P] [--checks C] TEXT | rm KEY...]
+  statgraph lessons [--repo DIR] [list [--json] | add [--files P] [--checks C] TEXT | rm KEY...]
                                                what runs learned about the repository, shown to later tasks
   statgraph review [--file tasks.json] [--tag T] [--repo DIR] [--store F] --comment file:line:text... <task-id>
                                                send a done task back with comments on its diff

@@ -3,7 +3,7 @@
 // and a key (a function of its input) for a time-to-live, and Memory is a
 // Cache in process memory bounded by entries or bytes, dropping the least
 // recently used. The checkpoint/sqlite package has a Cache kept in a
-// SQLite file, which outlives the process. The package imports only the
+// SQLite file, which outlives the process and is bounded the same way. The package imports only the
 // standard library.
 package cache
 

@@ -146,3 +146,77 @@ func TestCacheTTL(t *testing.T) {
 		t.Fatal("an entry without TTL expired")
 	}
 }
+
+// TestCacheBoundedAcrossOpens: a Cache bounded by entries drops the least
+// recently used entry, with the use recorded in the file: a Get in one
+// open of the file keeps its entry in the next open, and an entry not used
+// since goes first. A byte bound does the same by size, and a value larger
+// than the bound on its own is not kept. As cache.Memory's tests, on the
+// file.
+func TestCacheBoundedAcrossOpens(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	has := func(c *Cache, keys ...string) string {
+		t.Helper()
+		var got []string
+		for _, k := range keys {
+			if _, ok, err := c.Get(ctx, "n", k); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				got = append(got, k)
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	set := func(c *Cache, key string, n int) {
+		t.Helper()
+		if err := c.Set(ctx, "n", key, []byte(strings.Repeat("v", n)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := OpenCache(ctx, path, CacheEntries(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set(c, "a", 1)
+	set(c, "b", 1)
+	if got := has(c, "a"); got != "a" { // a is now the most recently used
+		t.Fatalf("first open: %q; want a", got)
+	}
+	c.Close()
+
+	c, err = OpenCache(ctx, path, CacheEntries(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set(c, "c", 1)
+	if got := has(c, "a", "b", "c"); got != "a c" {
+		t.Fatalf("second open, after setting c: %q; want a c (b least recently used)", got)
+	}
+	var rows int
+	if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM node_cache`).Scan(&rows); err != nil || rows != 2 {
+		t.Fatalf("rows in the file: %d, %v; want 2", rows, err)
+	}
+	c.Close()
+
+	// Bytes: each entry is 1 (ns) + 1 (key) + 8 (value) = 10 bytes.
+	c, err = OpenCache(ctx, path, CacheEntries(-1), CacheBytes(25))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	set(c, "x", 8)
+	set(c, "y", 8)
+	has(c, "x")
+	set(c, "z", 8)
+	if got := has(c, "x", "y", "z"); got != "x z" {
+		t.Fatalf("byte bound: %q; want x z (y least recently used)", got)
+	}
+	set(c, "x", 30)
+	if got := has(c, "x", "z"); got != "z" {
+		t.Fatalf("after a value over the bound: %q; want z (x neither kept nor stale)", got)
+	}
+}

@@ -41,8 +41,53 @@ var itemSchema = []string{
 	`CREATE INDEX IF NOT EXISTS store_items_expires ON store_items (expires) WHERE expires IS NOT NULL`,
 }
 
+// itemSchemaVersion is the version of store_items' layout this build
+// writes and reads. It is kept in the one row of store_items_version, not
+// in PRAGMA user_version, which belongs to the checkpoint store that may
+// share the file. A file with store_items and no version row is version 1.
+const itemSchemaVersion = 1
+
+// migrate creates or checks the item store's tables in one transaction;
+// a file of a newer item schema is refused and left untouched.
+func (s *ItemStore) migrate(ctx context.Context) (err error) {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			return
+		}
+		err = tx.Commit()
+	}()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS store_items_version (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var version sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM store_items_version`).Scan(&version); err != nil {
+		return err
+	}
+	switch {
+	case version.Int64 > itemSchemaVersion:
+		return fmt.Errorf("its item store schema version is %d, but this build of statgraph knows versions up to %d; open it with a newer statgraph or use another file", version.Int64, itemSchemaVersion)
+	case !version.Valid:
+		if _, err := tx.ExecContext(ctx, `INSERT INTO store_items_version (version) VALUES (?)`, itemSchemaVersion); err != nil {
+			return err
+		}
+	}
+	for _, q := range itemSchema {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // OpenItemStore opens the item store in the SQLite file at path, creating
-// the file and its table when they do not exist. opts may set the clock
+// the file and its table when they do not exist. It fails, naming the file
+// and both versions, when the file was written by a newer statgraph with an
+// item schema this build does not know. opts may set the clock
 // (store.WithClock). Close it when done.
 func OpenItemStore(ctx context.Context, path string, opts ...store.Option) (*ItemStore, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") || strings.Contains(path, "?") {
@@ -55,11 +100,9 @@ func OpenItemStore(ctx context.Context, path string, opts ...store.Option) (*Ite
 		return nil, fmt.Errorf("sqlite: opening item store %s: %w", path, err)
 	}
 	s.writer.SetMaxOpenConns(1)
-	for _, q := range itemSchema {
-		if _, err := s.writer.ExecContext(ctx, q); err != nil {
-			s.writer.Close()
-			return nil, fmt.Errorf("sqlite: opening item store %s: %w", path, err)
-		}
+	if err := s.migrate(ctx); err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("sqlite: opening item store %s: %w", path, err)
 	}
 	s.reader, err = sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)&_query_only=1")
 	if err != nil {

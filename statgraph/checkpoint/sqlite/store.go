@@ -51,10 +51,23 @@ const (
 type Option func(*config)
 
 type config struct {
-	mode        Mode
-	busyTimeout time.Duration
-	readers     int // connections of the read pool
+	mode         Mode
+	busyTimeout  time.Duration
+	readers      int   // connections of the read pool
+	cacheEntries int   // OpenCache's bound on entries (CacheEntries)
+	cacheBytes   int64 // OpenCache's bound on bytes (CacheBytes)
 }
+
+// CacheEntries bounds the entries of a Cache opened with OpenCache, as
+// cache.Memory's MaxEntries does: zero (the default) means
+// cache.DefaultEntries, a negative n no bound. Open ignores it.
+func CacheEntries(n int) Option { return func(c *config) { c.cacheEntries = n } }
+
+// CacheBytes bounds the bytes of a Cache's namespaces, keys and values
+// together, as cache.Memory's MaxBytes does: zero or less (the default)
+// means no bound, and a value larger than the bound on its own is not
+// kept. Open ignores it.
+func CacheBytes(n int64) Option { return func(c *config) { c.cacheBytes = n } }
 
 // Durability sets how far a commit is pushed to disk; the default is Normal.
 func Durability(m Mode) Option { return func(c *config) { c.mode = m } }
