@@ -281,12 +281,20 @@ func Graph() (*statgraph.Graph[agents.TaskState], error) {
 	return ReaderGraph(statgraph.NewMemoryCheckpointer(false))
 }
 
+// PhaseAwaitingApproval is the phase readers show for a task whose plan
+// waits for a person to approve, edit or reject it (approve_plan): the
+// task's state is still planned, its run stopped or waiting before the
+// approve node. No node of the graph sets it.
+const PhaseAwaitingApproval = "awaiting-approval"
+
 // NodeOf returns the orchestrator graph node that runs in a task's phase,
 // or "" for a phase no node runs in (done, skipped).
 func NodeOf(phase string) string {
 	switch phase {
 	case agents.PhasePlanning:
 		return agents.NodePlanner
+	case PhaseAwaitingApproval:
+		return agents.NodeApprove
 	case agents.PhaseExecuting:
 		return agents.NodeExecutor
 	case agents.PhaseVerify:

@@ -12,6 +12,7 @@ import (
 	"github.com/statgraph/statgraph/agents/workspace"
 	"github.com/statgraph/statgraph/internal/taskid"
 	"github.com/statgraph/statgraph/statgraph"
+	"github.com/statgraph/statgraph/statgraph/gate"
 	"github.com/statgraph/statgraph/tasks"
 )
 
@@ -28,7 +29,8 @@ type TaskInfo struct {
 	Dependencies []string   `json:"dependencies"`
 	// Phase and Node are where the task's graph is (Node "" when no node
 	// runs in that phase); from the in-process run's reports while it
-	// runs, else from the run store.
+	// runs, else from the run store. A task whose plan waits for a
+	// person's approval is in PhaseAwaitingApproval, at node "approve".
 	Phase string `json:"phase,omitempty"`
 	Node  string `json:"node,omitempty"`
 	// Attempt counts verifications so far (retry_count), of MaxAttempts.
@@ -116,14 +118,17 @@ func (c *Control) tasksFrom(ctx context.Context, base []TaskInfo, ndeps int) ([]
 				ti.Attempt = s.retry
 			}
 		}
+		if q, ok := asks[ti.ID]; ok {
+			ti.Question = &q
+			if q.Kind == gate.KindApproval {
+				ti.Phase = PhaseAwaitingApproval
+			}
+		}
 		if ti.Status == tasks.StatusInProgress {
 			ti.Node = NodeOf(ti.Phase)
 		}
 		if ti.Phase != "" {
 			ti.CostUSD = ti.Usage.KnownCost()
-		}
-		if q, ok := asks[ti.ID]; ok {
-			ti.Question = &q
 		}
 		out[i] = ti
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/statgraph/statgraph/agents"
@@ -53,7 +54,7 @@ func (sc *storedCache) read(ctx context.Context, g *statgraph.Graph[agents.TaskS
 	snap, err := g.State(ctx, plan.Thread(unit))
 	switch {
 	case err == nil:
-		s = stored{phase: snap.State.Phase, tokens: snap.State.Tokens, retry: snap.State.RetryCount, usage: snap.State.Spend()}
+		s = stored{phase: phaseOf(snap), tokens: snap.State.Tokens, retry: snap.State.RetryCount, usage: snap.State.Spend()}
 	case !errors.Is(err, statgraph.ErrNoCheckpoint):
 		return stored{}, err
 	}
@@ -64,6 +65,16 @@ func (sc *storedCache) read(ctx context.Context, g *statgraph.Graph[agents.TaskS
 	sc.units[unit] = storedEntry{status: status, stored: s}
 	sc.mu.Unlock()
 	return s, nil
+}
+
+// phaseOf returns the phase of a unit's last checkpoint:
+// PhaseAwaitingApproval when its run stopped (or waits) before the node
+// that asks for its plan's approval, else the state's own phase.
+func phaseOf(snap statgraph.Snapshot[agents.TaskState]) string {
+	if slices.Contains(snap.Next, agents.NodeApprove) {
+		return PhaseAwaitingApproval
+	}
+	return snap.State.Phase
 }
 
 // forget drops every entry: the next read of each unit goes to the store

@@ -128,11 +128,7 @@ func (d *Dispatcher) runBest(ctx context.Context, plan Plan, id string, deps []s
 	t, _ := d.File.Task(id)
 	n := d.candidates(t)
 	start := time.Now()
-	limit := 0
-	if t.BudgetTokens != nil {
-		limit = *t.BudgetTokens
-	}
-	budget := llm.NewBudget(limit, d.Budget)
+	budget := d.candidatesBudget(ctx, plan, t, n)
 	cctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	out := make(chan ran, n)
@@ -164,11 +160,12 @@ func (d *Dispatcher) runBest(ctx context.Context, plan Plan, id string, deps []s
 	for _, c := range cands {
 		sel.Candidates = append(sel.Candidates, c.Candidate)
 	}
-	res := UnitResult{ID: id, Title: t.Title, Elapsed: time.Since(start), Tokens: budget.Spent()}
+	res := UnitResult{ID: id, Title: t.Title, Elapsed: time.Since(start), Tokens: budget.Spent(), Usage: budget.Total()}
 	finish := func(o tasks.Outcome, state agents.TaskState) UnitResult {
 		*rec = o
 		res.Status, res.Reason, res.Attempts = o.Status, o.Reason, o.RetryCount
 		state.Selection = sel
+		state.Tokens, state.Usage = res.Tokens, res.Usage // the task's spend: every candidate's
 		if err := d.recordSelection(context.WithoutCancel(ctx), plan, id, state); err != nil && o.Status == tasks.StatusDone {
 			*rec = tasks.Outcome{Status: tasks.StatusInterrupted, Reason: "its candidates ended but the choice could not be recorded: " + oneLine(err.Error()) + "; run statgraph resume",
 				RetryCount: o.RetryCount, ErrorHistory: o.ErrorHistory}
@@ -224,6 +221,34 @@ func (d *Dispatcher) runBest(ctx context.Context, plan Plan, id string, deps []s
 		reason += "; " + note
 	}
 	return finish(tasks.Outcome{Status: tasks.StatusDone, Reason: reason, RetryCount: w.rec.RetryCount, ErrorHistory: w.rec.ErrorHistory}, w.state)
+}
+
+// candidatesBudget returns the budget the n candidates of task t spend
+// from: the task's limits (budget_tokens, budget_usd) under the run's,
+// charged with what each candidate's thread recorded before this process
+// started, so that a resumed task counts (and its limits cover) the
+// candidates that ended or ran before a crash or a stop. A candidate that
+// runs again restores its own earlier spend into its own budget only
+// (Budget.Restore charges no ancestor), so nothing is counted twice.
+func (d *Dispatcher) candidatesBudget(ctx context.Context, plan Plan, t tasks.Task, n int) *llm.Budget {
+	var limit llm.Limit
+	if t.BudgetTokens != nil {
+		limit.Tokens = *t.BudgetTokens
+	}
+	if t.BudgetUSD != nil {
+		limit.USD = *t.BudgetUSD
+	}
+	budget := llm.NewBudgetOf(limit, d.Budget, nil)
+	g, err := recorderGraph(d.Checkpointer)
+	if err != nil {
+		return budget
+	}
+	for k := 1; k <= n; k++ {
+		if _, err := restoreTokens(ctx, g, plan.CandidateThread(t.ID, k), budget); err != nil {
+			d.logf("task %s: candidate %d: %v\n", t.ID, k, err)
+		}
+	}
+	return budget
 }
 
 // candidate is one finished candidate as the choice sees it.

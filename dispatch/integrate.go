@@ -209,7 +209,8 @@ type Cleaned struct {
 	Bytes int64
 }
 
-// Clean removes the workspaces, tool caches, prompts and the checkpoints
+// Clean removes the workspaces (its best-of-N candidates' included), tool
+// caches, prompts and the checkpoints
 // (the run store's threads) of every finished unit: one whose status is
 // neither pending, in-progress nor interrupted; and the caches and
 // prompts of units no longer in the file and the agents' private homes a
@@ -256,7 +257,11 @@ func (d *Dispatcher) CleanKeeping(ctx context.Context, keep int) (Cleaned, error
 		if err != nil {
 			return out, err
 		}
-		if n > 0 {
+		cn, err := removeCandidateWorkspaces(plan, id)
+		if err != nil {
+			return out, err
+		}
+		if n += cn; n > 0 {
 			out.Workspaces[id] = n
 			out.Bytes += n
 		}

@@ -43,10 +43,10 @@
 // warning (File.Warnings) rather than an error: an unknown status (the task
 // does not run), problems confined to tasks that will not run, a
 // dependency on another tag, and a problem confined to one task that would
-// run (duplicate ids among its subtasks, a dependency on itself, its parent
-// or its own subtask, a cycle among its subtasks); the last two block the
-// task, and so the tasks depending on it, with the problem as the reason
-// (Unit.Hold). Duplicate ids between tasks, unknown dependencies and
+// run (duplicate ids among its subtasks, a dependency on itself, its parent,
+// its own subtask or an id no task has, a cycle among its subtasks); the
+// last two block the task, and so the tasks depending on it, with the
+// problem as the reason (Unit.Hold). Duplicate ids between tasks and
 // cycles across tasks stay errors. Task ids follow the one
 // rule of internal/taskid, which the git workspaces apply too, so a file
 // Load accepts is one a run can work on. Loading never writes. Fields

@@ -47,8 +47,8 @@ func (e *ValidationError) Error() string {
 // maxListedIDs bounds the "known ids" list in an unknown-dependency message.
 const maxListedIDs = 12
 
-// checkGraph reports duplicate ids and bad dependencies: unknown ones, a
-// task on itself, a subtask on its own parent or a parent on its own
+// checkGraph reports duplicate ids and bad dependencies: unknown ones (a
+// problem confined to the task naming it), a task on itself, a subtask on its own parent or a parent on its own
 // subtask, and cycles.
 func (d *decoder) checkGraph(f *File) {
 	var all []*Task // every task with an id, in file order
@@ -94,13 +94,12 @@ func (d *decoder) checkGraph(f *File) {
 				dep = string(e.raw)
 			}
 			target := f.resolve(t, dep)
-			report := d.add
 			// confined reports a problem only t's own task is in doubt
 			// over: it blocks that task, or is a warning when t will not
 			// run anyway.
 			confined := func(off int, _ string, format string, args ...any) { d.confine(f, t, off, format, args...) }
 			if !willRun(t) {
-				report, confined = d.warn, d.warn // confined to a task that will not run
+				confined = d.warn // confined to a task that will not run
 			}
 			switch {
 			case target == "" && d.others[dep] != "" && t.Parent == "":
@@ -111,7 +110,8 @@ func (d *decoder) checkGraph(f *File) {
 				}
 				f.holds[t.ID] = why
 			case target == "":
-				report(e.off, t.ID, "dependency %s does not exist (known ids: %s)", dep, knownIDs(all))
+				// Only t waits on it: t is blocked, the rest of the tag runs.
+				confined(e.off, t.ID, "dependency %s does not exist (known ids: %s)", dep, knownIDs(all))
 			case target == t.ID:
 				confined(e.off, t.ID, "task %s depends on itself; remove %s from its dependencies", t.ID, dep)
 			case target == t.Parent:

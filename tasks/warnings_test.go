@@ -56,10 +56,8 @@ func TestProblemsOfRunnableTasksStayErrors(t *testing.T) {
 	for name, doc := range map[string]string{
 		"cycle":       `{"tasks": [{"id": 1, "title": "a", "dependencies": [2]}, {"id": 2, "title": "b", "status": "done", "dependencies": [1]}]}`,
 		"duplicate":   `{"tasks": [{"id": 1, "title": "a"}, {"id": 1, "title": "b", "status": "done"}]}`,
-		"unknown":     `{"tasks": [{"id": 1, "title": "a", "dependencies": [9]}]}`,
 		"workdir up":  `{"tasks": [{"id": 1, "title": "a", "workdir": "../outside"}]}`,
 		"workdir abs": `{"tasks": [{"id": 1, "title": "a", "workdir": "/etc"}]}`,
-		"plain form":  `{"tasks": [{"id": 1, "title": "a", "dependencies": [40]}], "feature": {"tasks": [{"id": 40, "title": "x"}]}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse("tasks.json", []byte(doc), "")

@@ -47,9 +47,9 @@ func TestBadInput(t *testing.T) {
 			want:    []string{"3:3: task 1: duplicate id 1", "tasks.json:2:3"},
 		},
 		{
-			name:    "unknown dependency",
-			content: "{\"tasks\": [\n  {\"id\": 1, \"title\": \"a\"},\n  {\"id\": 2, \"title\": \"b\", \"dependencies\": [1, 9]}\n]}\n",
-			want:    []string{"3:47: task 2: dependency 9 does not exist"},
+			name:    "null dependency",
+			content: "{\"tasks\": [\n  {\"id\": 1, \"title\": \"a\"},\n  {\"id\": 2, \"title\": \"b\", \"dependencies\": [1, null]}\n]}\n",
+			want:    []string{"3:47: task 2: dependencies[1] is null"},
 		},
 		{
 			name:    "cycle",
@@ -63,13 +63,13 @@ func TestBadInput(t *testing.T) {
 		},
 		{
 			name:    "BOM and invalid content",
-			content: bom + "{\"tasks\": [\n  {\"id\": 1, \"title\": \"a\", \"dependencies\": [4]}\n]}\n",
-			want:    []string{"2:44: task 1: dependency 4 does not exist"},
+			content: bom + "{\"tasks\": [\n  {\"id\": 1, \"title\": \"a\", \"dependencies\": [null]}\n]}\n",
+			want:    []string{"2:44: task 1: dependencies[0] is null"},
 		},
 		{
 			name:    "BOM and a problem on the first line",
-			content: bom + "{\"tasks\": [{\"id\": 1, \"title\": \"a\", \"dependencies\": [4]}]}\n",
-			want:    []string{"1:53: task 1: dependency 4 does not exist"},
+			content: bom + "{\"tasks\": [{\"id\": 1, \"title\": \"a\", \"dependencies\": [null]}]}\n",
+			want:    []string{"1:53: task 1: dependencies[0] is null"},
 		},
 		{
 			name:    "BOM only",
@@ -98,9 +98,9 @@ func TestBadInput(t *testing.T) {
 			want:    []string{"task 1:", "max_retries"},
 		},
 		{
-			name:    "ten megabytes with one bad dependency near the end",
+			name:    "ten megabytes with one cycle near the end",
 			content: bigTasks(30000, 29996),
-			want:    []string{"task 29996: dependency 999999 does not exist", "more)"},
+			want:    []string{"task 29996: dependency cycle: 29996 -> 29997 -> 29996"},
 		},
 	}
 	for _, tt := range tests {
@@ -171,7 +171,7 @@ func readTasksBOM(t *testing.T, data []byte) map[string]taskDoc {
 }
 
 // bigTasks returns a valid tasks file of n chained tasks, about 10 MB,
-// except that task bad depends on a task that does not exist.
+// except that task bad depends on task bad+1, which depends on it: a cycle.
 func bigTasks(n, bad int) string {
 	var b strings.Builder
 	b.Grow(n * 360)
@@ -180,7 +180,7 @@ func bigTasks(n, bad int) string {
 	for i := 1; i <= n; i++ {
 		dep := i - 1
 		if i == bad {
-			dep = 999999
+			dep = bad + 1 // which depends on bad: a cycle
 		}
 		deps := "[]"
 		if dep > 0 {

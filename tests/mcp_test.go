@@ -146,8 +146,8 @@ func TestMCPServerProcess(t *testing.T) {
 // stdout, which belongs to the protocol.
 func TestMCPRefusesABadPlan(t *testing.T) {
 	t.Parallel()
-	repo := newRepo(t, map[string]string{"tasks.json": `{"tasks": [{"id": 1, "title": "a", "dependencies": [9]}]}`})
-	for file, want := range map[string]string{"nope.json": "no such file", "tasks.json": "dependency 9 does not exist"} {
+	repo := newRepo(t, map[string]string{"tasks.json": `{"tasks": [{"id": 1, "title": "a", "dependencies": [null]}]}`})
+	for file, want := range map[string]string{"nope.json": "no such file", "tasks.json": "dependencies[0] is null"} {
 		r := statgraph(t, repo, "mcp", file)
 		assert.Equal(t, 2, r.code, "%s: stderr:\n%s", file, r.stderr)
 		assert.Contains(t, r.stderr, want)

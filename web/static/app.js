@@ -110,7 +110,8 @@ function renderBoard() {
 
 function card(t) {
   const meta = [];
-  if (t.node) meta.push(t.node);
+  if (t.phase === "awaiting-approval") meta.push("awaiting approval");
+  else if (t.node) meta.push(t.node);
   if (t.attempt || t.status !== "pending") meta.push("attempt " + t.attempt + "/" + t.max_attempts);
   if (t.tokens) meta.push(t.tokens + " tokens", usd(t.cost_usd));
   if (t.status === "parked" && t.parked_until) meta.push("resumes " + new Date(t.parked_until).toLocaleTimeString());
@@ -246,15 +247,29 @@ function candidates(id, sel) {
   const rows = sel.candidates.map((c) => el("tr", { class: c.k === sel.winner ? "winner" : "", "data-k": String(c.k) },
     el("td", {}, (c.k === sel.winner ? "★ " : "") + c.k), el("td", {}, c.status), el("td", {}, String(c.warnings)),
     el("td", {}, String(c.diff_lines)), el("td", {}, String(c.attempts)), el("td", {}, String(c.tokens)),
-    el("td", {}, c.executor + (c.model ? " " + c.model : "")), el("td", {}, c.branch || ""), el("td", {}, c.reason || "")));
+    el("td", {}, c.executor + (c.model ? " " + c.model : "")), el("td", {}, c.branch || ""), el("td", {}, c.reason || ""),
+    el("td", {}, c.passed && c.k !== sel.winner ? el("button", { type: "button", class: "pick", "data-k": String(c.k),
+      onclick: () => pick(id, c.k) }, "pick") : "")));
   const box = el("div", { class: "candidates" },
     el("h3", {}, "Candidates: winner " + sel.winner + " (" + (sel.why || "none passed") + ")"),
-    el("table", {}, el("tr", {}, ...["k", "status", "warnings", "diff lines", "tries", "tokens", "agent", "branch", "reason"].map((h) => el("th", {}, h))), ...rows));
+    el("table", {}, el("tr", {}, ...["k", "status", "warnings", "diff lines", "tries", "tokens", "agent", "branch", "reason", ""].map((h) => el("th", {}, h))), ...rows));
   for (const r of sel.judge || []) {
     box.append(el("p", { class: "judge" }, r.a ? "Judge: " + r.a + " vs " + r.b + " → " + r.winner + ": " + r.reasoning : "Judge: " + r.reasoning));
   }
-  box.append(el("p", { class: "hint" }, "statgraph pick " + id + " <k> makes another passing candidate the winner; the attempts below are the winner's."));
+  box.append(el("p", { class: "hint" }, "pick (or statgraph pick " + id + " <k>) makes another passing candidate the winner; the attempts below are the winner's."));
   return box;
+}
+
+// pick makes candidate k of task id its winner (POST /api/tasks/{id}/pick)
+// and shows the task again.
+async function pick(id, k) {
+  try {
+    await api("POST", "/api/tasks/" + encodeURIComponent(id) + "/pick", { k: k });
+    message("task " + id + ": candidate " + k + " picked");
+    loadDetail(id);
+  } catch (err) {
+    message(err.message, true);
+  }
 }
 
 // attemptSpend is what one attempt spent, as " · N tokens · $C", or "".
