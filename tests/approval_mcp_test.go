@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/control"
+	"github.com/statgraph/statgraph/control/controltest"
 )
 
 // twoApprovalTasks are two tasks whose plans wait for approval.
@@ -29,9 +30,9 @@ const twoApprovalTasks = `{"tasks": [
 // executor given the model's plan and task 2's the edited one.
 func TestPlanApprovalThroughMCP(t *testing.T) {
 	t.Parallel()
-	m := newSteerModel(t)
+	m := controltest.NewSteerModel(t)
 	repo := newRepo(t, map[string]string{"tasks.json": twoApprovalTasks})
-	cs, stderr := mcpSessionEnv(t, repo, m.env(), noSandbox, filepath.Join(repo, "tasks.json"))
+	cs, stderr := mcpSessionEnv(t, repo, m.Env(), noSandbox, filepath.Join(repo, "tasks.json"))
 	defer cs.Close()
 	var started json.RawMessage
 	mcpCall(t, cs, "run_pending", map[string]any{}, &started)
@@ -55,11 +56,11 @@ func TestPlanApprovalThroughMCP(t *testing.T) {
 	}
 	for _, ti := range list.Tasks {
 		assert.Equal(t, "approval", ti.Question.Kind, "task %s", ti.ID)
-		assert.Contains(t, ti.Question.Proposal, modelPlan, "task %s", ti.ID)
+		assert.Contains(t, ti.Question.Proposal, controltest.SteerPlan, "task %s", ti.ID)
 		assert.Equal(t, "awaiting-approval", ti.Phase, "task %s's phase", ti.ID)
 		assert.Equal(t, "approve", ti.Node, "task %s's node", ti.ID)
 	}
-	assert.Empty(t, m.executorPrompts(), "nothing runs before a plan is approved")
+	assert.Empty(t, m.ExecutorPrompts(), "nothing runs before a plan is approved")
 
 	edited := `{"summary": "the person's plan: write out.txt for two", "steps": ["write it"]}`
 	var answered json.RawMessage
@@ -69,20 +70,20 @@ func TestPlanApprovalThroughMCP(t *testing.T) {
 	require.False(t, st.Run.Running, "the run did not end; stderr:\n%s", stderr)
 	assert.Equal(t, 2, st.Counts["done"], "both tasks done; stderr:\n%s", stderr)
 
-	prompts := m.executorPrompts()
+	prompts := m.ExecutorPrompts()
 	require.Len(t, prompts, 2)
 	for _, p := range prompts {
 		switch {
 		case strings.Contains(p, "write out one"):
-			assert.Contains(t, p, modelPlan, "task 1 approved: the model's plan")
+			assert.Contains(t, p, controltest.SteerPlan, "task 1 approved: the model's plan")
 		case strings.Contains(p, "write out two"):
 			assert.Contains(t, p, "the person's plan: write out.txt for two", "task 2 edited: the person's plan")
-			assert.NotContains(t, p, modelPlan, "the edited plan replaces the model's")
+			assert.NotContains(t, p, controltest.SteerPlan, "the edited plan replaces the model's")
 		default:
 			t.Errorf("a prompt of neither task:\n%s", p)
 		}
 	}
-	assert.Equal(t, 2, m.plannerCalls(), "each plan made once")
+	assert.Equal(t, 2, m.PlannerCalls(), "each plan made once")
 }
 
 // A run with no terminal leaves a task whose plan waits for approval
@@ -90,8 +91,8 @@ func TestPlanApprovalThroughMCP(t *testing.T) {
 // table and in --json.
 func TestStatusAwaitingApproval(t *testing.T) {
 	t.Parallel()
-	m := newSteerModel(t)
-	repo := newRepo(t, map[string]string{"tasks.json": approvalTasks})
+	m := controltest.NewSteerModel(t)
+	repo := newRepo(t, map[string]string{"tasks.json": controltest.ApprovalPlan})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, done := startRun(ctx, t, repo, m, "run", noSandbox, "tasks.json")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statgraph/statgraph/agents/llm"
+	"github.com/statgraph/statgraph/control/controltest"
 	"github.com/statgraph/statgraph/web"
 )
 
@@ -19,8 +20,8 @@ import (
 // approval" on its card, not the planner's node; approving it from the
 // card runs it to done.
 func TestBrowserCardAwaitingApproval(t *testing.T) {
-	m := newSteerModel(t)
-	c := newControl(t, `{"tasks": [{"id": 1, "title": "write out", "approve_plan": true, "test_cmd": "grep -q attempt out.txt"}]}`, m.config())
+	m := controltest.NewSteerModel(t)
+	c := newControl(t, `{"tasks": [{"id": 1, "title": "write out", "approve_plan": true, "test_cmd": "grep -q attempt out.txt"}]}`, m.Config())
 	srv := serveTest(t, web.Handler(c, testToken))
 	ctx := browser(t, 90*time.Second)
 	box := `#board .card[data-id="1"] .approval`
