@@ -41,10 +41,11 @@ test: fmt-check vet allocs race
 # The scale-out end-to-end suite (tests/queue*_test.go, build tag "scale"):
 # a coordinator and worker processes on a real PostgreSQL
 # (STATGRAPH_TEST_POSTGRES, see DEVELOPERS.md), workers killed with
-# kill -9 and stalled past their lease. Minutes long, so apart from `make
+# kill -9 and stalled past their lease; and a run with a 250 MiB file
+# whose peak RSS is measured (tests/largefile_test.go). Minutes long, so apart from `make
 # test`; CI (.ci/run) runs both.
 test-scale: sandbox-deps
-	$(GO) test -race -count=1 -timeout 20m -tags scale -run 'TestQueue' ./tests/
+	$(GO) test -race -count=1 -timeout 20m -tags scale -run 'TestQueue|TestRunWithLargeFile' ./tests/
 
 bench:
 	$(GO) run ./tests/bench/w1 1000 200

@@ -111,28 +111,40 @@ func (w *Workspace) checkout(ctx context.Context, repo *git.Repository, dir stri
 }
 
 // writeBlob creates the file (or symbolic link) p with the content and mode
-// of the tree entry e and returns the SHA-256 of the content.
-func writeBlob(repo *git.Repository, p string, e object.TreeEntry) ([32]byte, error) {
+// of the tree entry e and returns the SHA-256 of the content. The content
+// is streamed (see largeObject), whatever its size.
+func writeBlob(repo *git.Repository, p string, e object.TreeEntry) (sum [32]byte, err error) {
 	blob, err := repo.BlobObject(e.Hash)
 	if err != nil {
-		return [32]byte{}, err
+		return sum, err
 	}
 	r, err := blob.Reader()
 	if err != nil {
-		return [32]byte{}, err
+		return sum, err
 	}
 	defer r.Close()
-	data, err := io.ReadAll(r)
+	h := sha256.New()
+	if e.Mode == filemode.Symlink {
+		target, err := io.ReadAll(io.LimitReader(r, 4096))
+		if err != nil {
+			return sum, err
+		}
+		h.Write(target)
+		copy(sum[:], h.Sum(nil))
+		return sum, os.Symlink(string(target), p)
+	}
+	perm := os.FileMode(0o644)
+	if e.Mode == filemode.Executable {
+		perm = 0o755
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
-		return [32]byte{}, err
+		return sum, err
 	}
-	switch e.Mode {
-	case filemode.Symlink:
-		err = os.Symlink(string(data), p)
-	case filemode.Executable:
-		err = os.WriteFile(p, data, 0o755)
-	default:
-		err = os.WriteFile(p, data, 0o644)
+	if _, err := io.Copy(io.MultiWriter(f, h), r); err != nil {
+		f.Close()
+		return sum, err
 	}
-	return sha256.Sum256(data), err
+	copy(sum[:], h.Sum(nil))
+	return sum, f.Close()
 }

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -27,7 +28,7 @@ func openSource(source string) (*git.Repository, error) {
 			return nil, fmt.Errorf("workspace: source repository %s: %w", source, err)
 		}
 	}
-	repo, err := git.PlainOpenWithOptions(source, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	repo, _, err := openRepo(source, false)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open source repository %s: %w; Source must be the top directory of a git repository", ErrNotRepository, source, err)
 	}
@@ -181,17 +182,15 @@ func smallLoose(objects string, fanout []string) ([]plumbing.Hash, bool) {
 	return hashes, true
 }
 
-// buildPack encodes the objects hashes of src as one pack (see encodePack).
+// buildPack encodes the objects hashes of src as one pack (see encodePack)
+// in memory (a few hundred KiB at most, see packMaxBytes).
 func buildPack(src *git.Repository, hashes []plumbing.Hash) (pack, idx []byte, name string, err error) {
-	objs := make([]plumbing.EncodedObject, len(hashes))
-	for i, h := range hashes {
-		o, err := src.Storer.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		objs[i] = o
+	var buf bytes.Buffer
+	sum, idx, err := encodePack(&buf, hashes, storeSource(src, "the source"))
+	if err != nil {
+		return nil, nil, "", err
 	}
-	return encodePack(objs)
+	return buf.Bytes(), idx, "pack-" + sum.String(), nil
 }
 
 // linkDirs links or copies the directories names of src to dst, several

@@ -16,10 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // scanState is what a Workspace remembers between scans of its working
@@ -363,7 +360,7 @@ func (s *gitScan) write(extra ...plumbing.EncodedObject) error {
 		}
 	}
 	if err == nil {
-		err = writeObjects(s.w.repo.Storer, s.pending)
+		err = writeObjects(s.w.repo, objects, s.pending)
 	}
 	if err != nil {
 		s.w.scan = scanState{}
@@ -381,33 +378,26 @@ func (s *gitScan) abandon() {
 	}
 }
 
-// writeObjects stores objs in st, as one pack when there are several.
-func writeObjects(st storer.EncodedObjectStorer, objs []plumbing.EncodedObject) error {
-	pfw, canPack := st.(storer.PackfileWriter)
-	if len(objs) < 2 || !canPack {
+// writeObjects stores objs in repo (whose objects directory is objects):
+// one as a loose object, more as one pack (writePackNamed), which the
+// repository's storage then reads (go-git loads its list of packs once).
+func writeObjects(repo *git.Repository, objects string, objs []plumbing.EncodedObject) error {
+	if len(objs) < 2 {
 		for _, o := range objs {
-			if _, err := st.SetEncodedObject(o); err != nil {
+			if _, err := repo.Storer.SetEncodedObject(o); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	mem := memory.NewStorage()
-	hashes := make([]plumbing.Hash, len(objs))
-	for i, o := range objs {
-		h, err := mem.SetEncodedObject(o)
-		if err != nil {
-			return err
-		}
-		hashes[i] = h
-	}
-	pw, err := pfw.PackfileWriter()
-	if err != nil {
+	hashes, get := fromObjects(objs)
+	if _, err := writePackNamed(filepath.Join(objects, "pack"), hashes, get); err != nil {
 		return err
 	}
-	if _, err := packfile.NewEncoder(pw, mem, false).Encode(hashes, 0); err != nil {
-		pw.Close()
-		return err
+	r, ok := repo.Storer.(interface{ Reindex() })
+	if !ok {
+		return fmt.Errorf("the repository's storage (%T) cannot read a new pack", repo.Storer)
 	}
-	return pw.Close()
+	r.Reindex()
+	return nil
 }

@@ -10,11 +10,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // packcache.go keeps what every Prepare of a run would otherwise redo:
@@ -95,19 +92,4 @@ func sharePacked(src *git.Repository, objects, dstGit, finalGit string, hashes [
 	}
 	p.at = filepath.Join(finalGit, "objects", "pack")
 	return nil
-}
-
-// openKeep opens the repository whose working tree is dir with storage
-// that keeps its pack files open between object reads (go-git otherwise
-// opens and closes a pack for every object it reads from it). The caller
-// calls close when done with the repository.
-func openKeep(dir string) (*git.Repository, func(), error) {
-	st := filesystem.NewStorageWithOptions(osfs.New(filepath.Join(dir, git.GitDirName), osfs.WithBoundOS()),
-		cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	repo, err := git.Open(st, osfs.New(dir, osfs.WithBoundOS()))
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	return repo, func() { st.Close() }, nil
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -37,6 +38,9 @@ func patchText(ctx context.Context, st storer.EncodedObjectStorer, changes objec
 			return "", err
 		}
 		text := buf.String()
+		if p, ok := fp.(filePatch); ok && p.large != "" {
+			text = notShown(text, p.large)
+		}
 		for _, q := range quoted {
 			text = quoteHeader(text, q)
 		}
@@ -85,6 +89,10 @@ func filePatchOf(st storer.EncodedObjectStorer, c *object.Change) (fdiff.FilePat
 		if err != nil {
 			return nil, "", false, err
 		}
+		if blob.Size > maxDiffBlob {
+			p.large = fmt.Sprintf("%s: %d bytes, not shown", printable.GitPath(e.Name), blob.Size)
+			return f, "", true, nil
+		}
 		content, binary, err := blobText(blob)
 		return f, content, binary, err
 	}
@@ -121,8 +129,20 @@ func filePatchOf(st storer.EncodedObjectStorer, c *object.Change) (fdiff.FilePat
 	return p, quoted, nil
 }
 
-// blobText returns the content of a blob, or binary true for one git
-// would show as binary.
+// maxDiffBlob is the largest blob a diff shows the lines of; a larger
+// one shows as "<path>: N bytes, not shown", and is never read.
+const maxDiffBlob = 1 << 20
+
+// notShown replaces the "Binary files ... differ" line that ends text (one
+// file's diff) by line, which says why the content is not shown.
+func notShown(text, line string) string {
+	i := strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n")
+	return text[:i+1] + line + "\n"
+}
+
+// blobText returns the content of a blob of at most maxDiffBlob bytes, or
+// binary true for one git would show as binary (which is not read past
+// its first 8,000 bytes).
 func blobText(b *object.Blob) (string, bool, error) {
 	f := object.NewFile("", filemode.Regular, b)
 	if bin, err := f.IsBinary(); err != nil || bin {
@@ -142,6 +162,7 @@ type filePatch struct {
 	from, to *patchFile
 	chunks   []fdiff.Chunk
 	binary   bool
+	large    string // for a side over maxDiffBlob: the line shown instead
 }
 
 func (p filePatch) IsBinary() bool        { return p.binary }

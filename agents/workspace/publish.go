@@ -84,7 +84,7 @@ func (w *Workspace) publishHeld(ctx context.Context, tip plumbing.Hash) error {
 		return err
 	}
 	if len(objs) > 0 {
-		name, err := writePackNamed(filepath.Join(common, "objects", "pack"), objs)
+		name, err := writePackNamed(filepath.Join(common, "objects", "pack"), objs, storeSource(w.repo, w.dir))
 		if err != nil {
 			return fmt.Errorf("workspace: publish %s into %s: write its objects: %w", w.branch.Short(), w.source, err)
 		}
@@ -202,22 +202,21 @@ func (w *Workspace) isAncestor(old, tip plumbing.Hash) (bool, error) {
 	return false, nil
 }
 
-// missingObjects returns the objects reachable from tip that the source
+// missingObjects returns the hashes of the objects reachable from tip that the source
 // src does not have, read from the repository from (the workspace, at
 // fromDir, which names it in errors). An object the source has is
 // taken to come with everything it reaches (git's own assumption for a
 // repository that passes fsck), so the walk stops there: it costs what the
 // task added, not the size of the history or the tree.
-func missingObjects(ctx context.Context, from *git.Repository, fromDir string, src *git.Repository, tip plumbing.Hash) ([]plumbing.EncodedObject, error) {
-	var out []plumbing.EncodedObject
+func missingObjects(ctx context.Context, from *git.Repository, fromDir string, src *git.Repository, tip plumbing.Hash) ([]plumbing.Hash, error) {
+	var out []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
 	has := func(h plumbing.Hash) bool { return src.Storer.HasEncodedObject(h) == nil }
 	add := func(h plumbing.Hash) error {
-		o, err := from.Storer.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
+		if err := from.Storer.HasEncodedObject(h); err != nil {
 			return fmt.Errorf("workspace: %s: read object %s: %w", fromDir, h, err)
 		}
-		out = append(out, o)
+		out = append(out, h)
 		return nil
 	}
 	var walkTree func(h plumbing.Hash) error
@@ -277,67 +276,6 @@ func missingObjects(ctx context.Context, from *git.Repository, fromDir string, s
 		todo = append(todo, c.ParentHashes...)
 	}
 	return out, nil
-}
-
-// writePackNamed writes objs as one pack into dir (objects/pack of the
-// source) and returns its base name ("pack-<sum>"), as git's fetch does: pack and index under temporary names (tmp_pack_*,
-// tmp_idx_*, which git fsck passes over), each fsynced, then the pack
-// renamed to its final name and the index last, and dir fsynced. A kill
-// leaves at most temporary files, or a pack without its index, which git
-// ignores and repairOrphanPacks completes for go-git.
-func writePackNamed(dir string, objs []plumbing.EncodedObject) (string, error) {
-	pack, idx, name, err := encodePack(objs)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmpPack, err := writeTemp(dir, "tmp_pack_", pack)
-	if err != nil {
-		return "", err
-	}
-	tmpIdx, err := writeTemp(dir, "tmp_idx_", idx)
-	if err != nil {
-		os.Remove(tmpPack)
-		return "", err
-	}
-	base := filepath.Join(dir, name)
-	if err := os.Rename(tmpPack, base+".pack"); err != nil {
-		os.Remove(tmpPack)
-		os.Remove(tmpIdx)
-		return "", err
-	}
-	if err := os.Rename(tmpIdx, base+".idx"); err != nil {
-		os.Remove(tmpIdx)
-		return "", err
-	}
-	return name, fsutil.SyncDir(dir)
-}
-
-// writeTemp writes data to a new file in dir named prefix*, read-only as
-// git keeps its packs, fsyncs it and returns its path.
-func writeTemp(dir, prefix string, data []byte) (path string, err error) {
-	f, err := os.CreateTemp(dir, prefix)
-	if err != nil {
-		return "", err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return "", err
-	}
-	if err = f.Chmod(0o444); err != nil {
-		return "", err
-	}
-	if err = f.Sync(); err != nil {
-		return "", err
-	}
-	return f.Name(), f.Close()
 }
 
 // repairOrphanPacks writes the missing index of every pack in dir

@@ -147,17 +147,17 @@ func pushHeld(ctx context.Context, from, gitDir string, updates []RefUpdate) err
 		}
 	}
 	var src, dst *git.Repository
-	var objs []plumbing.EncodedObject
+	var objs []plumbing.Hash
 	for _, u := range updates {
 		if u.New == "" {
 			continue // a deletion needs no objects (nor from)
 		}
 		if src == nil {
 			var err error
-			if src, err = git.PlainOpenWithOptions(from, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+			if src, _, err = openRepo(from, false); err != nil {
 				return fmt.Errorf("open %s: %w", from, err)
 			}
-			if dst, err = git.PlainOpen(gitDir); err != nil {
+			if dst, _, err = openRepo(gitDir, false); err != nil {
 				return fmt.Errorf("open the remote: %w", err)
 			}
 		}
@@ -168,7 +168,7 @@ func pushHeld(ctx context.Context, from, gitDir string, updates []RefUpdate) err
 		objs = append(objs, more...)
 	}
 	if len(objs) > 0 {
-		name, err := writePackNamed(filepath.Join(gitDir, "objects", "pack"), dedupe(objs))
+		name, err := writePackNamed(filepath.Join(gitDir, "objects", "pack"), dedupe(objs), storeSource(src, from))
 		if err != nil {
 			return fmt.Errorf("write its objects: %w", err)
 		}
@@ -194,13 +194,13 @@ func refNames(updates []RefUpdate) string {
 }
 
 // dedupe drops repeated objects (two updates sharing history).
-func dedupe(objs []plumbing.EncodedObject) []plumbing.EncodedObject {
+func dedupe(objs []plumbing.Hash) []plumbing.Hash {
 	seen := make(map[plumbing.Hash]bool, len(objs))
 	out := objs[:0]
-	for _, o := range objs {
-		if !seen[o.Hash()] {
-			seen[o.Hash()] = true
-			out = append(out, o)
+	for _, h := range objs {
+		if !seen[h] {
+			seen[h] = true
+			out = append(out, h)
 		}
 	}
 	return out

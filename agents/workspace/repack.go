@@ -14,8 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
@@ -216,11 +218,7 @@ func repackOwn(common string) error {
 		return nil
 	}
 	merge, keep := packs[:cut], packs[cut:]
-	objs, err := readPacks(dir, merge)
-	if err != nil {
-		return err
-	}
-	name, err := writePackNamed(dir, objs)
+	name, err := mergePacks(dir, merge)
 	if err != nil {
 		return err
 	}
@@ -257,73 +255,61 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// readPacks returns every object of packs (in dir), each once, whole
-// (deltas resolved).
-func readPacks(dir string, packs []ownPack) ([]plumbing.EncodedObject, error) {
-	var out []plumbing.EncodedObject
-	seen := map[plumbing.Hash]bool{}
+// mergePacks writes every object of packs (in dir), each once, into one
+// new pack in dir and returns its name. The objects are streamed from the
+// packs (see writePackNamed), so a merge costs a fixed buffer whatever
+// their size.
+func mergePacks(dir string, packs []ownPack) (string, error) {
 	fsys := osfs.New(dir, osfs.WithBoundOS())
+	from := map[plumbing.Hash]*packfile.Packfile{}
+	var hashes []plumbing.Hash
 	for _, p := range packs {
-		if err := func() error {
-			ib, err := os.ReadFile(filepath.Join(dir, p.name+".idx"))
-			if err != nil {
-				return err
-			}
-			idx := idxfile.NewMemoryIndex()
-			if err := idxfile.NewDecoder(bytes.NewReader(ib)).Decode(idx); err != nil {
-				return fmt.Errorf("%s.idx: %w", p.name, err)
-			}
-			f, err := fsys.Open(p.name + ".pack")
-			if err != nil {
-				return err
-			}
-			pf := packfile.NewPackfile(idx, fsys, f, 0)
-			defer pf.Close()
-			it, err := pf.GetAll()
-			if err != nil {
-				return fmt.Errorf("%s.pack: %w", p.name, err)
-			}
-			defer it.Close()
-			for {
-				o, err := it.Next()
-				if err == io.EOF {
-					return nil
-				}
-				if err != nil {
-					return fmt.Errorf("%s.pack: %w", p.name, err)
-				}
-				if seen[o.Hash()] {
-					continue
-				}
-				seen[o.Hash()] = true
-				mo, err := inMemory(o)
-				if err != nil {
-					return fmt.Errorf("%s.pack: %w", p.name, err)
-				}
-				out = append(out, mo)
-			}
-		}(); err != nil {
-			return nil, fmt.Errorf("workspace: merge statgraph's packs: read %s: %w", filepath.Join(dir, p.name), err)
+		pf, err := openPack(fsys, dir, p.name)
+		if err != nil {
+			return "", fmt.Errorf("workspace: merge statgraph's packs: read %s: %w", filepath.Join(dir, p.name), err)
 		}
+		defer pf.Close()
+		it, err := pf.Index.Entries()
+		if err != nil {
+			return "", err
+		}
+		for {
+			e, err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				it.Close()
+				return "", fmt.Errorf("workspace: merge statgraph's packs: read %s.idx: %w", filepath.Join(dir, p.name), err)
+			}
+			if from[e.Hash] == nil {
+				from[e.Hash] = pf
+				hashes = append(hashes, e.Hash)
+			}
+		}
+		it.Close()
 	}
-	return out, nil
+	return writePackNamed(dir, hashes, func(h plumbing.Hash) (plumbing.EncodedObject, error) {
+		return from[h].Get(h)
+	})
 }
 
-// inMemory copies o into memory, so that it stays readable once its pack
-// is closed.
-func inMemory(o plumbing.EncodedObject) (plumbing.EncodedObject, error) {
-	r, err := o.Reader()
+// openPack opens the pack name ("pack-<sum>") in dir (on fsys) with its
+// index; objects over largeObject bytes are read from the file when used.
+func openPack(fsys billy.Filesystem, dir, name string) (*packfile.Packfile, error) {
+	ib, err := os.ReadFile(filepath.Join(dir, name+".idx"))
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	mo := &plumbing.MemoryObject{}
-	mo.SetType(o.Type())
-	mo.SetSize(o.Size())
-	if _, err := io.Copy(mo, r); err != nil {
+	idx := idxfile.NewMemoryIndex()
+	if err := idxfile.NewDecoder(bytes.NewReader(ib)).Decode(idx); err != nil {
+		return nil, fmt.Errorf("%s.idx: %w", name, err)
+	}
+	f, err := fsys.Open(name + ".pack")
+	if err != nil {
 		return nil, err
 	}
-	return mo, nil
+	return packfile.NewPackfileWithCache(idx, fsys, f, cache.NewObjectLRU(cache.MiByte), largeObject), nil
 }
 
 // writeList replaces the list of statgraph's packs with names

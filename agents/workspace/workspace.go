@@ -227,7 +227,7 @@ func Prepare(ctx context.Context, o Options) (*Workspace, error) {
 // that resolves to another commit than the one the workspace started from
 // is an error, since the recorded base is what Diff and Reset compare with.
 func (w *Workspace) reopen(wantBase string, plan mergePlan) error {
-	repo, err := git.PlainOpen(w.dir)
+	repo, _, err := openRepo(w.dir, false)
 	if err != nil {
 		return fmt.Errorf("workspace: reopen %s: %w; remove the directory to start the task over", w.dir, err)
 	}
@@ -297,7 +297,7 @@ func (w *Workspace) build(ctx context.Context, src *git.Repository, dir string, 
 		}
 		base = merged
 	}
-	repo, closeRepo, err := openKeep(dir)
+	repo, closeRepo, err := openRepo(dir, true)
 	if err != nil {
 		return fmt.Errorf("workspace: open the new repository %s: %w", dir, err)
 	}
