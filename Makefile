@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test test-scale fmt-check vet allocs race bench bench-peers demo clean sandbox-deps
+.PHONY: build test test-scale fmt-check vet allocs differential race bench bench-peers demo clean sandbox-deps
 
 build:
 	$(GO) build -o bin/statgraph ./cmd/statgraph
@@ -36,7 +36,13 @@ race: sandbox-deps
 allocs:
 	$(GO) test -count=1 -timeout 5m -run 'Alloc|Amortised' $(PKGS)
 
-test: fmt-check vet allocs race
+# The differential test of the library (statgraph/differential_*_test.go)
+# runs its 10,000 generated graphs here, without the race detector, which
+# makes it several times slower; the race pass runs 1,000 of them.
+differential:
+	$(GO) test -count=1 -timeout 10m -run 'TestDifferential$$' ./statgraph/
+
+test: fmt-check vet allocs differential race
 
 # The scale-out end-to-end suite (tests/queue*_test.go, build tag "scale"):
 # a coordinator and worker processes on a real PostgreSQL

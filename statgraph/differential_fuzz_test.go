@@ -66,7 +66,7 @@ func checkSeed(t *testing.T, seed uint64) bool {
 // difference, and whether the graph compiled.
 func checkSeedErr(seed uint64) (compiled bool, err error) {
 	g := genFrom(seed)
-	got, cp, ok := realRun(g, 0)
+	got, cp, ok := realRun(g, 0, memoryStore)
 	if !ok {
 		return false, nil
 	}
@@ -80,7 +80,7 @@ func checkSeedErr(seed uint64) (compiled bool, err error) {
 		return true, nil
 	}
 	failAt := 1 + int(seed>>8)%cp.writes
-	crashed, _, _ := realRun(g, failAt)
+	crashed, _, _ := realRun(g, failAt, memoryStore)
 	if !slices.Contains(crashed.trace, "crash") {
 		return true, fmt.Errorf("seed %d: write %d of %d failed, and no run reported it; graph:\n%s", seed, failAt, cp.writes, g)
 	}
@@ -90,20 +90,35 @@ func checkSeedErr(seed uint64) (compiled bool, err error) {
 	return true, nil
 }
 
-// TestDifferential runs 2,000 generated graphs (seeds 1..2000) on the
+// TestDifferential runs 10,000 generated graphs (seeds 1..10000) on the
 // model and the engine, each of them twice on the engine: once as it is,
 // once with one write of its store failing and the thread continued
-// (crash equivalence). -short runs 200.
+// (crash equivalence). Under the race detector, whose bookkeeping makes
+// it several times slower, it runs 1,000 (make test runs the 10,000 in
+// its pass without it); -short runs 200. It asserts that every pair of
+// the generator's features occurred together in one of the graphs that
+// compiled.
 func TestDifferential(t *testing.T) {
-	n := uint64(2000)
-	if testing.Short() {
+	n := uint64(10000)
+	switch {
+	case testing.Short():
 		n = 200
+	case raceBuild:
+		n = 1000
 	}
 	t0 := time.Now()
 	compiled := 0
+	pairs := map[[2]string]int{}
 	for seed := uint64(1); seed <= n; seed++ {
-		if checkSeed(t, seed) {
-			compiled++
+		if !checkSeed(t, seed) {
+			continue
+		}
+		compiled++
+		fs := slices.Sorted(maps.Keys(genFrom(seed).features))
+		for i, a := range fs {
+			for _, b := range fs[i+1:] {
+				pairs[[2]string{a, b}]++
+			}
 		}
 	}
 	el := time.Since(t0)
@@ -111,6 +126,33 @@ func TestDifferential(t *testing.T) {
 	if compiled < int(n)/4 {
 		t.Errorf("only %d of %d generated graphs compiled: the generator no longer exercises the engine", compiled, n)
 	}
+	all := slices.Sorted(maps.Keys(allFeatures()))
+	covered := 0
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if pairs[[2]string{a, b}] > 0 {
+				covered++
+			} else if !testing.Short() && !exclusive(a, b) {
+				t.Errorf("features %q and %q never occurred together in a compiled graph", a, b)
+			}
+		}
+	}
+	t.Logf("%d features, %d of their %d pairs covered (pairs of durability modes exclude each other)", len(all), covered, len(all)*(len(all)-1)/2)
+}
+
+// allFeatures names every feature the generator draws.
+func allFeatures() map[string]bool {
+	all := map[string]bool{}
+	for seed := uint64(1); seed <= 2000; seed++ {
+		maps.Copy(all, genFrom(seed).features)
+	}
+	return all
+}
+
+// exclusive reports whether two features cannot occur in one graph: two
+// durability modes.
+func exclusive(a, b string) bool {
+	return strings.HasPrefix(a, "durability ") && strings.HasPrefix(b, "durability ")
 }
 
 // FuzzDifferential compares the model and the engine on the graph

@@ -188,7 +188,10 @@ func (r *run[S]) retryAfter(sl *slot[S], n *node[S], attempt int, err error) boo
 			r.emit(ev)
 		}
 	} else if r.emit != nil {
-		sl.ev.retry = append(sl.ev.retry, ev)
+		// In a parallel step the retry and the next attempt's start are
+		// reported at the barrier, as every attempt's start is when the
+		// node runs alone.
+		sl.ev.retry = append(sl.ev.retry, ev, Event[S]{Kind: EventNodeStart, Step: r.step, Node: n.name, Attempt: attempt + 1})
 	}
 	if serr := clock.Sleep(r.ctx, delay); serr != nil {
 		sl.err = fmt.Errorf("statgraph: node %q: stopped while waiting to retry: %w", n.name, serr)

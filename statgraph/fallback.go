@@ -92,23 +92,34 @@ func (r *run[S]) failureRecords() []PendingWrite {
 	var out []PendingWrite
 	failures := r.failureMap()
 	for _, i := range slices.Sorted(maps.Keys(failures)) {
-		var list []savedFailure
-		for _, err := range joined(failures[i]) {
-			var ne *NodeError
-			switch {
-			case !errors.As(err, &ne):
-				list = append(list, savedFailure{Err: err.Error()})
-			case ne.Panic != nil:
-				list = append(list, savedFailure{Node: ne.Node, Attempt: ne.Attempt, Panic: fmt.Sprint(ne.Panic)})
-			default:
-				list = append(list, savedFailure{Node: ne.Node, Attempt: ne.Attempt, Err: fmt.Sprint(ne.Err)})
-			}
-		}
-		b, _ := json.Marshal(list) // strings and ints always encode
-		out = append(out, PendingWrite{Node: failureRecord + r.g.nodes[i].name, Update: b})
+		out = append(out, PendingWrite{Node: failureRecord + r.g.nodes[i].name, Update: encodeFailure(failures[i])})
 	}
 	return out
 }
+
+// encodeFailure encodes err for failureOf.
+func encodeFailure(err error) []byte {
+	var list []savedFailure
+	for _, err := range joined(err) {
+		var ne *NodeError
+		switch {
+		case !errors.As(err, &ne):
+			list = append(list, savedFailure{Err: err.Error()})
+		case ne.Panic != nil:
+			list = append(list, savedFailure{Node: ne.Node, Attempt: ne.Attempt, Panic: fmt.Sprint(ne.Panic)})
+		default:
+			list = append(list, savedFailure{Node: ne.Node, Attempt: ne.Attempt, Err: fmt.Sprint(ne.Err)})
+		}
+	}
+	b, _ := json.Marshal(list) // strings and ints always encode
+	return b
+}
+
+// handledRecord prefixes the pending-write entry that saves the failure of
+// a task its fallback handles, in a step that paused (a sibling's
+// Interrupt) or failed: the step run again takes the failure from it
+// instead of running the task, and its retries, again.
+const handledRecord = "__handled__:"
 
 // joined returns the errors that errors.Join joined into err, or err.
 func joined(err error) []error {

@@ -189,14 +189,14 @@ func (r *run[S]) pauseBefore() error {
 	return r.interrupted(ints)
 }
 
-// pauses returns the interrupts due after a step that ran the nodes ran and
-// leads to next: a pause after a node of ran flagged with
-// WithInterruptAfter (when anything is left to run), else a pause before
+// pauses returns the interrupts due after a step whose tasks (nodes and
+// Sends) ran the nodes ran and that leads to next: a pause after a node of
+// ran flagged with WithInterruptAfter (when anything is left to run), else a pause before
 // the nodes of next flagged with WithInterruptBefore. They are saved on the
 // step's own checkpoint, so that a pause adds no snapshot to the history.
 func (r *run[S]) pauses(ran, next []int) []Interruption {
 	var ints []Interruption
-	if r.g.after != nil && len(next) > 0 {
+	if r.g.after != nil && (len(next) > 0 || len(r.sendList()) > 0) {
 		for _, i := range ran {
 			if r.g.after[i] {
 				name := r.g.nodes[i].name

@@ -278,6 +278,12 @@ func (r *run[S]) restorePending() {
 			if r.restoreGoto(i, pw) {
 				continue
 			}
+			if pw.Node == handledRecord+r.taskName(i) {
+				if err, ok := failureOf(pw.Update); ok {
+					sl.err, sl.done = err, true
+				}
+				continue
+			}
 			if pw.Node != r.taskName(i) {
 				continue
 			}

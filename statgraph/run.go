@@ -235,13 +235,11 @@ func (r *run[S]) begin(input S) error {
 	if err := r.route(&r.g.start); err != nil {
 		return err
 	}
+	r.nextTasks() // Start's Sends, and its WithDefer nodes held as after every step
 	if len(r.next) > 1 {
 		slices.Sort(r.next) // node-name order, as after every step
 	}
 	r.frontier, r.next = r.next, r.frontier[:0]
-	if q := r.tq; q != nil {
-		q.sends, q.nextSends = q.nextSends, nil
-	}
 	return nil
 }
 
@@ -394,13 +392,22 @@ func (r *run[S]) superstep() error {
 			return err
 		}
 	}
+	var ran []int // the nodes of the step's tasks, for WithInterruptAfter
+	if r.g.after != nil {
+		ran = slices.Clone(r.frontier)
+		for _, t := range r.sendList() {
+			if !slices.Contains(ran, t.node) {
+				ran = append(ran, t.node)
+			}
+		}
+	}
 	r.nextTasks()
 	if len(r.next) > 1 {
 		slices.Sort(r.next)
 	}
 	var ints []Interruption
 	if r.g.after != nil || r.g.before != nil {
-		ints = r.pauses(r.frontier, r.next)
+		ints = r.pauses(ran, r.next)
 	}
 	if r.saver != nil {
 		if err := r.saveLoop(ints); err != nil {

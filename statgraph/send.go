@@ -182,17 +182,19 @@ func (r *run[S]) routeSends() error {
 			}
 			continue
 		}
-		if n := r.g.nodes[t.node]; n.cmd != nil {
-			if err := r.gotoFrom(n, &r.slots[len(r.frontier)+j]); err != nil {
+		n := r.g.nodes[t.node]
+		if !routed[t.node] {
+			// The node's fan-out first: a Command's Sends are queued
+			// after it, as for a node of the frontier.
+			routed[t.node] = true
+			if err := r.route(n); err != nil {
 				return err
 			}
 		}
-		if routed[t.node] {
-			continue
-		}
-		routed[t.node] = true
-		if err := r.route(r.g.nodes[t.node]); err != nil {
-			return err
+		if n.cmd != nil {
+			if err := r.gotoFrom(n, &r.slots[len(r.frontier)+j]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

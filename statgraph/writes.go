@@ -108,18 +108,18 @@ func (r *run[S]) saveUnfinished(failed bool, raised []Interruption, put bool) er
 		return err
 	}
 	var ws []PendingWrite
-	if !put {
-		keep := r.keepsValues()
-		for i := range r.slots {
-			if r.slots[i].done {
-				continue // stored there already
-			}
-			w, err := r.slotWrites(i, keep)
-			if err != nil {
-				return err
-			}
-			ws = append(ws, w...)
+	keep := r.keepsValues()
+	for i := range r.slots {
+		// A task's update is stored already when it was restored, or
+		// stored as it finished (put); a handled failure is not.
+		if r.slots[i].done || (put && !r.slots[i].handled) {
+			continue
 		}
+		w, err := r.slotWrites(i, keep)
+		if err != nil {
+			return err
+		}
+		ws = append(ws, w...)
 	}
 	ws = append(ws, r.resumeRecords()...)
 	if len(ws) == 0 {
@@ -141,6 +141,9 @@ func (r *run[S]) keepsValues() bool {
 // update and, for a command node, its Goto.
 func (r *run[S]) slotWrites(i int, keep bool) ([]PendingWrite, error) {
 	sl := &r.slots[i]
+	if sl.handled {
+		return []PendingWrite{{Node: handledRecord + r.taskName(i), Update: encodeFailure(sl.err)}}, nil
+	}
 	if sl.err != nil {
 		return nil, nil
 	}
