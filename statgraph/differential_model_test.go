@@ -258,3 +258,12 @@ func refRun(g *genGraph) outcome {
 	o.trace = append(o.trace, fmt.Sprintf("end %q", o.err))
 	return o
 }
+
+// total is the sum of a run count map's values.
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
