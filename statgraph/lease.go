@@ -35,6 +35,13 @@ func (l *lease) end() {
 	l.mu.Unlock()
 }
 
+// isOver reports whether end was called.
+func (l *lease) isOver() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.over
+}
+
 // hold runs write unless this lease or an enclosing one has ended, and
 // keeps them from ending while it runs.
 func (l *lease) hold(write func() error) error {

@@ -18,6 +18,37 @@ func callBounded[S any](ctx context.Context, n *node[S], attempt int, in S) (S, 
 	ctx, cancel := context.WithTimeout(ctx, n.timeout)
 	defer cancel()
 	ctx, l := withLease(ctx)
+	// The attempt gets its own copy of the node's info: the engine reuses
+	// the slot's for the next attempt and step, while an abandoned node may
+	// still read it (RuntimeOf) or write to it (Interrupt, a Command). Its
+	// writes are copied back when it returns in time; its events go through
+	// the lease, so none arrives once it is abandoned.
+	info, _ := ctx.Value(infoKey{}).(*nodeInfo)
+	if info != nil {
+		own := &nodeCtx{Context: ctx, info: *info}
+		if info.extra != nil {
+			extra := *info.extra
+			own.info.extra = &extra
+		}
+		if sink := info.sink; sink != nil {
+			own.info.sink = func(ev Event[none]) bool {
+				ok := false
+				l.hold(func() error { ok = sink(ev); return nil })
+				return ok
+			}
+		}
+		ctx = own
+		defer func() {
+			if ended := l.isOver(); !ended {
+				sink, extra := info.sink, info.extra
+				*info = own.info
+				info.sink, info.extra = sink, extra
+				if extra != nil {
+					*extra = *own.info.extra
+				}
+			}
+		}()
+	}
 	type result struct {
 		out S
 		err error

@@ -291,7 +291,7 @@ func TestNegativeUsageRefused(t *testing.T) {
 // tokens at the task's model.
 func TestAgentCLIReportedCost(t *testing.T) {
 	t.Parallel()
-	m := passModel(t, nil) // the planner's model
+	m := passModel(t, nil) // a configured model, which the CLI task never calls
 	tasksJSON := `{"tasks": [{"id": 1, "title": "Write out.txt", "executor": "claude", "model": "gpt-4o", "test_cmd": ["test", "-f", "out.txt"]}]}` + "\n"
 	dir, env, _ := cliRepo(t, tasksJSON, "0.4321")
 	r := statgraphEnv(t, dir, append(env, m.env()...), "run", noSandbox, "tasks.json")
@@ -303,7 +303,8 @@ func TestAgentCLIReportedCost(t *testing.T) {
 	assert.Equal(t, 0.4321, h.Attempts[0].Usage.CostUSD, "the CLI's own cost, not the table's $%.4f", table)
 	assert.Equal(t, 1000, h.Attempts[0].Usage.Tokens())
 	require.NotNil(t, h.CostUSD)
-	assert.InDelta(t, 0.4321+replyCost(pr, planTokens), *h.CostUSD, 1e-12, "the task: its plan at the table's price, its attempt at the CLI's")
+	assert.InDelta(t, 0.4321, *h.CostUSD, 1e-12, "the task: its attempt at the CLI's price (an agent-CLI task makes no planner call)")
+	assert.Empty(t, m.Requests(), "the configured model is not asked for the CLI's plan")
 }
 
 // TestCostReportTenTasks is the figure of the cost report: a plan of ten

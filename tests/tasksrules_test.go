@@ -66,9 +66,10 @@ func TestControlCharactersEscaped(t *testing.T) {
 ]}
 `})
 	v := statgraph(t, repo, "validate", "tasks.json")
-	assert.Equal(t, 2, v.code)
-	assert.Contains(t, v.stderr, `dependency no\nsuch does not exist`)
-	assert.NotContains(t, v.stderr, "no\nsuch")
+	assert.Equal(t, 0, v.code, "an unknown dependency blocks its task only: a warning")
+	out := v.stdout + v.stderr
+	assert.Contains(t, out, `dependency no\nsuch does not exist`)
+	assert.NotContains(t, out, "no\nsuch")
 
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "tasks.json"), []byte(`{"tasks": [
   {"id": 1, "title": "evil\ntask 9 done: forged\u001b[2J", "executor": {"command": ["true"]}, "test_cmd": "true"}

@@ -97,9 +97,6 @@ func comparable(cp *statgraph.Checkpoint) statgraph.Checkpoint {
 	if len(c.Next) == 0 {
 		c.Next = nil
 	}
-	if len(c.Counters) == 0 {
-		c.Counters = nil
-	}
 	if len(c.Resumes) == 0 {
 		c.Resumes = nil
 	}
@@ -134,7 +131,15 @@ func testRoundTrip(t *testing.T, s statgraph.Checkpointer) {
 	got, err = s.Get(ctx, "t", 2)
 	require.NoError(t, err)
 	assert.True(t, got.Created.IsZero(), "created %v, want the zero time", got.Created)
-	Same(t, &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: "input", State: []byte("{}")}, got)
+	// Counters are the exception: empty means "every count is 0", nil
+	// "the parent's counts plus one per node in its Next" (Checkpoint).
+	Same(t, &statgraph.Checkpoint{Thread: "t", ID: 2, Parent: 1, Source: "input", State: []byte("{}"), Counters: map[string]int{}}, got)
+	require.NotNil(t, got.Counters, "empty Counters came back nil, which says to derive them from the parent")
+	nilCounters := &statgraph.Checkpoint{Thread: "t", ID: 3, Parent: 2, Source: "loop", State: []byte("{}")}
+	require.NoError(t, s.Put(ctx, nilCounters))
+	got, err = s.Get(ctx, "t", 3)
+	require.NoError(t, err)
+	require.Nil(t, got.Counters, "nil Counters came back as a map")
 
 	// Names with quotes, backslashes, control characters and non-ASCII
 	// letters are kept as they are.

@@ -46,7 +46,7 @@ func Encode(cp *statgraph.Checkpoint) (Columns, error) {
 	if len(cp.Next) > 0 {
 		c.Next = nextJSON(cp.Next)
 	}
-	if len(cp.Counters) > 0 {
+	if cp.Counters != nil { // empty is "every count 0"; nil is "the parent's, plus its Next"
 		c.Counters = countersJSON(cp.Counters)
 	}
 	var err error
