@@ -212,9 +212,10 @@ func WithRetry(p RetryPolicy) NodeOption {
 // (a retry, a fallback or the run's end). A node that does not heed its
 // ctx is waited for a tenth of d more (between 1ms and 1s), then
 // abandoned: it runs on, on a goroutine of its own, and whatever it returns
-// is dropped. Such a node must not use its ctx
-// after the deadline other than through Done and Err (the engine reuses
-// it), and must end by itself. Zero means no timeout.
+// is dropped. Such a node keeps its own attempt's RuntimeOf, but what it
+// does through its ctx once abandoned reaches nothing (Runtime.Write, an
+// Interrupt, a subgraph's checkpoints); it must end by itself. Zero means
+// no timeout.
 func WithTimeout(d time.Duration) NodeOption {
 	return func(c *nodeConfig) { c.timeout = d }
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // WithFallback makes node the node's error handler: once the node has
-// failed for good (its RetryPolicy's attempts are used up, or the error is
-// Permanent, a timeout or a panic), the run does not end with the error;
+// failed for good (its RetryPolicy's attempts are used up, a WithTimeout
+// deadline counting as a failed attempt, or the error is Permanent or a
+// panic), the run does not end with the error;
 // the node's update and edges are dropped and node runs in the next
 // super-step instead, where RuntimeOf(ctx).Fallback is the error. Interrupts and
 // the run's own cancellation are never handled. The fallback must be a node
