@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,23 +38,7 @@ exec sleep 600
 func TestLiveLimitStopsCLIAndParks(t *testing.T) {
 	t.Parallel()
 	presets := []string{"gemini", "opencode"}
-	var units []string
-	for _, name := range presets {
-		units = append(units, fmt.Sprintf(`{"id": %q, "title": "Work of %s", "executor": %q, "test_cmd": ["test", "-f", "%s.txt"]}`, name, name, name, name))
-	}
-	dir := newRepo(t, map[string]string{
-		"tasks.json": `{"tasks": [` + strings.Join(units, ",\n") + "]}\n",
-		".gitignore": "/.rec/\n",
-	})
-	stubs := t.TempDir()
-	for _, name := range presets {
-		out, err := os.ReadFile(filepath.Join("..", "agents", "testdata", "limits", name+".txt"))
-		require.NoError(t, err)
-		outFile := filepath.Join(stubs, name+".out")
-		require.NoError(t, os.WriteFile(outFile, out, 0o644))
-		src := strings.NewReplacer("NAME", name, "OUT", outFile).Replace(hangingStandIn)
-		require.NoError(t, os.WriteFile(filepath.Join(stubs, name), []byte(src), 0o755))
-	}
+	dir, stubs := limitStandIns(t, presets, hangingStandIn)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()

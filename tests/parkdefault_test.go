@@ -39,23 +39,7 @@ echo "made by NAME" > NAME.txt
 func TestRealCLILimitParksDefault(t *testing.T) {
 	t.Parallel()
 	presets := []string{"claude", "codex"}
-	var units []string
-	for _, name := range presets {
-		units = append(units, fmt.Sprintf(`{"id": %q, "title": "Work of %s", "executor": %q, "test_cmd": ["test", "-f", "%s.txt"]}`, name, name, name, name))
-	}
-	dir := newRepo(t, map[string]string{
-		"tasks.json": `{"tasks": [` + strings.Join(units, ",\n") + "]}\n",
-		".gitignore": "/.rec/\n",
-	})
-	stubs := t.TempDir()
-	for _, name := range presets {
-		out, err := os.ReadFile(filepath.Join("..", "agents", "testdata", "limits", name+".txt"))
-		require.NoError(t, err)
-		outFile := filepath.Join(stubs, name+".out")
-		require.NoError(t, os.WriteFile(outFile, out, 0o644))
-		src := strings.NewReplacer("NAME", name, "OUT", outFile).Replace(recordedStandIn)
-		require.NoError(t, os.WriteFile(filepath.Join(stubs, name), []byte(src), 0o755))
-	}
+	dir, stubs := limitStandIns(t, presets, recordedStandIn)
 	env := []string{"PATH=" + stubs + string(os.PathListSeparator) + os.Getenv("PATH")}
 	r := statgraphEnv(t, dir, env, "run", noSandbox, "-j", "2", "--park-default", "2s", "--keep-workspaces", "tasks.json")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
@@ -77,4 +61,31 @@ func TestRealCLILimitParksDefault(t *testing.T) {
 			assert.GreaterOrEqual(t, second-first, 1.5, "started again only after the default wait")
 		})
 	}
+}
+
+// limitStandIns makes a repository whose tasks.json has one task per preset
+// (id and executor the preset's name, its check a file named after it), and
+// a directory of stand-in CLIs named after the presets: script (NAME and OUT
+// replaced) printing the preset's recorded limit output from
+// agents/testdata/limits.
+func limitStandIns(t *testing.T, presets []string, script string) (dir, stubs string) {
+	t.Helper()
+	var units []string
+	for _, name := range presets {
+		units = append(units, fmt.Sprintf(`{"id": %q, "title": "Work of %s", "executor": %q, "test_cmd": ["test", "-f", "%s.txt"]}`, name, name, name, name))
+	}
+	dir = newRepo(t, map[string]string{
+		"tasks.json": `{"tasks": [` + strings.Join(units, ",\n") + "]}\n",
+		".gitignore": "/.rec/\n",
+	})
+	stubs = t.TempDir()
+	for _, name := range presets {
+		out, err := os.ReadFile(filepath.Join("..", "agents", "testdata", "limits", name+".txt"))
+		require.NoError(t, err)
+		outFile := filepath.Join(stubs, name+".out")
+		require.NoError(t, os.WriteFile(outFile, out, 0o644))
+		src := strings.NewReplacer("NAME", name, "OUT", outFile).Replace(script)
+		require.NoError(t, os.WriteFile(filepath.Join(stubs, name), []byte(src), 0o755))
+	}
+	return dir, stubs
 }
